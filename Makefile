@@ -1,0 +1,39 @@
+# partner_svc: PostgreSQL extension (PGXS) plus the sandbox program that
+# fakes the partner services.  Every .c under src/ is part of the extension,
+# every .c under src/sandbox/ part of the sandbox.
+
+EXTENSION = partner_svc
+MODULE_big = partner_svc
+DATA = $(wildcard sql/partner_svc--*.sql)
+OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
+PG_CONFIG ?= pg_config
+PG_CPPFLAGS = -I$(srcdir)/src
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
+	-Wno-missing-field-initializers -Wno-sign-compare
+SHLIB_LINK = -lcurl -lmicrohttpd
+
+# pg_regress is driven by test/run_tests.sh (throw-away instance, sandbox).
+EXTRA_CLEAN = src/sandbox/partner_svc_sandbox
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+SANDBOX = src/sandbox/partner_svc_sandbox
+SANDBOX_SRCS = $(wildcard src/sandbox/core/*.c src/sandbox/services/*.c)
+SANDBOX_CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -Werror \
+	-Wno-unused-parameter -Wno-missing-field-initializers -pthread
+
+all: $(SANDBOX)
+
+$(SANDBOX): $(SANDBOX_SRCS) src/sandbox/sandbox.h
+	$(CC) $(SANDBOX_CFLAGS) -Isrc/sandbox -o $@ $(SANDBOX_SRCS) \
+		-lmicrohttpd -ljansson -lcurl -lm
+
+sandbox: $(SANDBOX)
+
+install: install-sandbox
+
+install-sandbox: $(SANDBOX)
+	$(INSTALL_PROGRAM) $(SANDBOX) '$(DESTDIR)$(bindir)/partner_svc_sandbox'
+
+.PHONY: sandbox install-sandbox

@@ -1,0 +1,33 @@
+--
+-- gucs: the configuration parameters of partner_svc, their defaults, units
+-- and bounds, and the reserved prefix.  The library is preloaded, so they
+-- exist without CREATE EXTENSION.
+--
+
+SELECT name, setting, unit, context, vartype, boot_val, min_val, max_val
+FROM pg_settings WHERE name LIKE 'partner_svc.%' ORDER BY name;
+
+SHOW partner_svc.connect_timeout;
+SHOW partner_svc.request_timeout;
+SHOW partner_svc.max_retries;
+
+-- units: milliseconds by default, any time unit accepted
+SET partner_svc.connect_timeout = 250;
+SHOW partner_svc.connect_timeout;
+SET partner_svc.request_timeout = '2min';
+SHOW partner_svc.request_timeout;
+SET partner_svc.max_retries = 0;
+SHOW partner_svc.max_retries;
+RESET partner_svc.connect_timeout;
+RESET partner_svc.request_timeout;
+RESET partner_svc.max_retries;
+
+-- bounds
+SET partner_svc.connect_timeout = 0;
+SET partner_svc.request_timeout = '2h';
+SET partner_svc.max_retries = 11;
+SET partner_svc.max_retries = -1;
+
+-- the prefix is reserved: a misspelt parameter is an error, not a placeholder
+SET partner_svc.no_such = 1;
+SET partner_svc.connect_timout = 100;

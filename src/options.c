@@ -1,0 +1,529 @@
+/*-------------------------------------------------------------------------
+ *
+ * options.c
+ *		  Validator of the options of partner_svc servers, user mappings,
+ *		  foreign tables and their columns.
+ *
+ * The rules are data: valid_options says which option belongs to which
+ * kind of object and which function checks its value; the value lists
+ * (services, tiers, resources) are plain arrays.  Rules that involve more
+ * than one option (required options, "tier" only for service "orders") are
+ * checked after the per-option pass.  PostgreSQL hands the validator the
+ * complete resulting option list on CREATE and on ALTER alike, so these
+ * cross-option checks hold for every stored object.
+ *
+ * Secrets: the value of "api_key" never appears in a message, detail or
+ * hint.  Nor does a base_url that carries credentials, which is rejected.
+ *
+ * An unknown option is reported with the options valid for that object and,
+ * when one is close enough, the nearest of them by edit distance (the same
+ * courtesy as file_fdw; the code here is our own).
+ *
+ * Whether a foreign table's resource belongs to its server's service is not
+ * checked here: the validator of a table does not see the server.  That
+ * check belongs to the endpoint catalogue, which will also own the list of
+ * resources below.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/options.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <curl/curl.h>
+
+#include "access/reloptions.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_foreign_data_wrapper.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_foreign_table.h"
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+
+#include "partner_svc.h"
+
+typedef void (*option_check_fn) (DefElem *def);
+
+/* One option: its name, the catalog of the object it goes on, its check. */
+typedef struct PsvcOption
+{
+	const char *name;
+	Oid			catalog;
+	option_check_fn check;
+} PsvcOption;
+
+static void check_service(DefElem *def);
+static void check_base_url(DefElem *def);
+static void check_tier(DefElem *def);
+static void check_api_key(DefElem *def);
+static void check_resource(DefElem *def);
+static void check_field(DefElem *def);
+static void report_bad_base_url(const char *url, const char *reason) pg_attribute_noreturn();
+static void report_unknown_option(const char *name, Oid catalog) pg_attribute_noreturn();
+
+static const PsvcOption valid_options[] = {
+	{"service", ForeignServerRelationId, check_service},
+	{"base_url", ForeignServerRelationId, check_base_url},
+	{"tier", ForeignServerRelationId, check_tier},
+	{"api_key", UserMappingRelationId, check_api_key},
+	{"resource", ForeignTableRelationId, check_resource},
+	{"field", AttributeRelationId, check_field},
+	{NULL, InvalidOid, NULL}
+};
+
+static const char *const service_names[] = {
+	"orders", "movies", "catalog", "todos", "generation", "files",
+	"scheduler", NULL
+};
+
+static const char *const tier_names[] = {
+	"standard", "premium", "enterprise", NULL
+};
+
+/* The foreign tables of DESIGN.md; moves to the endpoint catalogue later. */
+static const char *const resource_names[] = {
+	"orders", "movies", "movie_themes", "movie_timeline", "movie_characters",
+	"movie_faqs", "business_questions", "todos", "user_jobs",
+	"job_executions", "notifications", NULL
+};
+
+PG_FUNCTION_INFO_V1(psvc_options_validator);
+
+/*
+ * Name of the kind of object whose options live in the given catalog, as
+ * used in messages.
+ */
+static const char *
+object_kind(Oid catalog)
+{
+	switch (catalog)
+	{
+		case ForeignDataWrapperRelationId:
+			return "foreign-data wrapper";
+		case ForeignServerRelationId:
+			return "server";
+		case UserMappingRelationId:
+			return "user mapping";
+		case ForeignTableRelationId:
+			return "foreign table";
+		case AttributeRelationId:
+			return "column";
+	}
+	elog(ERROR, "unexpected option catalog %u", catalog);
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * Levenshtein distance of two short strings (option names and values).
+ * Allocates two rows in the current memory context.
+ */
+static int
+edit_distance(const char *a, const char *b)
+{
+	int			alen = strlen(a);
+	int			blen = strlen(b);
+	int		   *prev = palloc((blen + 1) * sizeof(int));
+	int		   *cur = palloc((blen + 1) * sizeof(int));
+	int			result;
+
+	for (int j = 0; j <= blen; j++)
+		prev[j] = j;
+
+	for (int i = 1; i <= alen; i++)
+	{
+		int		   *swap;
+
+		cur[0] = i;
+		for (int j = 1; j <= blen; j++)
+		{
+			int			cost = (a[i - 1] == b[j - 1]) ? 0 : 1;
+			int			best = prev[j - 1] + cost;
+
+			best = Min(best, prev[j] + 1);
+			best = Min(best, cur[j - 1] + 1);
+			cur[j] = best;
+		}
+		swap = prev;
+		prev = cur;
+		cur = swap;
+	}
+
+	result = prev[blen];
+	pfree(prev);
+	pfree(cur);
+	return result;
+}
+
+/*
+ * The candidate nearest to the given word, or NULL when none is near enough
+ * to be a plausible typo: two edits, or a third of the candidate's length
+ * for longer names.  Ties go to the earlier candidate.
+ */
+static const char *
+closest_match(const char *word, const char *const *candidates, int ncandidates)
+{
+	const char *best = NULL;
+	int			best_distance = INT_MAX;
+
+	for (int i = 0; i < ncandidates; i++)
+	{
+		int			limit = Max(2, (int) strlen(candidates[i]) / 3);
+		int			d = edit_distance(word, candidates[i]);
+
+		if (d <= limit && d < best_distance)
+		{
+			best = candidates[i];
+			best_distance = d;
+		}
+	}
+	return best;
+}
+
+static int
+count_names(const char *const *names)
+{
+	int			n = 0;
+
+	while (names[n] != NULL)
+		n++;
+	return n;
+}
+
+/* "a, b, c" of a NULL-terminated list, palloc'd. */
+static char *
+join_names(const char *const *names)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; names[i] != NULL; i++)
+		appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "", names[i]);
+	return buf.data;
+}
+
+static bool
+name_in_list(const char *word, const char *const *names)
+{
+	for (int i = 0; names[i] != NULL; i++)
+	{
+		if (strcmp(word, names[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Rejects a value that is not in the list.  "what" is the plural noun used
+ * in the hint ("services"); the value itself is echoed, so never use this
+ * for a secret.
+ */
+static void
+check_enum_value(DefElem *def, const char *const *names, const char *what)
+{
+	const char *value = defGetString(def);
+	const char *nearest;
+
+	if (name_in_list(value, names))
+		return;
+
+	nearest = closest_match(value, names, count_names(names));
+	if (nearest)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"",
+						def->defname, value),
+				 errhint("Perhaps you meant \"%s\".  Valid %s are: %s.",
+						 nearest, what, join_names(names))));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"",
+						def->defname, value),
+				 errhint("Valid %s are: %s.", what, join_names(names))));
+}
+
+static void
+check_service(DefElem *def)
+{
+	check_enum_value(def, service_names, "services");
+}
+
+static void
+check_tier(DefElem *def)
+{
+	check_enum_value(def, tier_names, "tiers");
+}
+
+static void
+check_resource(DefElem *def)
+{
+	check_enum_value(def, resource_names, "resources");
+}
+
+static void
+report_bad_base_url(const char *url, const char *reason)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+			 errmsg("invalid value for option \"base_url\": \"%s\"", url),
+			 errdetail("%s", reason),
+			 errhint("Give an absolute http:// or https:// URL such as \"https://api.example.com/v1\".")));
+}
+
+/*
+ * base_url must be an absolute http or https URL with a host and no
+ * credentials, query or fragment; a path and a trailing slash are allowed.
+ * The structural rules are checked here so the messages are precise; then
+ * libcurl, which will send the requests, must accept the URL (port range,
+ * host syntax).  The curl handle is freed before any error is raised.
+ */
+static void
+check_base_url(DefElem *def)
+{
+	const char *url = defGetString(def);
+	const char *authority;
+	size_t		authority_len;
+	CURLU	   *handle;
+	CURLUcode	rc;
+
+	if (pg_strncasecmp(url, "http://", 7) == 0)
+		authority = url + 7;
+	else if (pg_strncasecmp(url, "https://", 8) == 0)
+		authority = url + 8;
+	else
+	{
+		report_bad_base_url(url, "The URL must start with \"http://\" or \"https://\".");
+	}
+	authority_len = strcspn(authority, "/?#");
+
+	/* Not echoed: whatever precedes '@' may be a password. */
+	if (memchr(authority, '@', authority_len) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"base_url\""),
+				 errdetail("The URL must not contain a user name or password."),
+				 errhint("Put the API key in the user mapping option \"api_key\".")));
+
+	for (const char *p = url; *p; p++)
+	{
+		if ((unsigned char) *p <= ' ' || (unsigned char) *p == 0x7f)
+			report_bad_base_url(url, "The URL must not contain spaces or control characters.");
+	}
+	if (authority_len == 0)
+		report_bad_base_url(url, "The URL has no host.");
+	if (strchr(url, '?') != NULL)
+		report_bad_base_url(url, "The URL must not have a query string.");
+	if (strchr(url, '#') != NULL)
+		report_bad_base_url(url, "The URL must not have a fragment.");
+
+	handle = curl_url();
+	if (handle == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	rc = curl_url_set(handle, CURLUPART_URL, url, 0);
+	curl_url_cleanup(handle);
+
+	if (rc != CURLUE_OK)
+		report_bad_base_url(url,
+							psprintf("The URL could not be parsed: %s.",
+									 curl_url_strerror(rc)));
+}
+
+/*
+ * The key is sent as "Authorization: Bearer <key>", so it must be a single
+ * header token.  Messages name the rule, never the value.
+ */
+static void
+check_api_key(DefElem *def)
+{
+	const char *key = defGetString(def);
+
+	if (key[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"api_key\""),
+				 errdetail("The API key is empty.")));
+
+	for (const char *p = key; *p; p++)
+	{
+		if ((unsigned char) *p <= ' ' || (unsigned char) *p >= 0x7f)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("invalid value for option \"api_key\""),
+					 errdetail("An API key consists of printable ASCII characters without spaces.")));
+	}
+}
+
+static void
+check_field(DefElem *def)
+{
+	if (defGetString(def)[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"field\""),
+				 errdetail("The JSON field name is empty.")));
+}
+
+/*
+ * Reports an option that is not valid on this kind of object.  The hint
+ * lists the valid ones and suggests the nearest; the detail says where the
+ * option belongs when it is valid elsewhere (api_key on a server, say).
+ */
+static void
+report_unknown_option(const char *name, Oid catalog)
+{
+	const char *names[lengthof(valid_options)];
+	int			n = 0;
+	const char *home = NULL;
+	const char *nearest;
+	char	   *list;
+
+	for (const PsvcOption *opt = valid_options; opt->name; opt++)
+	{
+		if (opt->catalog == catalog)
+			names[n++] = opt->name;
+		else if (strcmp(opt->name, name) == 0)
+			home = object_kind(opt->catalog);
+	}
+	names[n] = NULL;
+
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid option \"%s\"", name),
+				 home ? errdetail("Option \"%s\" belongs on a %s.", name, home) : 0,
+				 errhint("A partner_svc %s takes no options.",
+						 object_kind(catalog))));
+
+	nearest = closest_match(name, names, n);
+	list = join_names(names);
+	if (nearest)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid option \"%s\"", name),
+				 home ? errdetail("Option \"%s\" belongs on a %s.", name, home) : 0,
+				 errhint("Perhaps you meant the option \"%s\".  Valid options for a %s are: %s.",
+						 nearest, object_kind(catalog), list)));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid option \"%s\"", name),
+				 home ? errdetail("Option \"%s\" belongs on a %s.", name, home) : 0,
+				 errhint("Valid options for a %s are: %s.",
+						 object_kind(catalog), list)));
+}
+
+static const PsvcOption *
+find_option(const char *name, Oid catalog)
+{
+	for (const PsvcOption *opt = valid_options; opt->name; opt++)
+	{
+		if (opt->catalog == catalog && strcmp(opt->name, name) == 0)
+			return opt;
+	}
+	return NULL;
+}
+
+static DefElem *
+find_def(List *options, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+
+		if (strcmp(def->defname, name) == 0)
+			return def;
+	}
+	return NULL;
+}
+
+static void
+require_option(List *options, const char *name, Oid catalog)
+{
+	if (find_def(options, name) != NULL)
+		return;
+
+	if (catalog == ForeignServerRelationId)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("missing required option \"%s\"", name),
+				 errdetail("A partner_svc server needs the options \"service\" and \"base_url\".")));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("missing required option \"%s\"", name),
+				 errdetail("A partner_svc foreign table needs the option \"resource\" naming what it reads."),
+				 errhint("Valid resources are: %s.", join_names(resource_names))));
+}
+
+/*
+ * Rules that involve more than one option of a server: both required
+ * options present, and a tier only on an order server.
+ */
+static void
+check_server_options(List *options)
+{
+	DefElem    *tier;
+	const char *service;
+
+	require_option(options, "service", ForeignServerRelationId);
+	require_option(options, "base_url", ForeignServerRelationId);
+
+	service = defGetString(find_def(options, "service"));
+	tier = find_def(options, "tier");
+	if (tier != NULL && strcmp(service, "orders") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("option \"tier\" is valid only for service \"orders\""),
+				 errdetail("This server's service is \"%s\"; only the order service has rate-limit tiers.",
+						   service)));
+}
+
+/*
+ * partner_svc.fdw_validator(text[], oid): checks the options given for an
+ * object of the catalog with the given OID.  Called by CREATE and ALTER of
+ * the wrapper, servers, user mappings and foreign tables (columns included)
+ * with the whole list the object will have.
+ */
+Datum
+psvc_options_validator(PG_FUNCTION_ARGS)
+{
+	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
+	Oid			catalog = PG_GETARG_OID(1);
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+		const PsvcOption *opt = find_option(def->defname, catalog);
+
+		if (opt == NULL)
+			report_unknown_option(def->defname, catalog);
+
+		/* CREATE and ALTER catch repeats; a direct call might not. */
+		if (find_def(options, def->defname) != def)
+			ereport(ERROR,
+					(errcode(ERRCODE_SYNTAX_ERROR),
+					 errmsg("conflicting or redundant options"),
+					 errdetail("Option \"%s\" is given more than once.",
+							   def->defname)));
+
+		opt->check(def);
+	}
+
+	if (catalog == ForeignServerRelationId)
+		check_server_options(options);
+	else if (catalog == ForeignTableRelationId)
+		require_option(options, "resource", catalog);
+
+	PG_RETURN_VOID();
+}

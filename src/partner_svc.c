@@ -1,0 +1,100 @@
+/*-------------------------------------------------------------------------
+ *
+ * partner_svc.c
+ *		  Module entry point of partner_svc: module magic, _PG_init and the
+ *		  configuration parameters (GUCs).
+ *
+ * The library is meant to be loaded with shared_preload_libraries, but it
+ * must also work when a backend loads it on demand (CREATE EXTENSION, LOAD,
+ * or the first call of one of its functions).  _PG_init therefore defines
+ * the GUCs in either case.  Work that is only possible at postmaster start
+ * (shared memory, the background worker) belongs behind a test of
+ * process_shared_preload_libraries_in_progress; none exists yet.
+ *
+ * GUCs are documented in docs/reference.md; define none that is not
+ * documented there.  The prefix "partner_svc" is reserved, so a misspelt
+ * partner_svc.* setting is an error instead of a silent placeholder.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/partner_svc.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+
+#include "partner_svc.h"
+
+PG_MODULE_MAGIC;
+
+/* Upper bounds of the timeouts: long enough for any sane partner call. */
+#define PSVC_MAX_CONNECT_TIMEOUT_MS (10 * 60 * 1000)
+#define PSVC_MAX_REQUEST_TIMEOUT_MS (60 * 60 * 1000)
+#define PSVC_MAX_RETRIES 10
+
+int			psvc_guc_connect_timeout = 5000;
+int			psvc_guc_request_timeout = 30000;
+int			psvc_guc_max_retries = 3;
+
+PG_FUNCTION_INFO_V1(psvc_module_version);
+
+void		_PG_init(void);
+
+/*
+ * Defines the GUCs and reserves their prefix.  Runs once per process that
+ * loads the library, whether or not it is being preloaded.
+ */
+void
+_PG_init(void)
+{
+	DefineCustomIntVariable("partner_svc.connect_timeout",
+							"Time allowed to open a connection to a partner service.",
+							NULL,
+							&psvc_guc_connect_timeout,
+							5000,
+							1,
+							PSVC_MAX_CONNECT_TIMEOUT_MS,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("partner_svc.request_timeout",
+							"Time allowed for one HTTP request to a partner service, connecting included.",
+							"Applies to each attempt separately; retries get a fresh timeout.",
+							&psvc_guc_request_timeout,
+							30000,
+							1,
+							PSVC_MAX_REQUEST_TIMEOUT_MS,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("partner_svc.max_retries",
+							"Maximum number of retries of a request that failed transiently.",
+							"Zero disables retries.",
+							&psvc_guc_max_retries,
+							3,
+							0,
+							PSVC_MAX_RETRIES,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("partner_svc");
+}
+
+/*
+ * partner_svc.version() returns the version of the loaded library, which
+ * can differ from pg_extension.extversion after an upgrade of the files
+ * without ALTER EXTENSION ... UPDATE.
+ */
+Datum
+psvc_module_version(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(PSVC_VERSION));
+}

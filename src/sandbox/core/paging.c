@@ -1,0 +1,208 @@
+/*-------------------------------------------------------------------------
+ * paging.c
+ *	  Cursor pagination over a list whose items a service produces by
+ *	  index, with the movie document's rules applied to every list.
+ *
+ * A cursor is opaque to clients but simple inside: base64url of
+ * "offset.page.issued.bindhash.mac".  "bindhash" ties it to the endpoint,
+ * its filters and its sort (the caller's bind string), "issued" lets it
+ * expire after 24 sandbox hours, and "mac" (seeded) makes an edited
+ * cursor invalid.  "page" counts pages served in this walk: the choice of
+ * a short page hashes it, so an empty page with has_more still leads
+ * somewhere new on the next request.
+ *-------------------------------------------------------------------------
+ */
+#include "sandbox.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CURSOR_TTL_MS (24.0 * 60.0 * SB_MINUTE)
+#define MAX_LIMIT 100
+#define DEFAULT_LIMIT 20
+
+static const char b64url[] =
+"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static void
+encode(const char *in, char *out)
+{
+	size_t		n = strlen(in);
+	size_t		o = 0;
+
+	for (size_t i = 0; i < n; i += 3)
+	{
+		uint32_t	v = (uint32_t) (unsigned char) in[i] << 16;
+
+		if (i + 1 < n)
+			v |= (uint32_t) (unsigned char) in[i + 1] << 8;
+		if (i + 2 < n)
+			v |= (uint32_t) (unsigned char) in[i + 2];
+		out[o++] = b64url[(v >> 18) & 63];
+		out[o++] = b64url[(v >> 12) & 63];
+		if (i + 1 < n)
+			out[o++] = b64url[(v >> 6) & 63];
+		if (i + 2 < n)
+			out[o++] = b64url[v & 63];
+	}
+	out[o] = '\0';
+}
+
+/* Returns false on a character outside the alphabet or a bad length. */
+static bool
+decode(const char *in, char *out, size_t outlen)
+{
+	size_t		n = strlen(in);
+	size_t		o = 0;
+	uint32_t	acc = 0;
+	int			bits = 0;
+
+	if (n % 4 == 1)
+		return false;
+	for (size_t i = 0; i < n; i++)
+	{
+		const char *p = strchr(b64url, in[i]);
+
+		if (in[i] == '\0' || p == NULL)
+			return false;
+		acc = (acc << 6) | (uint32_t) (p - b64url);
+		bits += 6;
+		if (bits >= 8)
+		{
+			bits -= 8;
+			if (o + 1 >= outlen)
+				return false;
+			out[o++] = (char) ((acc >> bits) & 0xff);
+		}
+	}
+	out[o] = '\0';
+	return true;
+}
+
+static uint64_t
+cursor_mac(int64_t offset, int64_t page, int64_t issued, uint64_t bindhash)
+{
+	return sb_hash(sb_hash((uint64_t) offset, (uint64_t) page),
+				   sb_hash((uint64_t) issued, bindhash ^ 0xc0c0a5ULL));
+}
+
+static char *
+cursor_make(const char *bind, int64_t offset, int64_t page)
+{
+	char		plain[160];
+	char	   *out;
+	int64_t		issued = sb_sandbox_now_ms();
+	uint64_t	bh = sb_hash_str(bind, 0xb1dULL);
+
+	snprintf(plain, sizeof(plain), "%" PRId64 ".%" PRId64 ".%" PRId64 ".%016" PRIx64 ".%016" PRIx64,
+			 offset, page, issued, bh, cursor_mac(offset, page, issued, bh));
+	out = malloc(strlen(plain) * 2 + 4);
+	encode(plain, out);
+	return out;
+}
+
+/*
+ * Checks a cursor against bind; on failure replies 400 with the reason and
+ * returns false.
+ */
+static bool
+cursor_parse(sb_request *req, sb_response *resp, const char *bind,
+			 const char *cursor, int64_t *offset, int64_t *page)
+{
+	char		plain[200];
+	int64_t		off,
+				pg,
+				issued;
+	uint64_t	bh,
+				mac;
+	int			used = 0;
+
+	if (strlen(cursor) < 1 || strlen(cursor) > 4096 ||
+		!decode(cursor, plain, sizeof(plain)) ||
+		sscanf(plain, "%" SCNd64 ".%" SCNd64 ".%" SCNd64 ".%16" SCNx64 ".%16" SCNx64 "%n",
+			   &off, &pg, &issued, &bh, &mac, &used) != 5 ||
+		plain[used] != '\0' ||
+		mac != cursor_mac(off, pg, issued, bh) || off < 0)
+	{
+		sb_reply_error(req, resp, 400, "invalid_cursor",
+					   "the cursor is not valid; restart the listing without a cursor");
+		return false;
+	}
+	if (bh != sb_hash_str(bind, 0xb1dULL))
+	{
+		sb_reply_error(req, resp, 400, "cursor_mismatch",
+					   "the cursor belongs to another endpoint, filter or sort; restart the listing without a cursor");
+		return false;
+	}
+	if ((double) (sb_sandbox_now_ms() - issued) > CURSOR_TTL_MS)
+	{
+		sb_reply_error(req, resp, 400, "cursor_expired",
+					   "the cursor has expired; restart the listing without a cursor");
+		return false;
+	}
+	*offset = off;
+	*page = pg;
+	return true;
+}
+
+void
+sb_page(sb_request *req, sb_response *resp, const char *bind,
+		int64_t total, sb_item_fn item, void *arg, json_t *extra)
+{
+	const char *limit_s = sb_query(req, "limit");
+	const char *cursor = sb_query(req, "cursor");
+	int64_t		limit = DEFAULT_LIMIT;
+	int64_t		offset = 0;
+	int64_t		page = 0;
+	int64_t		count;
+	json_t	   *data;
+	json_t	   *obj;
+	bool		has_more;
+	char	   *next = NULL;
+
+	if (limit_s != NULL &&
+		(!sb_parse_int64(limit_s, &limit) || limit < 1 || limit > MAX_LIMIT))
+	{
+		json_decref(extra);
+		sb_reply_error(req, resp, 400, "invalid_limit",
+					   "limit must be an integer from 1 to %d", MAX_LIMIT);
+		return;
+	}
+	if (cursor != NULL && !cursor_parse(req, resp, bind, cursor, &offset, &page))
+	{
+		json_decref(extra);
+		return;
+	}
+
+	count = limit;
+	if (offset + count > total)
+		count = total - offset;
+	if (count < 0)
+		count = 0;
+	/* A short page, only where more items follow, so the end stays exact. */
+	if (offset + count < total && sb_cfg.short_page_rate > 0)
+	{
+		uint64_t	h = sb_hash(sb_hash_str(bind, (uint64_t) offset), (uint64_t) page);
+
+		if ((double) (h % 1000000) / 1e6 < sb_cfg.short_page_rate)
+			count = (int64_t) ((h >> 20) % (uint64_t) count);
+	}
+	has_more = offset + count < total;
+
+	data = json_array();
+	for (int64_t i = 0; i < count; i++)
+		json_array_append_new(data, item(offset + i, arg));
+	if (has_more)
+		next = cursor_make(bind, offset + count, page + 1);
+
+	obj = extra ? extra : json_object();
+	json_object_set_new(obj, "data", data);
+	json_object_set_new(obj, "pagination",
+						json_pack("{s:I, s:b, s:o}", "limit", (json_int_t) limit,
+								  "has_more", has_more,
+								  "next_cursor", next ? json_string(next) : json_null()));
+	free(next);
+	sb_reply_json(resp, 200, obj);
+}

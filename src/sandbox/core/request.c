@@ -1,0 +1,106 @@
+/*-------------------------------------------------------------------------
+ * request.c
+ *	  Reading requests: path and query parameters, strict query checking,
+ *	  JSON bodies.
+ *
+ * The movie document says an unknown parameter or one sent twice is a
+ * 400; we apply the same strictness to every service, which is what a
+ * client's tests want from a fake.
+ *-------------------------------------------------------------------------
+ */
+#include "sandbox.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *
+sb_param(sb_request *req, const char *name)
+{
+	for (int i = 0; i < req->nparams; i++)
+		if (strcmp(req->params[i].key, name) == 0)
+			return req->params[i].value;
+	return NULL;
+}
+
+const char *
+sb_query(sb_request *req, const char *name)
+{
+	for (int i = 0; i < req->nquery; i++)
+		if (strcmp(req->query[i].key, name) == 0)
+			return req->query[i].value;
+	return NULL;
+}
+
+bool
+sb_query_check(sb_request *req, sb_response *resp, const char *const *allowed)
+{
+	for (int i = 0; i < req->nquery; i++)
+	{
+		bool		known = false;
+
+		for (int a = 0; allowed && allowed[a]; a++)
+			if (strcmp(allowed[a], req->query[i].key) == 0)
+				known = true;
+		if (!known)
+		{
+			sb_reply_error(req, resp, 400, "unknown_parameter",
+						   "unknown query parameter \"%s\"", req->query[i].key);
+			return false;
+		}
+		for (int j = 0; j < i; j++)
+			if (strcmp(req->query[j].key, req->query[i].key) == 0)
+			{
+				sb_reply_error(req, resp, 400, "repeated_parameter",
+							   "query parameter \"%s\" is sent more than once",
+							   req->query[i].key);
+				return false;
+			}
+	}
+	return true;
+}
+
+json_t *
+sb_json_body(sb_request *req, sb_response *resp, bool require_ctype)
+{
+	json_t	   *doc;
+	json_error_t err;
+
+	if (require_ctype)
+	{
+		const char *ct = req->content_type;
+
+		if (ct == NULL || strncasecmp(ct, "application/json", 16) != 0 ||
+			(ct[16] != '\0' && ct[16] != ';' && ct[16] != ' '))
+		{
+			sb_reply_error(req, resp, 400, "unsupported_media_type",
+						   "Content-Type must be application/json");
+			return NULL;
+		}
+	}
+	doc = json_loadb(req->body, req->body_len, JSON_DECODE_ANY, &err);
+	if (doc == NULL)
+	{
+		sb_reply_error(req, resp, 400, "invalid_json",
+					   "request body is not valid JSON: %s", err.text);
+		return NULL;
+	}
+	return doc;
+}
+
+bool
+sb_parse_int64(const char *s, int64_t *out)
+{
+	char	   *end;
+	long long	v;
+
+	if (s == NULL || *s == '\0' || isspace((unsigned char) *s))
+		return false;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return false;
+	*out = (int64_t) v;
+	return true;
+}

@@ -1,0 +1,117 @@
+/*-------------------------------------------------------------------------
+ * timers.c
+ *	  Delayed work on sandbox time: order state changes, job executions,
+ *	  anything a document says happens "later".
+ *
+ * One thread sleeps on a condition variable until the earliest deadline,
+ * then runs the callback with the state lock held.  The timer list has
+ * its own mutex, always taken after (never while waiting for) the state
+ * lock, so handlers may add timers while holding the state lock.
+ *-------------------------------------------------------------------------
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct timer
+{
+	int64_t		due;			/* monotonic real ms */
+	uint64_t	seq;			/* ties keep insertion order */
+	sb_timer_fn fn;
+	void	   *arg;
+	struct timer *next;
+} timer;
+
+static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tcond;
+static timer *head = NULL;
+static uint64_t next_seq = 0;
+
+void
+sb_timer_add(double delay_sandbox_ms, sb_timer_fn fn, void *arg)
+{
+	timer	   *t = malloc(sizeof(timer));
+	timer	  **p;
+
+	t->due = sb_now_ms() + sb_scaled_ms(delay_sandbox_ms);
+	t->fn = fn;
+	t->arg = arg;
+	pthread_mutex_lock(&tlock);
+	t->seq = next_seq++;
+	for (p = &head; *p && (*p)->due <= t->due; p = &(*p)->next)
+		;
+	t->next = *p;
+	*p = t;
+	pthread_cond_signal(&tcond);
+	pthread_mutex_unlock(&tlock);
+}
+
+/*
+ * Drops every pending timer.  Used by /_sandbox/reset, after which the
+ * callbacks' arguments belong to forgotten data.  Arguments are not freed:
+ * a service that allocates them frees them in its reset hook.
+ */
+void
+sb_timers_clear(void)
+{
+	pthread_mutex_lock(&tlock);
+	while (head)
+	{
+		timer	   *t = head;
+
+		head = t->next;
+		free(t);
+	}
+	pthread_mutex_unlock(&tlock);
+}
+
+static void *
+timer_main(void *unused)
+{
+	pthread_mutex_lock(&tlock);
+	for (;;)
+	{
+		int64_t		now = sb_now_ms();
+
+		if (head == NULL)
+			pthread_cond_wait(&tcond, &tlock);
+		else if (head->due > now)
+		{
+			struct timespec ts;
+			int64_t		due = head->due;
+
+			ts.tv_sec = due / 1000;
+			ts.tv_nsec = (due % 1000) * 1000000;
+			pthread_cond_timedwait(&tcond, &tlock, &ts);
+		}
+		else
+		{
+			timer	   *t = head;
+
+			head = t->next;
+			pthread_mutex_unlock(&tlock);
+			sb_lock();
+			t->fn(t->arg);
+			sb_unlock();
+			free(t);
+			pthread_mutex_lock(&tlock);
+		}
+	}
+	return NULL;
+}
+
+void
+sb_timers_start(void)
+{
+	pthread_condattr_t attr;
+	pthread_t	th;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&tcond, &attr);
+	pthread_create(&th, NULL, timer_main, NULL);
+	pthread_detach(th);
+}
