@@ -43,6 +43,7 @@ typedef struct sb_fault_plan
 	bool		reset;
 	int64_t		drip_ms;		/* pause between 16-byte pieces; 0 = off */
 	bool		drop_after_apply;
+	bool		corrupt_cursor;
 } sb_fault_plan;
 extern void sb_faults_plan(const char *method, const char *route, sb_fault_plan *plan);
 extern bool sb_fault_add_spec(const char *spec, char *err, size_t errlen);

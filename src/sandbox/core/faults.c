@@ -16,6 +16,10 @@
  *	 reset           send half the body, then reset the connection (RST)
  *	 drip=MS         send the body 16 bytes at a time, MS ms apart
  *	 drop_after_apply  run the route, then close without answering
+ *	 corrupt_cursor  run the route, then spoil pagination.next_cursor, so
+ *	                 the client's next page is refused as an invalid cursor
+ * A rule may also skip its first N matching requests ("skip"), so a test
+ * can let a scan's first page through and fail the second.
  *-------------------------------------------------------------------------
  */
 #include "core.h"
@@ -27,12 +31,13 @@
 
 typedef enum fkind
 {
-	F_LATENCY, F_ERROR, F_429, F_MALFORMED, F_TRUNCATE, F_RESET, F_DRIP, F_DROP
+	F_LATENCY, F_ERROR, F_429, F_MALFORMED, F_TRUNCATE, F_RESET, F_DRIP, F_DROP,
+	F_CURSOR
 } fkind;
 
 static const char *const kind_names[] = {
 	"latency", "error", "429", "malformed", "truncate", "reset", "drip",
-	"drop_after_apply"
+	"drop_after_apply", "corrupt_cursor"
 };
 
 typedef struct frule
@@ -42,6 +47,7 @@ typedef struct frule
 	int64_t		value;			/* -1 = not given */
 	double		rate;
 	int64_t		count;			/* remaining; -1 = unlimited */
+	int64_t		skip;			/* matching requests still to let through */
 	int64_t		hits;
 	struct frule *next;
 } frule;
@@ -65,7 +71,7 @@ route_matches(const char *pattern, const char *method, const char *route)
 
 static bool
 add_rule(const char *route, const char *kind, int64_t value, double rate,
-		 int64_t count, char *err, size_t errlen)
+		 int64_t count, int64_t skip, char *err, size_t errlen)
 {
 	frule	   *r;
 	int			k = -1;
@@ -99,6 +105,7 @@ add_rule(const char *route, const char *kind, int64_t value, double rate,
 	r->value = value;
 	r->rate = rate;
 	r->count = count;
+	r->skip = skip < 0 ? 0 : skip;
 	pthread_mutex_lock(&flock);
 	*rules_tail = r;
 	rules_tail = &r->next;
@@ -106,7 +113,7 @@ add_rule(const char *route, const char *kind, int64_t value, double rate,
 	return true;
 }
 
-/* ROUTE:KIND[=VALUE][,rate=R][,count=N] */
+/* ROUTE:KIND[=VALUE][,rate=R][,count=N][,skip=N] */
 bool
 sb_fault_add_spec(const char *spec, char *err, size_t errlen)
 {
@@ -118,6 +125,7 @@ sb_fault_add_spec(const char *spec, char *err, size_t errlen)
 	int64_t		value = -1;
 	double		rate = 1.0;
 	int64_t		count = -1;
+	int64_t		skip = 0;
 	bool		ok;
 
 	if (colon == NULL)
@@ -147,6 +155,8 @@ sb_fault_add_spec(const char *spec, char *err, size_t errlen)
 			rate = atof(opt + 5);
 		else if (strncmp(opt, "count=", 6) == 0)
 			count = atoll(opt + 6);
+		else if (strncmp(opt, "skip=", 5) == 0)
+			skip = atoll(opt + 5);
 		else
 		{
 			snprintf(err, errlen, "unknown fault option \"%s\"", opt);
@@ -154,7 +164,7 @@ sb_fault_add_spec(const char *spec, char *err, size_t errlen)
 			return false;
 		}
 	}
-	ok = add_rule(copy, kind, value, rate, count, err, errlen);
+	ok = add_rule(copy, kind, value, rate, count, skip, err, errlen);
 	free(copy);
 	return ok;
 }
@@ -168,19 +178,22 @@ sb_fault_add_json(json_t *rule, char *err, size_t errlen)
 	json_t	   *value = json_object_get(rule, "value");
 	json_t	   *rate = json_object_get(rule, "rate");
 	json_t	   *count = json_object_get(rule, "count");
+	json_t	   *skip = json_object_get(rule, "skip");
 
 	if (!json_is_object(rule) || !json_is_string(kind) ||
 		(route && !json_is_string(route)) ||
 		(value && !json_is_integer(value) && !json_is_null(value)) ||
-		(rate && !json_is_number(rate)) || (count && !json_is_integer(count)))
+		(rate && !json_is_number(rate)) || (count && !json_is_integer(count)) ||
+		(skip && !json_is_integer(skip)))
 	{
-		snprintf(err, errlen, "a fault is {\"route\": string, \"kind\": string, \"value\": integer, \"rate\": number, \"count\": integer}");
+		snprintf(err, errlen, "a fault is {\"route\": string, \"kind\": string, \"value\": integer, \"rate\": number, \"count\": integer, \"skip\": integer}");
 		return false;
 	}
 	return add_rule(route ? json_string_value(route) : "*", json_string_value(kind),
 					json_is_integer(value) ? json_integer_value(value) : -1,
 					rate ? json_number_value(rate) : 1.0,
-					count ? json_integer_value(count) : -1, err, errlen);
+					count ? json_integer_value(count) : -1,
+					skip ? json_integer_value(skip) : 0, err, errlen);
 }
 
 void
@@ -193,6 +206,11 @@ sb_faults_plan(const char *method, const char *route, sb_fault_plan *plan)
 	{
 		if (r->count == 0 || !route_matches(r->route, method, route))
 			continue;
+		if (r->skip > 0)
+		{
+			r->skip--;
+			continue;
+		}
 		if (r->rate < 1.0 && sb_rand01() >= r->rate)
 			continue;
 		if (r->count > 0)
@@ -225,6 +243,9 @@ sb_faults_plan(const char *method, const char *route, sb_fault_plan *plan)
 			case F_DROP:
 				plan->drop_after_apply = true;
 				break;
+			case F_CURSOR:
+				plan->corrupt_cursor = true;
+				break;
 		}
 	}
 	pthread_mutex_unlock(&flock);
@@ -253,12 +274,13 @@ sb_faults_json(void)
 
 	pthread_mutex_lock(&flock);
 	for (frule *r = rules; r; r = r->next)
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:o, s:f, s:I, s:I}",
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:o, s:f, s:I, s:I, s:I}",
 											 "route", r->route,
 											 "kind", kind_names[r->kind],
 											 "value", r->value >= 0 ? json_integer(r->value) : json_null(),
 											 "rate", r->rate,
 											 "count", (json_int_t) r->count,
+											 "skip", (json_int_t) r->skip,
 											 "hits", (json_int_t) r->hits));
 	pthread_mutex_unlock(&flock);
 	return arr;

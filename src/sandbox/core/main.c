@@ -40,9 +40,11 @@ usage(FILE *out)
 			"  --no-rate-limits      do not enforce the rate-limit table\n"
 			"  --no-retry-after      answer rate-limit 429s without Retry-After\n"
 			"  --environment ENV     sandbox or production (which callback URL gets webhooks)\n"
-			"  --fault SPEC          ROUTE:KIND[=VALUE][,rate=R][,count=N]; repeatable;\n"
+			"  --fault SPEC          ROUTE:KIND[=VALUE][,rate=R][,count=N][,skip=N];\n"
+			"                        repeatable;\n"
 			"                        kinds: latency, error, 429, malformed, truncate, reset,\n"
-			"                        drip, drop_after_apply (see docs/sandbox.md)\n"
+			"                        drip, drop_after_apply, corrupt_cursor (see\n"
+			"                        docs/sandbox.md)\n"
 			"  --set NAME=VALUE      set a knob (VALUE is JSON, else a string); repeatable\n"
 			"  --verbose             log every request to standard error\n"
 			"  --help                show this help and exit\n"
@@ -265,6 +267,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "partner_svc_sandbox: could not listen on 127.0.0.1:%d\n", sb_cfg.port);
 		return 1;
 	}
+	sb_cfg.port = port;
 	if (port_file)
 	{
 		FILE	   *f = fopen(port_file, "w");

@@ -299,6 +299,26 @@ make_malformed(sb_response *resp)
 	resp->content_type = "application/json";
 }
 
+/* Spoils pagination.next_cursor (if any) so the next page is refused. */
+static void
+corrupt_cursor(sb_response *resp)
+{
+	json_t	   *doc = json_loadb(resp->body ? resp->body : "", resp->len, 0, NULL);
+	json_t	   *pag = doc ? json_object_get(doc, "pagination") : NULL;
+	json_t	   *cur = pag ? json_object_get(pag, "next_cursor") : NULL;
+
+	if (json_is_string(cur))
+	{
+		char		spoiled[64];
+		const char *old = json_string_value(cur);
+
+		snprintf(spoiled, sizeof(spoiled), "%.20sSPOILED", old);
+		json_object_set_new(pag, "next_cursor", json_string(spoiled));
+		sb_reply_json(resp, resp->status, json_incref(doc));
+	}
+	json_decref(doc);
+}
+
 static enum MHD_Result
 send_response(struct MHD_Connection *conn, sb_response *resp, const sb_fault_plan *plan)
 {
@@ -502,6 +522,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		free(path);
 		return MHD_NO;			/* closes the connection, no answer */
 	}
+	if (use_plan && plan.corrupt_cursor && resp.status >= 200 && resp.status < 300)
+		corrupt_cursor(&resp);
 	if (use_plan && plan.malformed && resp.status >= 200 && resp.status < 300)
 		make_malformed(&resp);
 

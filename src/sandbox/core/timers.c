@@ -22,6 +22,7 @@ typedef struct timer
 	uint64_t	seq;			/* ties keep insertion order */
 	sb_timer_fn fn;
 	void	   *arg;
+	uint64_t	generation;		/* timers_generation when added */
 	struct timer *next;
 } timer;
 
@@ -29,6 +30,13 @@ static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tcond;
 static timer *head = NULL;
 static uint64_t next_seq = 0;
+
+/*
+ * Bumped by sb_timers_clear under the state lock; a timer of an older
+ * generation is dropped even if the timer thread had already taken it off
+ * the list, so no callback ever runs on data a reset forgot.
+ */
+static uint64_t timers_generation = 0;
 
 void
 sb_timer_add(double delay_sandbox_ms, sb_timer_fn fn, void *arg)
@@ -40,6 +48,7 @@ sb_timer_add(double delay_sandbox_ms, sb_timer_fn fn, void *arg)
 	t->fn = fn;
 	t->arg = arg;
 	pthread_mutex_lock(&tlock);
+	t->generation = timers_generation;
 	t->seq = next_seq++;
 	for (p = &head; *p && (*p)->due <= t->due; p = &(*p)->next)
 		;
@@ -50,14 +59,15 @@ sb_timer_add(double delay_sandbox_ms, sb_timer_fn fn, void *arg)
 }
 
 /*
- * Drops every pending timer.  Used by /_sandbox/reset, after which the
- * callbacks' arguments belong to forgotten data.  Arguments are not freed:
- * a service that allocates them frees them in its reset hook.
+ * Drops every pending timer.  Used by /_sandbox/reset (state lock held),
+ * after which the callbacks' arguments belong to forgotten data; they are
+ * not freed here, since only their service knows what they are.
  */
 void
 sb_timers_clear(void)
 {
 	pthread_mutex_lock(&tlock);
+	timers_generation++;
 	while (head)
 	{
 		timer	   *t = head;
@@ -90,11 +100,16 @@ timer_main(void *unused)
 		else
 		{
 			timer	   *t = head;
+			bool		current;
 
 			head = t->next;
 			pthread_mutex_unlock(&tlock);
 			sb_lock();
-			t->fn(t->arg);
+			pthread_mutex_lock(&tlock);
+			current = t->generation == timers_generation;
+			pthread_mutex_unlock(&tlock);
+			if (current)
+				t->fn(t->arg);
 			sb_unlock();
 			free(t);
 			pthread_mutex_lock(&tlock);

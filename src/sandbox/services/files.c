@@ -13,10 +13,10 @@
  *   right after the append, so the core's "apply then drop" fault can
  *   lose the answer of a chunk that was stored, which is the case an
  *   upload client must recover from with GET /files/{file_id}.
- * - Times are kept on the sandbox's monotonic clock and shown on a
- *   "sandbox wall clock" (real time at start plus elapsed sandbox time),
- *   so with --time-scale 0.001 a 24 h retention ends after 86.4 real
- *   seconds and expires_at - created_at still reads 24 h.
+ * - Retention is sandbox time (knob files.retention_min); timestamps in
+ *   FileInfo are real wall-clock times like everywhere in the sandbox, so
+ *   expires_at is the real moment the file goes: with --time-scale 0.001
+ *   a 24 h retention gives expires_at = created_at + 86.4 s.
  * - Expiry is lazy: a file whose expires_at has passed is found expired
  *   on its next access, its bytes are freed then, and its record stays as
  *   a tombstone so that later requests answer 404 file_expired rather
@@ -44,9 +44,10 @@ typedef struct files_file
 	unsigned char *data;		/* NULL until the first byte, freed on expiry */
 	size_t		size;
 	size_t		cap;
-	int64_t		created_ms;		/* sandbox monotonic ms */
-	int64_t		updated_ms;
-	int64_t		expires_ms;
+	int64_t		created_at;		/* epoch ms, real wall clock */
+	int64_t		updated_at;
+	int64_t		expires_at;
+	int64_t		expires_ms;		/* sandbox monotonic ms */
 	bool		expired;
 } files_file;
 
@@ -60,26 +61,6 @@ typedef struct files_partner
 
 static files_partner files_state[SB_MAX_PARTNERS];
 static double files_retention_min = 24 * 60;
-static int64_t files_clock_base;	/* epoch ms at sandbox ms 0 */
-static bool files_clock_set;
-
-/* Epoch ms on the sandbox wall clock for a sandbox monotonic time. */
-static int64_t
-files_epoch(int64_t sandbox_ms)
-{
-	if (!files_clock_set)
-	{
-		files_clock_base = sb_wall_ms() - sb_sandbox_now_ms();
-		files_clock_set = true;
-	}
-	return files_clock_base + sandbox_ms;
-}
-
-static void
-files_init(void)
-{
-	(void) files_epoch(0);
-}
 
 static void
 files_free(files_file *f)
@@ -128,15 +109,30 @@ files_lookup(files_partner *fp, const char *id)
 }
 
 /*
+ * Start of every handler: rejects query parameters (no route takes one;
+ * 400 unknown_parameter as everywhere in the sandbox) and returns the
+ * partner's files, or NULL after replying.
+ */
+static files_partner *
+files_begin(sb_request *req, sb_response *resp)
+{
+	static const char *const no_params[] = {NULL};
+
+	if (!sb_query_check(req, resp, no_params))
+		return NULL;
+	return &files_state[req->partner->index];
+}
+
+/*
  * Finds the partner's file named by the {file_id} path parameter.  Replies
  * 404 (file_not_found, or file_expired for a file past its retention) and
  * returns NULL when it is not available.
  */
 static files_file *
-files_find_or_404(sb_request *req, sb_response *resp)
+files_find_or_404(files_partner *fp, sb_request *req, sb_response *resp)
 {
 	const char *id = sb_param(req, "file_id");
-	files_file *f = files_lookup(&files_state[req->partner->index], id);
+	files_file *f = files_lookup(fp, id);
 
 	if (f == NULL)
 	{
@@ -161,7 +157,8 @@ static files_file *
 files_create(files_partner *fp, int partner, const char *filename)
 {
 	files_file *f = calloc(1, sizeof(*f));
-	int64_t		now = sb_sandbox_now_ms();
+	int64_t		wall = sb_wall_ms();
+	double		keep = files_retention_min * SB_MINUTE;
 
 	if (f == NULL || (f->filename = strdup(filename)) == NULL)
 	{
@@ -175,9 +172,10 @@ files_create(files_partner *fp, int partner, const char *filename)
 
 		snprintf(f->id, sizeof(f->id), "file_%016" PRIx64, h);
 	} while (files_lookup(fp, f->id) != NULL);
-	f->created_ms = now;
-	f->updated_ms = now;
-	f->expires_ms = now + (int64_t) (files_retention_min * SB_MINUTE);
+	f->created_at = wall;
+	f->updated_at = wall;
+	f->expires_at = wall + sb_scaled_ms(keep);
+	f->expires_ms = sb_sandbox_now_ms() + (int64_t) keep;
 	if (fp->nfiles == fp->cap)
 	{
 		int			ncap = fp->cap ? fp->cap * 2 : 16;
@@ -215,7 +213,7 @@ files_append(files_file *f, const unsigned char *buf, size_t len)
 	if (len > 0)
 		memcpy(f->data + f->size, buf, len);
 	f->size += len;
-	f->updated_ms = sb_sandbox_now_ms();
+	f->updated_at = sb_wall_ms();
 	return true;
 }
 
@@ -226,9 +224,9 @@ files_info(const files_file *f)
 	char		updated[40];
 	char		expires[40];
 
-	sb_iso8601(files_epoch(f->created_ms), created, sizeof(created));
-	sb_iso8601(files_epoch(f->updated_ms), updated, sizeof(updated));
-	sb_iso8601(files_epoch(f->expires_ms), expires, sizeof(expires));
+	sb_iso8601(f->created_at, created, sizeof(created));
+	sb_iso8601(f->updated_at, updated, sizeof(updated));
+	sb_iso8601(f->expires_at, expires, sizeof(expires));
 	return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s}",
 					 "file_id", f->id,
 					 "filename", f->filename,
@@ -312,12 +310,12 @@ invalid:
 static void
 files_upload_create(sb_request *req, sb_response *resp)
 {
-	files_partner *fp = &files_state[req->partner->index];
-	json_t	   *body = sb_json_body(req, resp, true);
+	files_partner *fp = files_begin(req, resp);
+	json_t	   *body;
 	json_t	   *name;
 	files_file *f;
 
-	if (body == NULL)
+	if (fp == NULL || (body = sb_json_body(req, resp, true)) == NULL)
 		return;
 	if (!json_is_object(body))
 	{
@@ -356,17 +354,16 @@ done:
 static void
 files_upload_append(sb_request *req, sb_response *resp)
 {
-	files_file *f = files_find_or_404(req, resp);
+	files_partner *fp = files_begin(req, resp);
+	files_file *f;
 	json_t	   *body;
 	json_t	   *data;
 	unsigned char *chunk;
 	size_t		len = 0;
 	bool		oom;
 
-	if (f == NULL)
-		return;
-	body = sb_json_body(req, resp, true);
-	if (body == NULL)
+	if (fp == NULL || (f = files_find_or_404(fp, req, resp)) == NULL ||
+		(body = sb_json_body(req, resp, true)) == NULL)
 		return;
 	data = json_is_object(body) ? json_object_get(body, "data") : NULL;
 	if (data == NULL || json_is_null(data))
@@ -411,9 +408,10 @@ done:
 static void
 files_get(sb_request *req, sb_response *resp)
 {
-	files_file *f = files_find_or_404(req, resp);
+	files_partner *fp = files_begin(req, resp);
+	files_file *f;
 
-	if (f != NULL)
+	if (fp != NULL && (f = files_find_or_404(fp, req, resp)) != NULL)
 		sb_reply_json(resp, 200, files_info(f));
 }
 
@@ -421,9 +419,10 @@ files_get(sb_request *req, sb_response *resp)
 static void
 files_content(sb_request *req, sb_response *resp)
 {
-	files_file *f = files_find_or_404(req, resp);
+	files_partner *fp = files_begin(req, resp);
+	files_file *f;
 
-	if (f != NULL)
+	if (fp != NULL && (f = files_find_or_404(fp, req, resp)) != NULL)
 		sb_reply_raw(resp, 200, "application/octet-stream",
 					 f->size ? (const char *) f->data : "", f->size);
 }
@@ -432,9 +431,12 @@ files_content(sb_request *req, sb_response *resp)
 static void
 files_list(sb_request *req, sb_response *resp)
 {
-	files_partner *fp = &files_state[req->partner->index];
-	json_t	   *arr = json_array();
+	files_partner *fp = files_begin(req, resp);
+	json_t	   *arr;
 
+	if (fp == NULL)
+		return;
+	arr = json_array();
 	for (int i = 0; i < fp->nfiles; i++)
 		if (files_live(fp->files[i]))
 			json_array_append_new(arr, files_info(fp->files[i]));
@@ -445,17 +447,19 @@ files_list(sb_request *req, sb_response *resp)
 static void
 files_direct_upload(sb_request *req, sb_response *resp)
 {
-	files_partner *fp = &files_state[req->partner->index];
+	files_partner *fp = files_begin(req, resp);
 	sb_files_part part;
 	files_file *f;
 
+	if (fp == NULL)
+		return;
 	switch (sb_files_multipart_find(req->content_type, req->body,
 									req->body_len, "file", &part))
 	{
 		case SB_MP_OK:
 			break;
 		case SB_MP_NOT_MULTIPART:
-			sb_reply_error(req, resp, 415, "unsupported_media_type",
+			sb_reply_error(req, resp, 400, "unsupported_media_type",
 						   "Content-Type must be multipart/form-data");
 			return;
 		case SB_MP_NO_BOUNDARY:
@@ -526,7 +530,6 @@ static const sb_route files_routes[] = {
 const sb_service sb_service_files = {
 	.name = "files",
 	.routes = files_routes,
-	.init = files_init,
 	.reset = files_reset,
 	.set = files_set,
 	.get = files_get_knobs,

@@ -28,6 +28,20 @@
 
 #define MP_MAX_BOUNDARY 70		/* RFC 2046: 1 to 70 characters */
 
+/* True if [p, end) starts with the n bytes of s. */
+static bool
+has_prefix(const char *p, const char *end, const char *s, size_t n)
+{
+	return (size_t) (end - p) >= n && memcmp(p, s, n) == 0;
+}
+
+/* True if [p, end) starts with the n bytes of s, ignoring ASCII case. */
+static bool
+has_prefix_ci(const char *p, const char *end, const char *s, size_t n)
+{
+	return (size_t) (end - p) >= n && strncasecmp(p, s, n) == 0;
+}
+
 /*
  * Returns the malloc'd value of parameter name in a header value such as
  * `form-data; name="file"; filename="a.bin"` ([v, end)), or NULL when the
@@ -120,7 +134,7 @@ part_disposition(const char *h, const char *end, char **name, char **filename)
 
 			while (v < eol && (*v == ' ' || *v == '\t'))
 				v++;
-			if ((size_t) (eol - v) < 9 || strncasecmp(v, "form-data", 9) != 0)
+			if (!has_prefix_ci(v, eol, "form-data", 9))
 				return false;
 			*name = header_param(v, eol, "name");
 			*filename = header_param(v, eol, "filename");
@@ -147,11 +161,11 @@ next_delimiter(const char *p, const char *end, const char *delim, size_t dlen)
 		if (d == NULL)
 			return NULL;
 		q = d + dlen;
-		if (end - q >= 2 && q[0] == '-' && q[1] == '-')
+		if (has_prefix(q, end, "--", 2))
 			return d;
 		while (q < end && (*q == ' ' || *q == '\t'))
 			q++;
-		if (end - q >= 2 && q[0] == '\r' && q[1] == '\n')
+		if (has_prefix(q, end, "\r\n", 2))
 			return d;
 		p = d + 1;
 	}
@@ -192,7 +206,7 @@ sb_files_multipart_find(const char *content_type, const char *body,
 	dlen = (size_t) snprintf(delim, sizeof(delim), "\r\n--%s", boundary);
 	free(boundary);
 
-	if (body_len >= dlen - 2 && memcmp(body, delim + 2, dlen - 2) == 0)
+	if (has_prefix(body, end, delim + 2, dlen - 2))
 		p = body + dlen - 2;
 	else
 	{
@@ -209,14 +223,14 @@ sb_files_multipart_find(const char *content_type, const char *body,
 		char	   *name;
 		char	   *filename;
 
-		if (end - p >= 2 && p[0] == '-' && p[1] == '-')
+		if (has_prefix(p, end, "--", 2))
 			break;				/* close delimiter: the epilogue is ignored */
 		while (p < end && (*p == ' ' || *p == '\t'))
 			p++;
-		if (end - p < 2 || p[0] != '\r' || p[1] != '\n')
+		if (!has_prefix(p, end, "\r\n", 2))
 			goto malformed;
 		p += 2;
-		if (end - p >= 2 && p[0] == '\r' && p[1] == '\n')
+		if (has_prefix(p, end, "\r\n", 2))
 			content = p + 2;	/* part without headers */
 		else
 		{

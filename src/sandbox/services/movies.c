@@ -304,8 +304,8 @@ get_faqs(sb_request *req, sb_response *resp)
 					   la.m->id, section ? section : "any");
 		return;
 	}
-	snprintf(bind, sizeof(bind), "/v1/movies/%" PRId64 "/content/faqs",
-			 la.m->id);
+	snprintf(bind, sizeof(bind), "/v1/movies/%" PRId64 "/content/faqs?section=%s",
+			 la.m->id, section ? section : "all");
 	sb_page(req, resp, bind, total, faq_item, &la, NULL);
 }
 

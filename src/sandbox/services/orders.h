@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  * orders.h
  *	  Declarations shared by the files of the partner order service of the
- *	  sandbox (document 000): orders.c (routes, validation, knobs),
- *	  orders_state.c (data, state machine, transactions), webhooks_out.c
- *	  (outgoing webhooks) and partner_misc.c (the other rate-limited
- *	  partner routes).
+ *	  sandbox (document 000): orders.c (routes, knobs), orders_validate.c
+ *	  (request rules), orders_state.c (data, state machine, transactions),
+ *	  orders_admin.c (sandbox-only routes), webhooks_out.c
+ *	  (outgoing webhooks) and partner_misc.c (sb_service_partner_misc:
+ *	  the other rate-limited partner routes, on the same data).
  *
  * Design notes:
  *
@@ -127,11 +128,13 @@ typedef struct sb_orders_verr
 	char		msg[200];
 } sb_orders_verr;
 
+/* in orders_validate.c */
+extern bool sb_orders_validate(json_t *body, bool create, int partner,
+							   sb_orders_verr *e);
+
 /* in orders.c */
 extern const char *sb_orders_base_url(char *buf, size_t len);
 extern void sb_orders_learn_port(sb_request *req);
-extern bool sb_orders_validate(json_t *body, bool create, int partner,
-							   sb_orders_verr *e);
 extern json_t *sb_orders_read_body(sb_request *req, sb_response *resp);
 extern void sb_orders_reply_data(sb_response *resp, int status, json_t *data);
 extern bool sb_orders_bug_report(sb_request *req, sb_response *resp,
@@ -153,6 +156,8 @@ extern bool sb_orders_pay(int partner, sb_tx *t);
 extern bool sb_orders_fail(int partner, sb_tx *t);
 extern bool sb_orders_chargeback(int partner, sb_order *o);
 extern void sb_orders_reset_data(void);
+
+/* in orders_admin.c */
 extern void sb_orders_state_route_pay(sb_request *req, sb_response *resp);
 extern void sb_orders_state_route_fail(sb_request *req, sb_response *resp);
 extern void sb_orders_state_route_chargeback(sb_request *req, sb_response *resp);
@@ -170,20 +175,5 @@ extern void sb_orders_wh_route_put_callback(sb_request *req, sb_response *resp);
 extern void sb_orders_wh_route_get_callback(sb_request *req, sb_response *resp);
 extern void sb_orders_wh_route_webhooks(sb_request *req, sb_response *resp);
 extern void sb_orders_wh_route_events(sb_request *req, sb_response *resp);
-
-/* in partner_misc.c */
-extern void sb_orders_misc_products(sb_request *req, sb_response *resp);
-extern void sb_orders_misc_products_status(sb_request *req, sb_response *resp);
-extern void sb_orders_misc_users(sb_request *req, sb_response *resp);
-extern void sb_orders_misc_user_orders(sb_request *req, sb_response *resp);
-extern void sb_orders_misc_user_vehicles(sb_request *req, sb_response *resp);
-extern void sb_orders_misc_validate_vehicle(sb_request *req, sb_response *resp);
-extern void sb_orders_misc_tx_create(sb_request *req, sb_response *resp);
-extern void sb_orders_misc_txs(sb_request *req, sb_response *resp);
-extern void sb_orders_misc_tx_status(sb_request *req, sb_response *resp);
-extern void sb_orders_misc_tx_fee(sb_request *req, sb_response *resp);
-extern void sb_orders_misc_tx_data(sb_request *req, sb_response *resp);
-extern void sb_orders_misc_tx_cancel(sb_request *req, sb_response *resp);
-extern void sb_orders_misc_mcp(sb_request *req, sb_response *resp);
 
 #endif							/* SB_SERVICES_ORDERS_H */

@@ -7,10 +7,10 @@
  *
  * Design notes:
  *
- * - The routes belong to sb_service_orders (their rows sit in the route
- *   table of orders.c) and read the order service's data: users are the
- *   distinct user.email values of a partner's orders, transactions are
- *   the transactions of POST /public/orders.
+ * - A service of its own (sb_service_partner_misc) that reads the order
+ *   service's data: users are the distinct user.email values of a
+ *   partner's orders, transactions are those of POST /public/orders.
+ *   It has no data, knobs or reset of its own.
  * - The product catalogue is a constant table; its status is derived
  *   from the seed, so it is stable for a run and changes rarely across
  *   seeds, as the document says catalogue data does.
@@ -56,8 +56,8 @@ plain_query(sb_request *req, sb_response *resp, const char *id)
 }
 
 /* GET /public/products */
-void
-sb_orders_misc_products(sb_request *req, sb_response *resp)
+static void
+misc_products(sb_request *req, sb_response *resp)
 {
 	json_t	   *a = json_array();
 
@@ -88,8 +88,8 @@ sb_orders_misc_products(sb_request *req, sb_response *resp)
 }
 
 /* GET /public/products/status: one product in eight is in maintenance */
-void
-sb_orders_misc_products_status(sb_request *req, sb_response *resp)
+static void
+misc_products_status(sb_request *req, sb_response *resp)
 {
 	json_t	   *a;
 
@@ -161,8 +161,8 @@ user_item(int64_t i, void *arg)
 static const char *const page_params[] = {"bug_report", "limit", "cursor", NULL};
 
 /* GET /public/users */
-void
-sb_orders_misc_users(sb_request *req, sb_response *resp)
+static void
+misc_users(sb_request *req, sb_response *resp)
 {
 	idx_list	l;
 
@@ -208,8 +208,8 @@ user_order_item(int64_t i, void *arg)
 }
 
 /* GET /public/users/{id}/orders: that user's orders, like GET /public/orders */
-void
-sb_orders_misc_user_orders(sb_request *req, sb_response *resp)
+static void
+misc_user_orders(sb_request *req, sb_response *resp)
 {
 	sb_opartner *p = &sb_orders_data[req->partner->index];
 	const char *email;
@@ -233,8 +233,8 @@ sb_orders_misc_user_orders(sb_request *req, sb_response *resp)
 }
 
 /* GET /public/users/{id}/vehicles: distinct vehicles of the user's orders */
-void
-sb_orders_misc_user_vehicles(sb_request *req, sb_response *resp)
+static void
+misc_user_vehicles(sb_request *req, sb_response *resp)
 {
 	sb_opartner *p = &sb_orders_data[req->partner->index];
 	const char *email;
@@ -268,8 +268,8 @@ sb_orders_misc_user_vehicles(sb_request *req, sb_response *resp)
 }
 
 /* POST /public/validate-vehicle {"plate","country"} */
-void
-sb_orders_misc_validate_vehicle(sb_request *req, sb_response *resp)
+static void
+misc_validate_vehicle(sb_request *req, sb_response *resp)
 {
 	json_t	   *body = sb_orders_read_body(req, resp);
 	json_t	   *wrapped;
@@ -309,8 +309,8 @@ sb_orders_misc_validate_vehicle(sb_request *req, sb_response *resp)
  * service's checkout; the body of POST /public/orders where
  * order_has_been_paid may be left out and must be false.
  */
-void
-sb_orders_misc_tx_create(sb_request *req, sb_response *resp)
+static void
+misc_tx_create(sb_request *req, sb_response *resp)
 {
 	json_t	   *body = sb_orders_read_body(req, resp);
 	sb_orders_verr e;
@@ -354,8 +354,8 @@ tx_item(int64_t i, void *arg)
 }
 
 /* GET /public/transactions: oldest first, cursor paging */
-void
-sb_orders_misc_txs(sb_request *req, sb_response *resp)
+static void
+misc_txs(sb_request *req, sb_response *resp)
 {
 	int			partner = req->partner->index;
 
@@ -380,8 +380,8 @@ tx_arg(sb_request *req, sb_response *resp, const char *param)
 }
 
 /* GET /public/transaction/{unique_id}/status */
-void
-sb_orders_misc_tx_status(sb_request *req, sb_response *resp)
+static void
+misc_tx_status(sb_request *req, sb_response *resp)
 {
 	sb_tx	   *t = tx_arg(req, resp, "unique_id");
 
@@ -393,8 +393,8 @@ sb_orders_misc_tx_status(sb_request *req, sb_response *resp)
 }
 
 /* GET /public/transaction/{unique_id}/fee: 2.5 % + 0.30 EUR on checkout */
-void
-sb_orders_misc_tx_fee(sb_request *req, sb_response *resp)
+static void
+misc_tx_fee(sb_request *req, sb_response *resp)
 {
 	sb_tx	   *t = tx_arg(req, resp, "unique_id");
 	double		amount = 0,
@@ -416,8 +416,8 @@ sb_orders_misc_tx_fee(sb_request *req, sb_response *resp)
 }
 
 /* GET /public/transaction/{id}/data */
-void
-sb_orders_misc_tx_data(sb_request *req, sb_response *resp)
+static void
+misc_tx_data(sb_request *req, sb_response *resp)
 {
 	sb_tx	   *t = tx_arg(req, resp, "id");
 
@@ -426,8 +426,8 @@ sb_orders_misc_tx_data(sb_request *req, sb_response *resp)
 }
 
 /* POST /public/transaction/{id}/cancel: an open checkout becomes FAILED */
-void
-sb_orders_misc_tx_cancel(sb_request *req, sb_response *resp)
+static void
+misc_tx_cancel(sb_request *req, sb_response *resp)
 {
 	sb_tx	   *t = tx_arg(req, resp, "id");
 
@@ -450,8 +450,8 @@ sb_orders_misc_tx_cancel(sb_request *req, sb_response *resp)
  * Model Context Protocol: initialize, tools/list, and tools/call of one
  * tool, order_status {"id"}.
  */
-void
-sb_orders_misc_mcp(sb_request *req, sb_response *resp)
+static void
+misc_mcp(sb_request *req, sb_response *resp)
 {
 	json_t	   *body = sb_orders_read_body(req, resp);
 	json_t	   *id;
@@ -510,3 +510,30 @@ sb_orders_misc_mcp(sb_request *req, sb_response *resp)
 										   "error", "code", ecode, "message", emsg));
 	json_decref(body);
 }
+
+#define A SB_AUTH
+#define O SB_STYLE_ORDERS
+
+static const sb_route routes[] = {
+	{"GET", "/public/products", A, O, "GET /products", misc_products},
+	{"GET", "/public/products/status", A, O, "GET /products/status", misc_products_status},
+	{"GET", "/public/users", A, O, "GET /users", misc_users},
+	{"GET", "/public/users/{id}/orders", A, O, "GET /users/{id}/orders", misc_user_orders},
+	{"GET", "/public/users/{id}/vehicles", A, O, "GET /users/{id}/vehicles", misc_user_vehicles},
+	{"POST", "/public/validate-vehicle", A, O, "POST /validate-vehicle", misc_validate_vehicle},
+	{"POST", "/public/transaction/create", A, O, "POST /transaction/create", misc_tx_create},
+	{"GET", "/public/transactions", A, O, "GET /transactions", misc_txs},
+	{"GET", "/public/transaction/{unique_id}/status", A, O,
+	"GET /transaction/{unique_id}/status", misc_tx_status},
+	{"GET", "/public/transaction/{unique_id}/fee", A, O,
+	"GET /transaction/{unique_id}/fee", misc_tx_fee},
+	{"GET", "/public/transaction/{id}/data", A, O, "GET /transaction/{id}/data", misc_tx_data},
+	{"POST", "/public/transaction/{id}/cancel", A, O, "POST /transaction/{id}/cancel", misc_tx_cancel},
+	{"POST", "/public/mcp", A, O, "/mcp", misc_mcp},
+	{NULL}
+};
+
+const sb_service sb_service_partner_misc = {
+	.name = "partner_misc",
+	.routes = routes,
+};

@@ -20,8 +20,12 @@
  *   Re-queued jobs go to the tail, so retries interleave with newer
  *   webhooks as they would in real life.
  * - Every attempt is recorded after it ends (GET /_sandbox/orders/webhooks).
- * - Reset bumps an epoch; queued, in-flight and timer-held jobs of an
- *   older epoch are dropped when next touched.
+ * - Reset bumps an epoch; queued and in-flight jobs of an older epoch are
+ *   dropped when next touched.  Jobs waiting in a retry timer that the
+ *   reset cleared are leaked (see orders_state.c for why).
+ * - One slow receiver delays every later delivery by up to
+ *   orders.webhook_timeout_ms per attempt; the sandbox serves tests, so
+ *   strict order beats throughput here.
  *-------------------------------------------------------------------------
  */
 #include <pthread.h>

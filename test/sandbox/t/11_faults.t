@@ -126,6 +126,24 @@ is($r->{status}, 400, 'invalid fault: 400');
 $r = $sb->req('POST', '/_sandbox/faults', json => { kind => 'error', rate => 2 });
 is($r->{status}, 400, 'invalid rate: 400');
 
+# skip: let the first N through
+$sb->fault({ route => 'GET /todos', kind => 'error', skip => 2, count => 1 });
+@st = map { $sb->req('GET', '/todos')->{status} } 1 .. 4;
+is_deeply(\@st, [200, 200, 503, 200], 'skip=2 count=1 fails only the third');
+
+# corrupt_cursor: the next page is refused as an invalid cursor
+my $mk = Sandbox->start(args => ['--seed', '3']);
+$mk->fault({ route => 'GET /v1/movies/{movie}/content/themes', kind => 'corrupt_cursor', count => 1 });
+$r = $mk->req('GET', '/v1/movies/epic-saga/content/themes?limit=5', key => 'sandbox-key');
+is($r->{status}, 200, 'corrupt_cursor: the page itself is fine');
+is(scalar @{ $r->{json}{data} }, 5, 'corrupt_cursor: items intact');
+my $cur = $r->{json}{pagination}{next_cursor};
+like($cur, qr/SPOILED$/, 'corrupt_cursor: the cursor is spoiled');
+$r = $mk->req('GET', '/v1/movies/epic-saga/content/themes?limit=5&cursor=' . $cur, key => 'sandbox-key');
+is($r->{status}, 400, 'corrupt_cursor: next page refused');
+is($r->{json}{error}{code}, 'invalid_cursor', 'corrupt_cursor: as an invalid cursor');
+$mk->stop;
+
 # faults never touch the control routes
 $sb->fault({ kind => 'error' });
 is($sb->req('GET', '/_sandbox/health')->{status}, 200, 'control routes are exempt');

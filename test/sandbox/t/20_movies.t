@@ -104,9 +104,9 @@ ok($no_themes, 'an ordinary movie has no themes');
 for my $c (@content)
 {
 	my $r = get("/v1/movies/inception/content/$c", key => undef);
-	err_is($r, 401, undef, "$c without key");
+	err_is($r, 401, 'missing_api_key', "$c without key");
 	$r = get("/v1/movies/1000/content/$c", key => 'wrong');
-	is($r->{status}, 401, "$c with an unknown key: 401");
+	err_is($r, 401, 'invalid_api_key', "$c with an unknown key");
 }
 is(get('/v1/movies/inception', key => undef)->{status}, 401, 'detail without key: 401');
 is(get('/movies', key => undef)->{status}, 401, 'search without key: 401');

@@ -48,6 +48,15 @@ sub epoch
 	return timegm($6, $5, $4, $3, $2 - 1, $1);
 }
 
+# a - b in ms for two ISO-8601 timestamps
+sub msdiff
+{
+	my ($a, $b) = @_;
+	my ($fa) = $a =~ /\.(\d{3})Z$/;
+	my ($fb) = $b =~ /\.(\d{3})Z$/;
+	return (epoch($a) - epoch($b)) * 1000 + ($fa // 0) - ($fb // 0);
+}
+
 sub create { my ($name, $key) = @_; $sb->req('POST', '/uploads', key => $key // 'k1', json => { filename => $name }) }
 
 # append raw bytes: builds the JSON by hand (JSON::PP is slow on MBs)
@@ -68,6 +77,9 @@ is($sb->req('POST', '/uploads', json => { filename => 'x' })->{status}, 401,
    'POST /uploads without a key: 401');
 is($sb->req('GET', '/files', key => 'nope')->{status}, 401, 'GET /files with a bad key: 401');
 
+plain_error($sb->req('GET', '/files?limit=5', key => 'k1'), 400, 'unknown_parameter',
+			'query parameters are rejected');
+
 # --- create an upload session ---
 my $r = create('report.pdf');
 is($r->{status}, 201, 'POST /uploads: 201');
@@ -79,8 +91,9 @@ for my $k (qw(created_at updated_at expires_at))
 {
 	ok(defined epoch($f->{$k}), "$k is an ISO-8601 date-time") or diag $f->{$k};
 }
-is(epoch($f->{expires_at}) - epoch($f->{created_at}), 24 * 3600,
-   'expires 24 h (files.retention_min default) after creation');
+# timestamps are real wall-clock times: 24 sandbox hours = 86.4 real s
+ok(abs(msdiff($f->{expires_at}, $f->{created_at}) - 86_400) <= 1,
+   'expires 24 sandbox hours (files.retention_min default) after creation');
 is_deeply(info($f->{file_id})->{json}, $f, 'GET /files/{id} equals the created FileInfo');
 isnt(create('report.pdf')->{json}{file_id}, $f->{file_id}, 'a second session has a new id');
 
@@ -197,7 +210,7 @@ my $mid = $r->{json}{file_id};
 is(sha256_hex(content($mid)->{body}), sha256_hex($bin), 'multipart content round trip (digest)');
 is(info($mid)->{json}{size}, length $bin, 'GET /files/{id} after multipart');
 
-plain_error($sb->req('POST', '/files', key => 'k1', json => { file => 'x' }), 415,
+plain_error($sb->req('POST', '/files', key => 'k1', json => { file => 'x' }), 400,
 			'unsupported_media_type', 'POST /files with JSON');
 plain_error($sb->req('POST', '/files', key => 'k1', body => multipart([['name="file"; filename="a"', 'x']]),
 					 ctype => 'multipart/form-data'), 400, 'invalid_multipart', 'no boundary');
@@ -240,8 +253,8 @@ $sb->config({ 'files.retention_min' => 5 });
 is($sb->req('GET', '/_sandbox/config')->{json}{'files.retention_min'}, 5, 'retention set to 5');
 $r = create('short.txt');
 my $sid = $r->{json}{file_id};
-is(epoch($r->{json}{expires_at}) - epoch($r->{json}{created_at}), 300,
-   'expires_at is 5 minutes after created_at');
+ok(abs(msdiff($r->{json}{expires_at}, $r->{json}{created_at}) - 300) <= 1,
+   'expires_at is 5 sandbox minutes (300 real ms) after created_at');
 is(append($sid, 'tmp')->{status}, 200, 'append before expiry');
 ok(Sandbox::wait_until(sub { info($sid)->{status} == 404 }, 10), 'file disappears after retention');
 plain_error(info($sid), 404, 'file_expired', 'GET expired file');

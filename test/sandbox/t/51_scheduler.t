@@ -54,6 +54,8 @@ my %base = (name => 'Hourly sales', isActive => JSON::PP::true,
 is($sb->req('GET', '/api/user-jobs')->{status}, 401, 'no key: 401');
 is(get('/api/notifications', 'bogus')->{status}, 401, 'bad key: 401');
 
+plain_error(get('/api/user-jobs?limit=5'), 400, 'unknown_parameter', 'query parameters are rejected');
+
 # --- seeded jobs ---
 my $r = get('/api/user-jobs');
 is($r->{status}, 200, 'GET /api/user-jobs: 200');
@@ -280,6 +282,8 @@ for my $bad ('not-an-email', 'a@b', 'a@@b.example', '.a@b.example', 'a..b@c.exam
 	plain_error($sb->req('POST', '/api/notifications', key => 'k1', json => $bad), 400,
 				'invalid_email', "invalid address '$bad'");
 }
+plain_error($sb->req('POST', '/api/notifications', key => 'k1', json => "a\x{0}b\@c.example"), 400,
+			'invalid_email', 'address with NUL');
 plain_error($sb->req('POST', '/api/notifications', key => 'k1', body => '"unterminated',
 					 ctype => 'application/json'), 400, 'invalid_request', 'broken JSON string');
 is(scalar @{ get('/api/notifications')->{json} }, 2, 'invalid addresses not stored');
