@@ -14,6 +14,11 @@
  * up nobody else.  The raw request URI comes from MHD's URI log callback,
  * whose return value MHD hands to the access handler as its per-request
  * pointer; we parse the query string ourselves to keep order and repeats.
+ *
+ * Once a request's headers are in, we ask the kernel to acknowledge them at
+ * once (TCP_QUICKACK, see ack_now): clients that write the header and the
+ * body separately (Perl's HTTP::Tiny, many others) would otherwise hold the
+ * body back under Nagle until our delayed ACK, ~40 ms per POST/PUT.
  *-------------------------------------------------------------------------
  */
 #include "core.h"
@@ -22,6 +27,7 @@
 #include <ctype.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -370,6 +376,28 @@ free_request(sb_request *req, sb_response *resp)
 	free(resp->body);
 }
 
+/*
+ * Sends the pending ACK for what the client has written so far, now rather
+ * than after the delayed-ACK timer.  Linux drops back to delayed ACKs by
+ * itself once the connection looks interactive, so a setting made at accept
+ * time does not last: this is done for every request.  Best effort.
+ * (Measured with HTTP::Tiny over keep-alive: TCP_NODELAY and TCP_QUICKACK
+ * set once at connection start leave a POST at 44 ms; this takes it to
+ * 0.2 ms.  TCP_NODELAY on our side cannot help: the client's Nagle waits.)
+ */
+static void
+ack_now(struct MHD_Connection *conn)
+{
+#ifdef TCP_QUICKACK
+	const union MHD_ConnectionInfo *ci;
+	int			one = 1;
+
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci)
+		(void) setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+#endif
+}
+
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		   const char *method, const char *version, const char *upload_data,
@@ -395,6 +423,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	if (!ctx->seen)
 	{
 		ctx->seen = true;
+		ack_now(conn);
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0)

@@ -108,7 +108,9 @@ sb_orders_reply_data(sb_response *resp, int status, json_t *data)
 
 /*
  * Common start of a body route: query (bug_report only), media type
- * (415 content_type_invalid), JSON parse (400 body_invalid_json).
+ * (400 content_type_invalid: the document answers every broken create or
+ * validate rule, this one included, with 400 and an error type), JSON parse
+ * (400 body_invalid_json).
  * Returns NULL after replying.
  */
 json_t *
@@ -125,7 +127,7 @@ sb_orders_read_body(sb_request *req, sb_response *resp)
 	if (!ct || strncasecmp(ct, "application/json", n) != 0 ||
 		(ct[n] != '\0' && ct[n] != ';' && ct[n] != ' '))
 	{
-		sb_reply_error(req, resp, 415, "content_type_invalid",
+		sb_reply_error(req, resp, 400, "content_type_invalid",
 					   "Content-Type must be application/json");
 		return NULL;
 	}

@@ -504,7 +504,7 @@ sb_orders_wh_route_put_callback(sb_request *req, sb_response *resp)
 
 	if (!ct || strncasecmp(ct, "application/json", 16) != 0)
 	{
-		sb_reply_error(req, resp, 415, "content_type_invalid",
+		sb_reply_error(req, resp, 400, "content_type_invalid",
 					   "Content-Type must be application/json");
 		return;
 	}

@@ -110,6 +110,25 @@ $sb->fault({ route => 'POST /todos', kind => 'drop_after_apply', count => 1 });
 $r = $sb->req('POST', '/todos', json => { nope => 1 });
 is($r->{status}, 400, 'drop_after_apply: a refused request is answered');
 
+# HTTP::Tiny resends an idempotent request whose connection closes; req()'s
+# once => 1 sends it exactly once (the harness itself is under test here)
+$sb->reset_stats;
+$sb->fault({ route => 'PUT /todos/{id}', kind => 'drop_after_apply', count => 1 });
+$r = $sb->req('PUT', '/todos/1', json => { title => 'resent' });
+is($r->{status}, 200, 'PUT dropped once: the silent resend is answered');
+is($sb->count('PUT /todos/{id}'), 2, 'PUT dropped once: it reached the sandbox twice');
+$sb->reset_stats;
+$sb->fault({ route => 'PUT /todos/{id}', kind => 'drop_after_apply', count => 1 });
+$r = $sb->req('PUT', '/todos/1', json => { title => 'once' }, once => 1);
+is($r->{status}, 599, 'once: the dropped PUT is not resent');
+is($sb->count('PUT /todos/{id}'), 1, 'once: it reached the sandbox once');
+$sb->reset_stats;
+$sb->fault({ route => 'GET /todos', kind => 'truncate', count => 1 });
+$r = $sb->req('GET', '/todos', once => 1);
+is($r->{status}, 599, 'once: a truncated GET is reported');
+is($sb->count('GET /todos'), 1, 'once: the truncated GET is not resent');
+is($sb->req('GET', '/todos')->{status}, 200, 'once only affects its own request');
+
 # rate
 $sb->clear_faults;
 $sb->fault({ route => 'GET /todos', kind => 'error', rate => 0.5 });

@@ -134,11 +134,11 @@ orders_error($sb->req('POST', '/public/orders', key => 'k1', body => '{"a":', ct
 orders_error($sb->req('POST', '/public/orders', key => 'k1', body => '[1]', ctype => 'application/json'),
 	400, 'body_not_object', 'create: array body');
 orders_error($sb->req('POST', '/public/orders', key => 'k1', body => JSON::PP::encode_json(paid_order()),
-	ctype => 'text/plain'), 415, 'content_type_invalid', 'create: text/plain');
+	ctype => 'text/plain'), 400, 'content_type_invalid', 'create: text/plain');
 orders_error($sb->req('POST', '/public/orders', key => 'k1', body => JSON::PP::encode_json(paid_order())),
-	415, 'content_type_invalid', 'create: no Content-Type');
+	400, 'content_type_invalid', 'create: no Content-Type');
 orders_error($sb->req('POST', '/public/orders/validate', key => 'k1', body => '{}', ctype => 'text/json'),
-	415, 'content_type_invalid', 'validate: text/json');
+	400, 'content_type_invalid', 'validate: text/json');
 is(create(paid_order())->{status} // 0, 201, 'sanity: a valid order is accepted');
 $sb->reset_all;
 
