@@ -235,15 +235,11 @@ SELECT attname, attfdwoptions FROM pg_attribute
 WHERE attrelid = 'ft_todos'::regclass AND attnum > 0 ORDER BY attnum;
 
 --
--- reading (and writing) foreign tables is not built yet
+-- writing foreign tables is not built yet: without modification
+-- callbacks PostgreSQL refuses it itself (reading is tested in fdw_*)
 --
-SELECT * FROM ft_orders;
-SELECT title FROM ft_todos WHERE id = 1;
-EXPLAIN (COSTS OFF) SELECT * FROM ft_themes;
 DELETE FROM ft_todos WHERE id = 1;
--- without modification or import callbacks PostgreSQL refuses these itself
 INSERT INTO ft_todos (title) VALUES ('x');
-IMPORT FOREIGN SCHEMA todos FROM SERVER todos_srv INTO public;
 
 SET client_min_messages = warning;
 DROP EXTENSION partner_svc CASCADE;

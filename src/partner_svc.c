@@ -40,6 +40,9 @@ PG_MODULE_MAGIC;
 int			psvc_guc_connect_timeout = 5000;
 int			psvc_guc_request_timeout = 30000;
 int			psvc_guc_max_retries = 3;
+int			psvc_guc_page_size = 100;
+int			psvc_guc_fanout = 8;
+bool		psvc_guc_prefetch = true;
 
 PG_FUNCTION_INFO_V1(psvc_module_version);
 
@@ -84,6 +87,37 @@ _PG_init(void)
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("partner_svc.page_size",
+							"Items asked for per page of a cursor-paginated list.",
+							"A pushed-down LIMIT asks for fewer when it needs fewer.",
+							&psvc_guc_page_size,
+							100,
+							1,
+							100,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("partner_svc.fanout",
+							"Maximum number of first pages fetched at once by one scan.",
+							"Applies to a path parameter given as a list, as in movie = ANY(...).",
+							&psvc_guc_fanout,
+							8,
+							1,
+							64,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("partner_svc.prefetch",
+							 "Fetches a list's next page while the current one is consumed.",
+							 NULL,
+							 &psvc_guc_prefetch,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("partner_svc");
 }

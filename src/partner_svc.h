@@ -18,6 +18,12 @@
 #define PARTNER_SVC_H
 
 #include "fmgr.h"
+#include "access/tupdesc.h"
+#include "catalog/pg_attribute.h"
+#include "nodes/execnodes.h"
+#include "nodes/parsenodes.h"
+#include "nodes/pathnodes.h"
+#include "nodes/plannodes.h"
 
 /*
  * Version of this build of the library.  It equals default_version of
@@ -26,10 +32,263 @@
  */
 #define PSVC_VERSION "0.1"
 
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "utils/palloc.h"
+
+/*
+ * A name/value pair: a path parameter, a query parameter, a header.
+ * Both strings are plain (not URL-encoded); http.c encodes them.
+ */
+typedef struct PsvcKV
+{
+	const char *name;
+	const char *value;
+} PsvcKV;
+
+/* in server_options.c: reading the options of stored objects */
+
+/* What a partner_svc server says about the remote side. */
+typedef struct PsvcServer
+{
+	Oid			serverid;
+	const char *servername;
+	const char *service;		/* "orders", "movies", ... */
+	const char *base_url;		/* without a trailing slash */
+	const char *tier;			/* "standard" unless set; orders only */
+} PsvcServer;
+
+/* Allocates in CurrentMemoryContext.  Errors if not a partner_svc server. */
+extern PsvcServer *psvc_options_server(Oid serverid);
+/*
+ * The api_key of the user mapping of userid (or PUBLIC) for serverid, or
+ * NULL when the mapping has none.  Allocates in CurrentMemoryContext.  The
+ * caller must never print it.
+ */
+extern char *psvc_options_api_key(Oid serverid, Oid userid);
+/* The "resource" option of a foreign table; palloc'd in CurrentMemoryContext. */
+extern char *psvc_options_resource(Oid relid);
+
+/* in http.c: the HTTP client core */
+
+/*
+ * One request.  "route" is the path template ("/v1/movies/{movie}/content/
+ * themes"): it names the request in errors, EXPLAIN and stats, and never
+ * contains a value.  The path is built by http.c from route and
+ * path_params (each value URL-encoded); query parameters are appended in
+ * order, URL-encoded.  The key comes from the current user's mapping of
+ * serverid; requests of a service without auth (todos) send none.
+ */
+typedef struct PsvcHttpRequest
+{
+	const PsvcServer *server;
+	const char *method;			/* "GET", "POST", "PUT", "DELETE" */
+	const char *route;			/* path template, starting with '/' */
+	List	   *path_params;	/* of PsvcKV *, one per {name} of route */
+	List	   *query;			/* of PsvcKV *, in order */
+	const char *body;			/* NULL: no body */
+	size_t		body_len;
+	const char *content_type;	/* of the body, e.g. "application/json" */
+	bool		retry_unsafe;	/* retry a non-GET on 5xx/network errors too */
+	bool		return_errors;	/* give back 4xx/5xx responses (after the
+								 * retries) instead of raising */
+} PsvcHttpRequest;
+
+/* What came back: always a complete, 2xx body unless return_errors. */
+typedef struct PsvcHttpResponse
+{
+	long		status;
+	char	   *body;			/* NUL-terminated; palloc'd */
+	size_t		body_len;
+	char	   *content_type;	/* may be NULL */
+	int			retries;		/* retries this request took */
+	int64		bytes;			/* body bytes received, all attempts */
+	double		elapsed_ms;		/* from start to completion */
+	double		wait_ms;		/* time spent waiting by the caller */
+	char	   *url_for_explain;	/* method + path + query, no key */
+} PsvcHttpResponse;
+
+typedef struct PsvcTransfer PsvcTransfer;
+
+/*
+ * Starts a request without waiting; the transfer progresses whenever any
+ * psvc_http_* call runs.  The transfer and its response are allocated in
+ * cxt; deleting or resetting cxt aborts the transfer and releases its curl
+ * handle (a reset callback), so an ERROR anywhere never leaks a handle.
+ */
+extern PsvcTransfer *psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt);
+/* Lets running transfers progress without blocking (cheap; call per row). */
+extern void psvc_http_poll(void);
+/*
+ * True when psvc_http_finish would not wait.  Only reflects progress made
+ * by earlier psvc_http_* calls: poll before asking.
+ */
+extern bool psvc_http_done(PsvcTransfer *t);
+/*
+ * Waits for the transfer (interruptibly: Ctrl-C and statement_timeout stop
+ * it), retrying as the rules say, and returns the response, allocated in
+ * the transfer's cxt.  Raises the mapped ERROR on failure unless
+ * return_errors.
+ */
+extern PsvcHttpResponse *psvc_http_finish(PsvcTransfer *t);
+/* Aborts a transfer that is no longer wanted and releases its handle. */
+extern void psvc_http_cancel(PsvcTransfer *t);
+/* start + finish; the response is allocated in CurrentMemoryContext. */
+extern PsvcHttpResponse *psvc_http_request(const PsvcHttpRequest *req);
+/* "GET /path?query" as it will be sent (values encoded), for EXPLAIN. */
+extern char *psvc_http_describe(const PsvcHttpRequest *req);
+/*
+ * Raises the ERROR that a failed response maps to (used by callers that
+ * asked for return_errors and decided the status is an error after all).
+ */
+extern void psvc_http_raise(const PsvcHttpRequest *req, const PsvcHttpResponse *resp) pg_attribute_noreturn();
+
+/* What this backend's HTTP client has done and holds (tests, EXPLAIN). */
+typedef struct PsvcHttpCounters
+{
+	int64		attempts;		/* requests sent, retries included */
+	int64		connects;		/* connections opened (the rest reused one) */
+	int			idle_handles;	/* easy handles in the pool */
+	int			busy_handles;	/* easy handles held by transfers */
+	int			sockets;		/* sockets libcurl is watching */
+	int			transfers;		/* transfers running or waiting to retry */
+} PsvcHttpCounters;
+
+extern void psvc_http_counters(PsvcHttpCounters *c);
+
+/* in json_decode.c: list and detail responses into items */
+
+typedef struct PsvcItem
+{
+	const char *json;			/* the item's JSON text, inside the page's copy
+								 * of the body (not NUL-terminated) */
+	int			json_len;
+	/*
+	 * One per requested field: NULL when absent or JSON null; a string's
+	 * unescaped text; a number's or boolean's literal text; an object's or
+	 * array's JSON text.
+	 */
+	char	  **values;
+} PsvcItem;
+
+typedef struct PsvcPage
+{
+	int			nitems;
+	PsvcItem   *items;
+	bool		has_pagination;	/* the body had a "pagination" object */
+	bool		has_more;		/* pagination.has_more */
+	char	   *next_cursor;	/* pagination.next_cursor; NULL if null */
+} PsvcPage;
+
+/*
+ * Decodes one response body.  items_key names the member of the top-level
+ * object that holds the items ("data", "result", "executions"), or is NULL
+ * when the body itself is the array.  With single, that member (or the
+ * body) is one object and gives one item.  fields are member names of each
+ * item; "" stands for the item itself (lists of strings).  Only the
+ * requested fields are extracted.  Allocates in CurrentMemoryContext (the
+ * caller's per-page context).  Malformed JSON or another shape raises an
+ * ERROR whose message names "what" (method and route template).
+ */
+extern PsvcPage *psvc_json_decode_page(const char *body, size_t len,
+									   const char *items_key, bool single,
+									   int nfields, const char *const *fields,
+									   const char *what);
+
+/* in endpoints.c: the endpoint catalogue, as data */
+
+typedef enum PsvcColKind
+{
+	PSVC_COL_FIELD,				/* a member of the item */
+	PSVC_COL_RAW,				/* the whole item, jsonb */
+	PSVC_COL_PATH				/* a path parameter; echoes the query's value */
+} PsvcColKind;
+
+typedef struct PsvcColumnDef
+{
+	const char *name;			/* SQL column name */
+	const char *type;			/* SQL type, for IMPORT FOREIGN SCHEMA */
+	PsvcColKind kind;
+	const char *field;			/* JSON member (FIELD), or NULL */
+	const char *param;			/* PATH: the {name} of the route; FIELD: the
+								 * query parameter that filters on it, or
+								 * NULL when equality is not pushed down */
+	bool		required;		/* PATH: a query must give it */
+} PsvcColumnDef;
+
+typedef enum PsvcPaging
+{
+	PSVC_PAGING_NONE,			/* one response holds the whole list */
+	PSVC_PAGING_CURSOR			/* limit/cursor, "pagination" object */
+} PsvcPaging;
+
+typedef struct PsvcEndpoint
+{
+	const char *resource;		/* foreign table name / "resource" option */
+	const char *service;		/* the server's "service" */
+	const char *route;			/* list route template */
+	PsvcPaging	paging;
+	const char *items_key;		/* member holding the items, NULL = body */
+	const char *detail_route;	/* single-object read by key, or NULL */
+	const char *detail_column;	/* the key column for detail_route */
+	const char *detail_items_key;	/* member holding the object, NULL = body */
+	const char *description;	/* for IMPORT's COMMENT and the docs */
+	int			ncolumns;
+	const PsvcColumnDef *columns;
+} PsvcEndpoint;
+
+extern const PsvcEndpoint *psvc_endpoint_find(const char *resource);
+/* All endpoints, in catalogue order; *n receives their count. */
+extern const PsvcEndpoint *psvc_endpoints(int *n);
+extern const PsvcColumnDef *psvc_endpoint_column(const PsvcEndpoint *ep, const char *name);
+
+struct ExplainState;
+
+/* in fdw_plan.c */
+
+/* Positions in a ForeignScan's fdw_private list. */
+enum PsvcPrivateIndex
+{
+	PSVC_PRIV_RESOURCE,			/* String: the endpoint's resource */
+	PSVC_PRIV_DETAIL,			/* Integer: 1 = read one object by key */
+	PSVC_PRIV_LIMIT,			/* Integer: rows the query needs, -1 = all */
+	PSVC_PRIV_PUSHED,			/* List of List: (column, index in fdw_exprs,
+								 * is_array) per pushed-down equality */
+	PSVC_PRIV_ATTRS				/* IntList: attnums the query needs */
+};
+
+extern void psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid);
+extern void psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid);
+extern ForeignScan *psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel,
+									  Oid foreigntableid, ForeignPath *best_path,
+									  List *tlist, List *scan_clauses, Plan *outer_plan);
+/*
+ * The catalogue column a table column stands for: by name, or a plain
+ * member column when the column has the "field" option.  Allocates in
+ * CurrentMemoryContext.  Errors for a column that maps to nothing.
+ */
+extern const PsvcColumnDef *psvc_fdw_column_def(const PsvcEndpoint *ep, Oid relid,
+												 Form_pg_attribute att);
+/* The endpoint of a foreign table, checked against its server's service. */
+extern const PsvcEndpoint *psvc_fdw_endpoint(Oid relid, PsvcServer **server);
+
+/* in fdw_scan.c */
+extern void psvc_fdw_begin(ForeignScanState *node, int eflags);
+extern TupleTableSlot *psvc_fdw_iterate(ForeignScanState *node);
+extern void psvc_fdw_rescan(ForeignScanState *node);
+extern void psvc_fdw_end(ForeignScanState *node);
+extern void psvc_fdw_explain(ForeignScanState *node, struct ExplainState *es);
+
+/* in fdw_import.c */
+extern List *psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid);
+
 /* in partner_svc.c */
 extern int	psvc_guc_connect_timeout;	/* milliseconds */
 extern int	psvc_guc_request_timeout;	/* milliseconds */
 extern int	psvc_guc_max_retries;
+extern int	psvc_guc_page_size;			/* items per page asked for */
+extern int	psvc_guc_fanout;			/* concurrent first pages */
+extern bool psvc_guc_prefetch;			/* fetch the next page early */
 extern Datum psvc_module_version(PG_FUNCTION_ARGS);
 
 /* in options.c */

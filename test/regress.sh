@@ -15,7 +15,8 @@
 # user cannot read (/root), so as root the inputs are copied to a fresh
 # temporary directory owned by postgres and pg_regress runs as postgres.
 #
-# The tests are every sql/*.sql except the install scripts, in sorted order.
+# The tests are every sql/*.sql except the install scripts, in the order
+# of test/schedule (every test must be listed there).
 # On failure regression.diffs is printed.  The exit status is pg_regress's.
 # PSVC_REGRESS_KEEP=1 keeps the temporary directory (results/, logs) and
 # prints its path.
@@ -50,6 +51,30 @@ done < <(find "$repo/sql" -maxdepth 1 -name '*.sql' | LC_ALL=C sort)
 if [ ${#tests[@]} -eq 0 ]; then
 	echo "regress.sh: no tests in $repo/sql" >&2
 	exit 2
+fi
+
+# test/schedule gives the order (tests that build on others' objects come
+# after them); every test must be in it, so none is silently skipped.
+schedule="$repo/test/schedule"
+if [ -f "$schedule" ]; then
+	ordered=()
+	while IFS= read -r line; do
+		line=${line%%#*}
+		line=$(echo "$line" | tr -d '[:space:]')
+		[ -n "$line" ] && ordered+=("$line")
+	done <"$schedule"
+	for t in "${tests[@]}"; do
+		found=
+		for o in "${ordered[@]}"; do [ "$o" = "$t" ] && found=1; done
+		if [ -z "$found" ]; then
+			echo "regress.sh: sql/$t.sql is not listed in test/schedule" >&2
+			exit 2
+		fi
+	done
+	for o in "${ordered[@]}"; do
+		[ -f "$repo/sql/$o.sql" ] || { echo "regress.sh: test/schedule names missing sql/$o.sql" >&2; exit 2; }
+	done
+	tests=("${ordered[@]}")
 fi
 
 # A port nothing listens on yet; pg_regress moves on by itself should it be

@@ -1,0 +1,221 @@
+/*-------------------------------------------------------------------------
+ *
+ * endpoints.c
+ *		  The endpoint catalogue: every list endpoint of the partner
+ *		  documents as a row of data that one generic planner and scan
+ *		  engine read.
+ *
+ * A row says where the list lives (route template, paging style, the
+ * member that holds the items), how to read one object by key (the detail
+ * route), and how JSON maps to columns.  A column is a member of the item,
+ * the whole item ("raw"), or a path parameter of the route; a member column
+ * may name the query parameter that filters on it, which is how equality
+ * on it is pushed down.  Adding an endpoint is adding a row here.
+ *
+ * Field names follow the documents; where they are "not shown", the
+ * sandbox's documented choices (docs/sandbox-*.md).  Column names are the
+ * snake_case form of the field names.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/endpoints.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "partner_svc.h"
+
+#define COLS(a) lengthof(a), a
+#define RAW {"raw", "jsonb", PSVC_COL_RAW, NULL, NULL, false}
+#define MOVIE_KEY {"movie", "text", PSVC_COL_PATH, NULL, "movie", true}
+
+static const PsvcColumnDef orders_cols[] = {
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"custom_id", "text", PSVC_COL_FIELD, "custom_id", NULL, false},
+	{"email", "text", PSVC_COL_FIELD, "email", NULL, false},
+	{"created_date", "numeric", PSVC_COL_FIELD, "created_date", NULL, false},
+	{"status", "text", PSVC_COL_FIELD, "status", "status", false},
+	{"provider_id", "text", PSVC_COL_FIELD, "provider_id", NULL, false},
+	{"cars", "jsonb", PSVC_COL_FIELD, "cars", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef movies_cols[] = {
+	{"id", "bigint", PSVC_COL_FIELD, "id", NULL, false},
+	{"slug", "text", PSVC_COL_FIELD, "slug", NULL, false},
+	{"title", "text", PSVC_COL_FIELD, "title", NULL, false},
+	{"year", "integer", PSVC_COL_FIELD, "year", NULL, false},
+	{"release_date", "date", PSVC_COL_FIELD, "release_date", NULL, false},
+	{"genre", "text", PSVC_COL_FIELD, NULL, "genre", false},
+	{"genres", "jsonb", PSVC_COL_FIELD, "genres", NULL, false},
+	{"runtime_minutes", "integer", PSVC_COL_FIELD, "runtime_minutes", NULL, false},
+	{"original_language", "text", PSVC_COL_FIELD, "original_language", NULL, false},
+	{"poster_url", "text", PSVC_COL_FIELD, "poster_url", NULL, false},
+	{"available_content", "jsonb", PSVC_COL_FIELD, "available_content", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef themes_cols[] = {
+	MOVIE_KEY,
+	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
+	{"title", "text", PSVC_COL_FIELD, "title", NULL, false},
+	{"emoji", "text", PSVC_COL_FIELD, "emoji", NULL, false},
+	{"explanation", "text", PSVC_COL_FIELD, "explanation", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef timeline_cols[] = {
+	MOVIE_KEY,
+	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
+	{"title", "text", PSVC_COL_FIELD, "title", NULL, false},
+	{"explanation", "text", PSVC_COL_FIELD, "explanation", NULL, false},
+	{"location", "text", PSVC_COL_FIELD, "location", NULL, false},
+	{"time_reference", "text", PSVC_COL_FIELD, "time_reference", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef characters_cols[] = {
+	MOVIE_KEY,
+	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
+	{"name", "text", PSVC_COL_FIELD, "name", NULL, false},
+	{"description", "text", PSVC_COL_FIELD, "description", NULL, false},
+	{"tags", "jsonb", PSVC_COL_FIELD, "tags", NULL, false},
+	{"person_id", "bigint", PSVC_COL_FIELD, "person_id", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef faqs_cols[] = {
+	MOVIE_KEY,
+	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
+	{"section", "text", PSVC_COL_FIELD, "section", "section", false},
+	{"question", "text", PSVC_COL_FIELD, "question", NULL, false},
+	{"answer", "text", PSVC_COL_FIELD, "answer", NULL, false},
+	{"foreshadowing_note", "text", PSVC_COL_FIELD, "foreshadowing_note", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef questions_cols[] = {
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"persona", "text", PSVC_COL_FIELD, "persona", "persona", false},
+	{"question", "text", PSVC_COL_FIELD, "question", NULL, false},
+	{"answerability", "text", PSVC_COL_FIELD, "answerability", "answerability", false},
+	{"answer_class", "text", PSVC_COL_FIELD, "answer_class", NULL, false},
+	{"product_key", "text", PSVC_COL_FIELD, "product_key", NULL, false},
+	{"product_route", "text", PSVC_COL_FIELD, "product_route", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef todos_cols[] = {
+	{"id", "bigint", PSVC_COL_FIELD, "id", NULL, false},
+	{"title", "text", PSVC_COL_FIELD, "title", NULL, false},
+	{"completed", "boolean", PSVC_COL_FIELD, "completed", NULL, false},
+	{"user_id", "bigint", PSVC_COL_FIELD, "userId", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef user_jobs_cols[] = {
+	{"id", "bigint", PSVC_COL_FIELD, "id", NULL, false},
+	{"name", "text", PSVC_COL_FIELD, "name", NULL, false},
+	{"is_active", "boolean", PSVC_COL_FIELD, "isActive", NULL, false},
+	{"time_zone", "text", PSVC_COL_FIELD, "timeZone", NULL, false},
+	{"job_cron_expression", "text", PSVC_COL_FIELD, "jobCronExpression", NULL, false},
+	{"status", "text", PSVC_COL_FIELD, "status", NULL, false},
+	{"last_run", "timestamptz", PSVC_COL_FIELD, "lastRun", NULL, false},
+	{"next_run", "timestamptz", PSVC_COL_FIELD, "nextRun", NULL, false},
+	{"user_job_start_time", "timestamptz", PSVC_COL_FIELD, "userJobStartTime", NULL, false},
+	{"job_duration", "bigint", PSVC_COL_FIELD, "jobDuration", NULL, false},
+	{"job_run_frequency", "text", PSVC_COL_FIELD, "jobRunFrequency", NULL, false},
+	{"user_id", "bigint", PSVC_COL_FIELD, "userId", NULL, false},
+	{"job_status_details", "text", PSVC_COL_FIELD, "jobStatusDetails", NULL, false},
+	{"job_error_details", "text", PSVC_COL_FIELD, "jobErrorDetails", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef executions_cols[] = {
+	{"job_id", "bigint", PSVC_COL_PATH, NULL, "jobId", true},
+	{"id", "bigint", PSVC_COL_FIELD, "id", NULL, false},
+	{"status", "text", PSVC_COL_FIELD, "status", NULL, false},
+	{"start_time", "timestamptz", PSVC_COL_FIELD, "startTime", NULL, false},
+	{"end_time", "timestamptz", PSVC_COL_FIELD, "endTime", NULL, false},
+	{"duration", "bigint", PSVC_COL_FIELD, "duration", NULL, false},
+	{"error_message", "text", PSVC_COL_FIELD, "errorMessage", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef notifications_cols[] = {
+	{"email", "text", PSVC_COL_FIELD, "", NULL, false},
+};
+
+static const PsvcEndpoint catalogue[] = {
+	{"orders", "orders", "/public/orders", PSVC_PAGING_CURSOR, "data",
+		"/public/orders/{id}", "id", "data",
+		"partner orders (GET /public/orders; id = reads GET /public/orders/{id})",
+	COLS(orders_cols)},
+	{"movies", "movies", "/movies", PSVC_PAGING_CURSOR, "data",
+		NULL, NULL, NULL,
+		"movie search (GET /movies)",
+	COLS(movies_cols)},
+	{"movie_themes", "movies", "/v1/movies/{movie}/content/themes", PSVC_PAGING_CURSOR, "data",
+		NULL, NULL, NULL,
+		"themes of a movie (GET /v1/movies/{movie}/content/themes)",
+	COLS(themes_cols)},
+	{"movie_timeline", "movies", "/v1/movies/{movie}/content/timeline", PSVC_PAGING_CURSOR, "data",
+		NULL, NULL, NULL,
+		"story timeline of a movie (GET /v1/movies/{movie}/content/timeline)",
+	COLS(timeline_cols)},
+	{"movie_characters", "movies", "/v1/movies/{movie}/content/characters", PSVC_PAGING_CURSOR, "data",
+		NULL, NULL, NULL,
+		"characters of a movie (GET /v1/movies/{movie}/content/characters)",
+	COLS(characters_cols)},
+	{"movie_faqs", "movies", "/v1/movies/{movie}/content/faqs", PSVC_PAGING_CURSOR, "data",
+		NULL, NULL, NULL,
+		"questions and answers about a movie (GET /v1/movies/{movie}/content/faqs)",
+	COLS(faqs_cols)},
+	{"business_questions", "catalog", "/v1/business-questions", PSVC_PAGING_NONE, "result",
+		NULL, NULL, NULL,
+		"business-question catalog (GET /v1/business-questions)",
+	COLS(questions_cols)},
+	{"todos", "todos", "/todos", PSVC_PAGING_NONE, NULL,
+		NULL, NULL, NULL,
+		"todo items (GET /todos)",
+	COLS(todos_cols)},
+	{"user_jobs", "scheduler", "/api/user-jobs", PSVC_PAGING_NONE, NULL,
+		"/api/user-jobs/{id}", "id", NULL,
+		"scheduled jobs (GET /api/user-jobs; id = reads GET /api/user-jobs/{id})",
+	COLS(user_jobs_cols)},
+	{"job_executions", "scheduler", "/api/user-jobs/user-job-executions/{jobId}", PSVC_PAGING_NONE, "executions",
+		NULL, NULL, NULL,
+		"last 15 executions of a job (GET /api/user-jobs/user-job-executions/{jobId})",
+	COLS(executions_cols)},
+	{"notifications", "scheduler", "/api/notifications", PSVC_PAGING_NONE, NULL,
+		NULL, NULL, NULL,
+		"notification addresses (GET /api/notifications)",
+	COLS(notifications_cols)},
+};
+
+const PsvcEndpoint *
+psvc_endpoints(int *n)
+{
+	*n = lengthof(catalogue);
+	return catalogue;
+}
+
+const PsvcEndpoint *
+psvc_endpoint_find(const char *resource)
+{
+	for (int i = 0; i < lengthof(catalogue); i++)
+		if (strcmp(catalogue[i].resource, resource) == 0)
+			return &catalogue[i];
+	return NULL;
+}
+
+const PsvcColumnDef *
+psvc_endpoint_column(const PsvcEndpoint *ep, const char *name)
+{
+	for (int i = 0; i < ep->ncolumns; i++)
+		if (strcmp(ep->columns[i].name, name) == 0)
+			return &ep->columns[i];
+	return NULL;
+}

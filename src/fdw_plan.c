@@ -1,0 +1,524 @@
+/*-------------------------------------------------------------------------
+ *
+ * fdw_plan.c
+ *		  Planning scans of partner_svc foreign tables: which conditions
+ *		  the service applies, whether LIMIT reaches the service, and the
+ *		  parameterized paths that let a join feed a required path
+ *		  parameter.
+ *
+ * What can be pushed down is read from the endpoint catalogue:
+ *	- "col = value" and "col = ANY(array)" on a path-parameter column
+ *	  (movie, job_id) become the path; with an array, one request stream
+ *	  per distinct value (fan-out).  A required path parameter that the
+ *	  query does not give is an error naming the column, unless a join
+ *	  clause can give it, in which case only parameterized paths are
+ *	  offered and the value comes from the outer side of a nested loop.
+ *	- "col = value" on a column with a filter parameter becomes that query
+ *	  parameter (status, genre, section, persona, answerability).
+ *	- "col = value" on the detail column (id of orders and user_jobs)
+ *	  turns the scan into a single-object read.
+ * "value" is any expression without this table's columns and without
+ * volatile functions; it is evaluated once per (re)scan.  Pushed-down
+ * conditions are not checked again locally: the service applies them and
+ * the scan echoes the value into columns the items lack.  Everything else
+ * stays a local filter, so results are always correct.
+ *
+ * LIMIT is pushed only when nothing is left to filter locally and the
+ * table is the whole query (no join, grouping, sorting, DISTINCT, window
+ * or set operation): then the scan asks for no more rows than LIMIT +
+ * OFFSET and stops there.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/fdw_plan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/table.h"
+#include "catalog/pg_am.h"
+#include "commands/defrem.h"
+#include "utils/fmgroids.h"
+#include "commands/defrem.h"
+#include "foreign/fdwapi.h"
+#include "foreign/foreign.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planmain.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/typcache.h"
+
+#include "partner_svc.h"
+
+/* A condition the service can apply. */
+typedef struct PushedQual
+{
+	RestrictInfo *rinfo;
+	const PsvcColumnDef *col;
+	Expr	   *value;			/* the side without our columns */
+	bool		is_array;		/* col = ANY(value) */
+} PushedQual;
+
+/* Planner state of one foreign table, kept in baserel->fdw_private. */
+typedef struct PsvcRelInfo
+{
+	const PsvcEndpoint *ep;
+	PsvcServer *server;
+	List	   *pushed;			/* PushedQual *, from baserestrictinfo */
+	bool		detail;			/* a pushed qual on the detail column */
+	const PsvcColumnDef *missing;	/* required path column not given */
+} PsvcRelInfo;
+
+/* Estimates, in the planner's cost units, of one HTTP request and a row. */
+#define REQUEST_COST 1000.0
+#define ROW_COST 0.05
+#define DEFAULT_ROWS 1000.0
+
+const PsvcEndpoint *
+psvc_fdw_endpoint(Oid relid, PsvcServer **server)
+{
+	ForeignTable *ft = GetForeignTable(relid);
+	char	   *resource = psvc_options_resource(relid);
+	const PsvcEndpoint *ep = psvc_endpoint_find(resource);
+	PsvcServer *srv = psvc_options_server(ft->serverid);
+
+	if (ep == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("foreign table \"%s\" names unknown resource \"%s\"",
+						get_rel_name(relid), resource)));
+	if (strcmp(ep->service, srv->service) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("resource \"%s\" of foreign table \"%s\" does not belong to server \"%s\"",
+						resource, get_rel_name(relid), srv->servername),
+				 errdetail("Resource \"%s\" is served by service \"%s\"; the server's service is \"%s\".",
+						   resource, ep->service, srv->service)));
+	if (server)
+		*server = srv;
+	return ep;
+}
+
+const PsvcColumnDef *
+psvc_fdw_column_def(const PsvcEndpoint *ep, Oid relid, Form_pg_attribute att)
+{
+	List	   *opts = GetForeignColumnOptions(relid, att->attnum);
+	ListCell   *lc;
+	const PsvcColumnDef *def;
+
+	foreach(lc, opts)
+	{
+		DefElem    *d = lfirst_node(DefElem, lc);
+
+		if (strcmp(d->defname, "field") == 0)
+		{
+			PsvcColumnDef *c = palloc0(sizeof(PsvcColumnDef));
+
+			c->name = pstrdup(NameStr(att->attname));
+			c->kind = PSVC_COL_FIELD;
+			c->field = pstrdup(defGetString(d));
+			return c;
+		}
+	}
+	def = psvc_endpoint_column(ep, NameStr(att->attname));
+	if (def == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_COLUMN_NAME_NOT_FOUND),
+				 errmsg("column \"%s\" of foreign table \"%s\" matches no field of resource \"%s\"",
+						NameStr(att->attname), get_rel_name(relid), ep->resource),
+				 errhint("Name the JSON member with the column option \"field\", or use the column \"raw\".")));
+	return def;
+}
+
+/*
+ * Recognises "col = expr", "expr = col" and "col = ANY(expr)" where col is
+ * a column of this relation and expr does not use it, with the equality
+ * operator of the column's type.  Returns the attnum, or 0.
+ */
+static AttrNumber
+match_equality(Expr *clause, Index relid, Expr **value, bool *is_array)
+{
+	Node	   *left,
+			   *right;
+	Oid			opno;
+	Var		   *var;
+	Node	   *other;
+
+	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+	{
+		OpExpr	   *op = (OpExpr *) clause;
+
+		left = linitial(op->args);
+		right = lsecond(op->args);
+		opno = op->opno;
+		*is_array = false;
+	}
+	else if (IsA(clause, ScalarArrayOpExpr) && ((ScalarArrayOpExpr *) clause)->useOr)
+	{
+		ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) clause;
+
+		left = linitial(op->args);
+		right = lsecond(op->args);
+		opno = op->opno;
+		*is_array = true;
+	}
+	else
+		return 0;
+
+	if (IsA(left, RelabelType))
+		left = (Node *) ((RelabelType *) left)->arg;
+	if (!*is_array && IsA(right, RelabelType) && IsA(((RelabelType *) right)->arg, Var))
+		right = (Node *) ((RelabelType *) right)->arg;
+
+	if (IsA(left, Var) && ((Var *) left)->varno == relid && ((Var *) left)->varlevelsup == 0)
+	{
+		var = (Var *) left;
+		other = right;
+	}
+	else if (!*is_array && IsA(right, Var) && ((Var *) right)->varno == relid &&
+			 ((Var *) right)->varlevelsup == 0)
+	{
+		var = (Var *) right;
+		other = left;
+	}
+	else
+		return 0;
+
+	/*
+	 * Equality, also across types (bigint = integer): an operator estimated
+	 * as equality that the column's btree family knows.  The value is sent
+	 * as text, so its own type does not matter.
+	 */
+	if (var->varattno <= 0 ||
+		bms_is_member(relid, pull_varnos(NULL, other)) ||
+		contain_volatile_functions(other) ||
+		get_oprrest(opno) != F_EQSEL ||
+		!op_in_opfamily(opno, get_opclass_family(GetDefaultOpClass(var->vartype, BTREE_AM_OID))))
+		return 0;
+	*value = (Expr *) other;
+	return var->varattno;
+}
+
+/*
+ * The pushable form of a clause for this table, or NULL.  Path columns
+ * take a value or an array; filter and detail columns a single value.
+ */
+static PushedQual *
+classify(PlannerInfo *root, RelOptInfo *baserel, Oid relid,
+		 const PsvcEndpoint *ep, RestrictInfo *rinfo)
+{
+	Expr	   *value;
+	bool		is_array;
+	AttrNumber	attno = match_equality(rinfo->clause, baserel->relid, &value, &is_array);
+	Relation	rel;
+	const PsvcColumnDef *col;
+	PushedQual *pq;
+
+	if (attno == 0)
+		return NULL;
+	rel = table_open(relid, NoLock);
+	col = psvc_fdw_column_def(ep, relid, TupleDescAttr(RelationGetDescr(rel), attno - 1));
+	table_close(rel, NoLock);
+
+	if (col->kind == PSVC_COL_PATH)
+		;
+	else if (col->kind == PSVC_COL_FIELD && !is_array &&
+			 (col->param != NULL ||
+			  (ep->detail_column && strcmp(col->name, ep->detail_column) == 0)))
+		;
+	else
+		return NULL;
+
+	pq = palloc0(sizeof(PushedQual));
+	pq->rinfo = rinfo;
+	pq->col = col;
+	pq->value = value;
+	pq->is_array = is_array;
+	return pq;
+}
+
+static bool
+pushed_has_column(List *pushed, const PsvcColumnDef *col)
+{
+	ListCell   *lc;
+
+	foreach(lc, pushed)
+		if (strcmp(((PushedQual *) lfirst(lc))->col->name, col->name) == 0)
+			return true;
+	return false;
+}
+
+void
+psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+{
+	PsvcRelInfo *info = palloc0(sizeof(PsvcRelInfo));
+	ListCell   *lc;
+	List	   *local = NIL;
+	double		rows;
+
+	info->ep = psvc_fdw_endpoint(foreigntableid, &info->server);
+
+	foreach(lc, baserel->baserestrictinfo)
+	{
+		PushedQual *pq = classify(root, baserel, foreigntableid, info->ep,
+								  lfirst_node(RestrictInfo, lc));
+
+		/* one condition per column reaches the service; the rest filter */
+		if (pq == NULL || pushed_has_column(info->pushed, pq->col))
+			continue;
+		info->pushed = lappend(info->pushed, pq);
+		if (info->ep->detail_column && strcmp(pq->col->name, info->ep->detail_column) == 0)
+			info->detail = true;
+	}
+	for (int i = 0; i < info->ep->ncolumns; i++)
+	{
+		const PsvcColumnDef *c = &info->ep->columns[i];
+
+		if (c->kind == PSVC_COL_PATH && c->required && !pushed_has_column(info->pushed, c))
+			info->missing = c;
+	}
+
+	/* the service's own filtering is assumed to keep a quarter */
+	rows = info->detail ? 1 : DEFAULT_ROWS;
+	if (!info->detail && info->pushed != NIL)
+		rows = DEFAULT_ROWS / 4;
+	foreach(lc, baserel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		ListCell   *lc2;
+		bool		is_pushed = false;
+
+		foreach(lc2, info->pushed)
+			if (((PushedQual *) lfirst(lc2))->rinfo == rinfo)
+				is_pushed = true;
+		if (!is_pushed)
+			local = lappend(local, rinfo);
+	}
+	baserel->rows = clamp_row_est(rows * clauselist_selectivity(root, local, baserel->relid,
+																JOIN_INNER, NULL));
+	baserel->fdw_private = info;
+}
+
+static Cost
+scan_cost(double rows)
+{
+	double		pages = ceil(rows / Max(psvc_guc_page_size, 1));
+
+	return REQUEST_COST * Max(pages, 1) + ROW_COST * rows;
+}
+
+/* Is an equivalence-class member our column attno? */
+static bool
+ec_member_is_column(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec,
+					EquivalenceMember *em, void *arg)
+{
+	Expr	   *e = em->em_expr;
+
+	if (IsA(e, RelabelType))
+		e = ((RelabelType *) e)->arg;
+	return IsA(e, Var) && ((Var *) e)->varno == rel->relid &&
+		((Var *) e)->varlevelsup == 0 &&
+		((Var *) e)->varattno == *(AttrNumber *) arg;
+}
+
+/*
+ * Join clauses that can give the missing required path column: "col =
+ * expr" where expr uses other relations only, whether the planner keeps it
+ * as a join clause or, for a plain equijoin, in an equivalence class.
+ */
+static List *
+join_sources(PlannerInfo *root, RelOptInfo *baserel, Oid relid, PsvcRelInfo *info)
+{
+	List	   *out = NIL;
+	List	   *candidates = list_copy(baserel->joininfo);
+	AttrNumber	attno = get_attnum(relid, info->missing->name);
+	ListCell   *lc;
+
+	if (attno != InvalidAttrNumber)
+		candidates = list_concat(candidates,
+								 generate_implied_equalities_for_column(root, baserel,
+																		ec_member_is_column,
+																		&attno,
+																		baserel->lateral_referencers));
+	foreach(lc, candidates)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		PushedQual *pq = classify(root, baserel, relid, info->ep, rinfo);
+
+		if (pq && !pq->is_array && strcmp(pq->col->name, info->missing->name) == 0)
+			out = lappend(out, pq);
+	}
+	return out;
+}
+
+void
+psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+{
+	PsvcRelInfo *info = baserel->fdw_private;
+	List	   *sources;
+	ListCell   *lc;
+
+	if (info->missing == NULL)
+	{
+		add_path(baserel, (Path *)
+				 create_foreignscan_path(root, baserel, NULL, baserel->rows,
+										 REQUEST_COST, scan_cost(baserel->rows),
+										 NIL, NULL, NULL, NIL));
+		return;
+	}
+
+	sources = join_sources(root, baserel, foreigntableid, info);
+	if (sources == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("a condition on column \"%s\" of foreign table \"%s\" is required",
+						info->missing->name, get_rel_name(foreigntableid)),
+				 errdetail("Resource \"%s\" is read from %s, which needs a value for {%s}.",
+						   info->ep->resource, info->ep->route, info->missing->param),
+				 errhint("Add WHERE %s = ... or %s = ANY(...), or join on %s.",
+						 info->missing->name, info->missing->name, info->missing->name)));
+
+	foreach(lc, sources)
+	{
+		PushedQual *pq = lfirst(lc);
+		Relids		outer = pull_varnos(root, (Node *) pq->value);
+		ParamPathInfo *ppi = get_baserel_parampathinfo(root, baserel, outer);
+		double		rows = DEFAULT_ROWS / 20;
+
+		add_path(baserel, (Path *)
+				 create_foreignscan_path(root, baserel, NULL, rows,
+										 REQUEST_COST, scan_cost(rows),
+										 NIL, ppi->ppi_req_outer, NULL, NIL));
+	}
+}
+
+/* May the scan stop after LIMIT + OFFSET rows?  Returns them, or -1. */
+static int
+pushable_limit(PlannerInfo *root, RelOptInfo *baserel, List *local_exprs)
+{
+	Query	   *parse = root->parse;
+	Const	   *count = (Const *) parse->limitCount;
+	Const	   *offset = (Const *) parse->limitOffset;
+	int64		n;
+
+	if (local_exprs != NIL || count == NULL || !IsA(count, Const) || count->constisnull ||
+		(offset && (!IsA(offset, Const) || offset->constisnull)) ||
+		parse->limitOption != LIMIT_OPTION_COUNT ||
+		bms_membership(root->all_baserels) != BMS_SINGLETON ||
+		parse->hasAggs || parse->groupClause || parse->groupingSets ||
+		parse->havingQual || parse->hasWindowFuncs || parse->distinctClause ||
+		parse->sortClause || parse->setOperations || parse->hasTargetSRFs ||
+		parse->rowMarks || parse->commandType != CMD_SELECT)
+		return -1;
+	n = DatumGetInt64(count->constvalue);
+	if (offset)
+		n += DatumGetInt64(offset->constvalue);
+	if (n < 0 || n > PG_INT32_MAX)
+		return -1;
+	return (int) n;
+}
+
+ForeignScan *
+psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
+				  ForeignPath *best_path, List *tlist, List *scan_clauses,
+				  Plan *outer_plan)
+{
+	PsvcRelInfo *info = baserel->fdw_private;
+	List	   *pushed = list_copy(info->pushed);
+	List	   *local = NIL;
+	List	   *local_exprs;
+	List	   *fdw_exprs = NIL;
+	List	   *pushed_priv = NIL;
+	List	   *attrs = NIL;
+	Bitmapset  *used = NULL;
+	ListCell   *lc;
+	int			limit;
+
+	/*
+	 * Conditions already chosen from the restriction list go to the service;
+	 * so does, on a parameterized path, the join clause that gives the
+	 * missing path column (its other side becomes a nestloop parameter).
+	 * The rest stays local.
+	 */
+	foreach(lc, scan_clauses)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		bool		is_pushed = false;
+		ListCell   *lc2;
+
+		foreach(lc2, info->pushed)
+			if (((PushedQual *) lfirst(lc2))->rinfo == rinfo)
+				is_pushed = true;
+		if (!is_pushed && info->missing && best_path->path.param_info &&
+			!list_member_ptr(baserel->baserestrictinfo, rinfo))
+		{
+			PushedQual *pq = classify(root, baserel, foreigntableid, info->ep, rinfo);
+
+			if (pq && !pq->is_array && strcmp(pq->col->name, info->missing->name) == 0 &&
+				!pushed_has_column(pushed, pq->col))
+			{
+				pushed = lappend(pushed, pq);
+				is_pushed = true;
+			}
+		}
+		if (!is_pushed)
+			local = lappend(local, rinfo);
+	}
+	local_exprs = extract_actual_clauses(local, false);
+
+	foreach(lc, pushed)
+	{
+		PushedQual *pq = lfirst(lc);
+
+		fdw_exprs = lappend(fdw_exprs, pq->value);
+		pushed_priv = lappend(pushed_priv,
+							  list_make3(makeString(pstrdup(pq->col->name)),
+										 makeInteger(list_length(fdw_exprs) - 1),
+										 makeInteger(pq->is_array ? 1 : 0)));
+	}
+
+	/*
+	 * The columns the executor needs: the relation's target and the local
+	 * filters.  Not tlist: it is NULL when a projection is put on top.
+	 */
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &used);
+	pull_varattnos((Node *) local_exprs, baserel->relid, &used);
+	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used))
+	{
+		for (int i = 1; i <= baserel->max_attr; i++)
+			attrs = lappend_int(attrs, i);
+	}
+	else
+	{
+		int			x = -1;
+
+		while ((x = bms_next_member(used, x)) >= 0)
+		{
+			AttrNumber	attno = x + FirstLowInvalidHeapAttributeNumber;
+
+			if (attno > 0)
+				attrs = lappend_int(attrs, attno);
+		}
+	}
+
+	limit = info->detail ? -1 : pushable_limit(root, baserel, local_exprs);
+
+	return make_foreignscan(tlist, local_exprs, baserel->relid, fdw_exprs,
+							list_make5(makeString(pstrdup(info->ep->resource)),
+									   makeInteger(info->detail ? 1 : 0),
+									   makeInteger(limit),
+									   pushed_priv,
+									   attrs),
+							NIL, NIL, outer_plan);
+}

@@ -1,0 +1,728 @@
+/*-------------------------------------------------------------------------
+ *
+ * fdw_scan.c
+ *		  Executing scans of partner_svc foreign tables: one generic engine
+ *		  that walks any endpoint of the catalogue, page by page, as the
+ *		  executor asks for rows.
+ *
+ * A scan is a list of streams, one per value of the fanned-out path
+ * parameter (movie = ANY(...)), or one.  Each stream walks its cursor
+ * pages; the end is where next_cursor is null, never inferred from a
+ * count.  Up to partner_svc.fanout streams fetch their first page at once,
+ * and while the executor consumes a page the stream's next page is already
+ * in flight (partner_svc.prefetch), so a scan costs about max(fetch,
+ * consume) rather than their sum.
+ *
+ * Memory: the scan's state lives in the per-scan context; each transfer
+ * in a context of its own, deleted once its page is decoded (deleting it
+ * also releases its curl handle, see http.c); decoded items and the row
+ * values built from them in the per-page context, reset before the next
+ * page is decoded.  So a scan of any length holds at most a page in
+ * decoding plus the transfers in flight.
+ *
+ * A 404 with the code content_not_available on a stream's first page
+ * means the movie has no such content: the stream gives no rows (the
+ * document's way to say "nothing here").  Any other failure is an ERROR
+ * raised by http.c, with this scan's table and page in its context.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/fdw_scan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "foreign/foreign.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "portability/instr_time.h"
+#include "utils/array.h"
+#include "utils/datum.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "partner_svc.h"
+
+/* A column the query needs and how to fill it. */
+typedef struct ScanColumn
+{
+	AttrNumber	attno;
+	const PsvcColumnDef *def;
+	int			field;			/* index in fields[], or -1 */
+	int			echo;			/* index in pushed[] to echo, or -1 */
+	FmgrInfo	in;
+	Oid			ioparam;
+	int32		typmod;
+	Datum		echo_datum;		/* the echoed value, as the column's type */
+	int			echo_for;		/* the stream value it was made for, or -1 */
+} ScanColumn;
+
+/* A pushed-down equality and its value(s) for the current (re)scan. */
+typedef struct PushedValue
+{
+	const PsvcColumnDef *def;
+	ExprState  *expr;
+	bool		is_array;
+	Oid			type;			/* of the value, or of an array's elements */
+	int			nvalues;
+	Datum	   *values;			/* in the scan context */
+	char	  **texts;			/* as sent */
+} PushedValue;
+
+typedef struct Stream
+{
+	int			value;			/* index into the fanned-out values */
+	PsvcTransfer *xfer;			/* the page in flight, or NULL */
+	MemoryContext xfer_cxt;
+	char	   *cursor;			/* for the next page; NULL on the first */
+	bool		done;			/* no more pages to ask for */
+	int			pages;
+} Stream;
+
+typedef struct PsvcScanState
+{
+	Relation	rel;
+	const PsvcEndpoint *ep;
+	PsvcServer *server;
+	bool		detail;
+	int			limit;			/* rows the query needs, -1 = all */
+	int			ncols;
+	ScanColumn *cols;
+	int			nfields;
+	const char **fields;
+	int			npushed;
+	PushedValue *pushed;
+	int			fan;			/* index in pushed[] of the array, or -1 */
+	MemoryContext scan_cxt;
+	MemoryContext page_cxt;
+
+	bool		started;
+	bool		empty;			/* a NULL key: no rows at all */
+	int			nstreams;
+	Stream	   *streams;
+	int			cur;
+	int			next_start;
+	PsvcPage   *page;
+	int			item;
+	int64		rows_returned;
+	int64		rows_fetched;
+	int			since_poll;
+
+	/* for EXPLAIN ANALYZE */
+	int64		n_pages;
+	int64		n_requests;
+	int64		n_retries;
+	int64		n_bytes;
+	double		wait_ms;
+} PsvcScanState;
+
+/* error context: which table and page an error belongs to */
+typedef struct ScanErrorArg
+{
+	PsvcScanState *st;
+	const char *column;
+} ScanErrorArg;
+
+static void
+scan_error_callback(void *arg)
+{
+	ScanErrorArg *a = arg;
+
+	if (a->column)
+		errcontext("column \"%s\" of foreign table \"%s\"",
+				   a->column, RelationGetRelationName(a->st->rel));
+	else
+		errcontext("scan of foreign table \"%s\" (resource %s)",
+				   RelationGetRelationName(a->st->rel), a->st->ep->resource);
+}
+
+/* The one {name} of a detail route. */
+static char *
+route_param(const char *route)
+{
+	const char *open = strchr(route, '{');
+	const char *close = open ? strchr(open, '}') : NULL;
+
+	if (close == NULL)
+		elog(ERROR, "route \"%s\" has no parameter", route);
+	return pnstrdup(open + 1, close - open - 1);
+}
+
+/*
+ * The request for a stream's next page.  Allocates in CurrentMemoryContext.
+ * value_texts gives each pushed value's text for this stream.
+ */
+static PsvcHttpRequest *
+build_request(PsvcScanState *st, Stream *s)
+{
+	PsvcHttpRequest *req = palloc0(sizeof(PsvcHttpRequest));
+
+	req->server = st->server;
+	req->method = "GET";
+	req->route = st->detail ? st->ep->detail_route : st->ep->route;
+
+	for (int i = 0; i < st->npushed; i++)
+	{
+		PushedValue *pv = &st->pushed[i];
+		PsvcKV	   *kv = palloc(sizeof(PsvcKV));
+		bool		is_detail = st->ep->detail_column &&
+			strcmp(pv->def->name, st->ep->detail_column) == 0;
+
+		kv->value = pv->texts[i == st->fan ? s->value : 0];
+		if (pv->def->kind == PSVC_COL_PATH)
+		{
+			kv->name = pv->def->param;
+			req->path_params = lappend(req->path_params, kv);
+		}
+		else if (is_detail)
+		{
+			if (!st->detail)
+				continue;
+			kv->name = route_param(st->ep->detail_route);
+			req->path_params = lappend(req->path_params, kv);
+		}
+		else if (!st->detail)
+		{
+			kv->name = pv->def->param;
+			req->query = lappend(req->query, kv);
+		}
+	}
+	if (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR)
+	{
+		PsvcKV	   *kv = palloc(sizeof(PsvcKV));
+		int64		want = psvc_guc_page_size;
+
+		if (st->limit >= 0 && st->limit - st->rows_fetched < want)
+			want = Max(st->limit - st->rows_fetched, 1);
+		kv->name = "limit";
+		kv->value = psprintf(INT64_FORMAT, want);
+		req->query = lappend(req->query, kv);
+		if (s->cursor)
+		{
+			kv = palloc(sizeof(PsvcKV));
+			kv->name = "cursor";
+			kv->value = s->cursor;
+			req->query = lappend(req->query, kv);
+		}
+	}
+	/* a missing object or content is a normal, empty answer (see above) */
+	req->return_errors = true;
+	return req;
+}
+
+static void
+start_page(PsvcScanState *st, Stream *s)
+{
+	MemoryContext old;
+
+	s->xfer_cxt = AllocSetContextCreate(st->scan_cxt, "partner_svc transfer",
+										ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(s->xfer_cxt);
+	s->xfer = psvc_http_start(build_request(st, s), s->xfer_cxt);
+	MemoryContextSwitchTo(old);
+	st->n_requests++;
+}
+
+static void
+drop_transfer(Stream *s)
+{
+	if (s->xfer)
+	{
+		psvc_http_cancel(s->xfer);
+		s->xfer = NULL;
+	}
+	if (s->xfer_cxt)
+	{
+		MemoryContextDelete(s->xfer_cxt);
+		s->xfer_cxt = NULL;
+	}
+}
+
+/* Starts the first pages of streams until fanout are in flight. */
+static void
+start_streams(PsvcScanState *st)
+{
+	while (st->next_start < st->nstreams &&
+		   st->next_start < st->cur + Max(psvc_guc_fanout, 1))
+		start_page(st, &st->streams[st->next_start++]);
+}
+
+/* Is this error response a documented "nothing here"? */
+static bool
+is_empty_answer(PsvcScanState *st, Stream *s, PsvcHttpResponse *resp)
+{
+	if (resp->status != 404 || s->pages > 0)
+		return false;
+	if (st->detail)
+		return true;
+	return resp->body && strstr(resp->body, "\"content_not_available\"") != NULL;
+}
+
+/*
+ * Evaluates the pushed values for this (re)scan and lays out the streams.
+ * Allocates in the scan context.
+ */
+static void
+start_scan(ForeignScanState *node, PsvcScanState *st)
+{
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	MemoryContext old = MemoryContextSwitchTo(st->scan_cxt);
+	int			nstreams = 1;
+
+	st->empty = false;
+	for (int i = 0; i < st->ncols; i++)
+		st->cols[i].echo_for = -1;
+	for (int i = 0; i < st->npushed; i++)
+	{
+		PushedValue *pv = &st->pushed[i];
+		bool		isnull;
+		Datum		d = ExecEvalExpr(pv->expr, econtext, &isnull);
+		Oid			out;
+		bool		varlena;
+
+		getTypeOutputInfo(pv->type, &out, &varlena);
+		pv->nvalues = 0;
+		if (isnull)
+		{
+			st->empty = true;
+			continue;
+		}
+		if (pv->is_array)
+		{
+			ArrayType  *arr = DatumGetArrayTypeP(d);
+			int16		typlen;
+			bool		typbyval;
+			char		typalign;
+			Datum	   *elems;
+			bool	   *nulls;
+			int			n;
+
+			get_typlenbyvalalign(pv->type, &typlen, &typbyval, &typalign);
+			deconstruct_array(arr, pv->type, typlen, typbyval, typalign, &elems, &nulls, &n);
+			pv->values = palloc(sizeof(Datum) * Max(n, 1));
+			pv->texts = palloc(sizeof(char *) * Max(n, 1));
+			for (int j = 0; j < n; j++)
+			{
+				char	   *t;
+				bool		dup = false;
+
+				if (nulls[j])
+					continue;
+				t = OidOutputFunctionCall(out, elems[j]);
+				for (int k = 0; k < pv->nvalues; k++)
+					if (strcmp(pv->texts[k], t) == 0)
+						dup = true;
+				if (dup)
+					continue;
+				pv->values[pv->nvalues] = datumCopy(elems[j], typbyval, typlen);
+				pv->texts[pv->nvalues++] = t;
+			}
+			if (pv->nvalues == 0)
+				st->empty = true;
+			nstreams = Max(pv->nvalues, 1);
+		}
+		else
+		{
+			int16		typlen;
+			bool		typbyval;
+
+			get_typlenbyval(pv->type, &typlen, &typbyval);
+			pv->values = palloc(sizeof(Datum));
+			pv->texts = palloc(sizeof(char *));
+			pv->values[0] = datumCopy(d, typbyval, typlen);
+			pv->texts[0] = OidOutputFunctionCall(out, d);
+			pv->nvalues = 1;
+		}
+	}
+
+	st->nstreams = st->empty ? 0 : nstreams;
+	st->streams = palloc0(sizeof(Stream) * Max(st->nstreams, 1));
+	for (int i = 0; i < st->nstreams; i++)
+		st->streams[i].value = i;
+	st->cur = 0;
+	st->next_start = 0;
+	st->page = NULL;
+	st->item = 0;
+	st->rows_returned = 0;
+	st->rows_fetched = 0;
+	MemoryContextSwitchTo(old);
+	start_streams(st);
+	st->started = true;
+}
+
+/*
+ * Makes the next page current.  Returns false at the end of the scan.
+ */
+static bool
+advance(PsvcScanState *st)
+{
+	while (st->cur < st->nstreams)
+	{
+		Stream	   *s = &st->streams[st->cur];
+		PsvcHttpResponse *resp;
+		instr_time	t0,
+					t1;
+		MemoryContext old;
+		ErrorContextCallback errcb;
+		ScanErrorArg arg = {st, NULL};
+
+		if (s->xfer == NULL)
+		{
+			if (s->done)
+			{
+				st->cur++;
+				start_streams(st);
+				continue;
+			}
+			start_page(st, s);
+		}
+
+		errcb.callback = scan_error_callback;
+		errcb.arg = &arg;
+		errcb.previous = error_context_stack;
+		error_context_stack = &errcb;
+
+		INSTR_TIME_SET_CURRENT(t0);
+		resp = psvc_http_finish(s->xfer);
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		st->wait_ms += INSTR_TIME_GET_MILLISEC(t1);
+		st->n_retries += resp->retries;
+		st->n_requests += resp->retries;
+		st->n_bytes += resp->bytes;
+		s->xfer = NULL;
+
+		if (resp->status < 200 || resp->status > 299)
+		{
+			if (!is_empty_answer(st, s, resp))
+				psvc_http_raise(build_request(st, s), resp);
+			error_context_stack = errcb.previous;
+			MemoryContextDelete(s->xfer_cxt);
+			s->xfer_cxt = NULL;
+			s->done = true;
+			continue;
+		}
+
+		MemoryContextReset(st->page_cxt);
+		st->page = NULL;
+		old = MemoryContextSwitchTo(st->page_cxt);
+		st->page = psvc_json_decode_page(resp->body, resp->body_len,
+										 st->detail ? st->ep->detail_items_key : st->ep->items_key,
+										 st->detail, st->nfields, st->fields,
+										 psprintf("GET %s", st->detail ? st->ep->detail_route : st->ep->route));
+		MemoryContextSwitchTo(old);
+		error_context_stack = errcb.previous;
+		MemoryContextDelete(s->xfer_cxt);
+		s->xfer_cxt = NULL;
+
+		st->item = 0;
+		st->n_pages++;
+		s->pages++;
+		st->rows_fetched += st->page->nitems;
+
+		if (s->cursor)
+			pfree(s->cursor);
+		s->cursor = NULL;
+		if (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR && st->page->next_cursor)
+		{
+			s->cursor = MemoryContextStrdup(st->scan_cxt, st->page->next_cursor);
+			if (st->limit >= 0 && st->rows_fetched >= st->limit)
+				s->done = true;
+			else if (psvc_guc_prefetch)
+				start_page(st, s);
+		}
+		else
+		{
+			if (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR && st->page->has_more)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_ERROR),
+						 errmsg("GET %s answered has_more without a next_cursor", st->ep->route),
+						 errdetail("The listing cannot continue without a cursor.")));
+			s->done = true;
+		}
+		return true;
+	}
+	return false;
+}
+
+static void
+fill_slot(PsvcScanState *st, TupleTableSlot *slot, PsvcItem *it)
+{
+	Stream	   *s = &st->streams[st->cur];
+	ErrorContextCallback errcb;
+	ScanErrorArg arg = {st, NULL};
+
+	errcb.callback = scan_error_callback;
+	errcb.arg = &arg;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	for (int i = 0; i < st->ncols; i++)
+	{
+		ScanColumn *c = &st->cols[i];
+		int			a = c->attno - 1;
+		char	   *text = NULL;
+
+		arg.column = c->def->name;
+		if (c->def->kind == PSVC_COL_RAW)
+			text = pnstrdup(it->json, it->json_len);
+		else if (c->field >= 0)
+			text = it->values[c->field];
+
+		if (text == NULL && c->echo >= 0)
+		{
+			PushedValue *pv = &st->pushed[c->echo];
+			int			v = c->echo == st->fan ? s->value : 0;
+
+			/* the value as the column's type, made once per stream */
+			if (c->echo_for != v)
+			{
+				MemoryContext old = MemoryContextSwitchTo(st->scan_cxt);
+
+				c->echo_datum = InputFunctionCall(&c->in, pv->texts[v], c->ioparam, c->typmod);
+				c->echo_for = v;
+				MemoryContextSwitchTo(old);
+			}
+			slot->tts_values[a] = c->echo_datum;
+			slot->tts_isnull[a] = false;
+			continue;
+		}
+		if (text == NULL)
+			continue;
+		slot->tts_values[a] = InputFunctionCall(&c->in, text, c->ioparam, c->typmod);
+		slot->tts_isnull[a] = false;
+	}
+	error_context_stack = errcb.previous;
+	ExecStoreVirtualTuple(slot);
+}
+
+void
+psvc_fdw_begin(ForeignScanState *node, int eflags)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	PsvcScanState *st = palloc0(sizeof(PsvcScanState));
+	List	   *priv = plan->fdw_private;
+	List	   *pushed = list_nth(priv, PSVC_PRIV_PUSHED);
+	List	   *attrs = list_nth(priv, PSVC_PRIV_ATTRS);
+	TupleDesc	desc;
+	ListCell   *lc;
+	int			i;
+
+	st->rel = node->ss.ss_currentRelation;
+	desc = RelationGetDescr(st->rel);
+	st->ep = psvc_fdw_endpoint(RelationGetRelid(st->rel), &st->server);
+	st->detail = intVal(list_nth(priv, PSVC_PRIV_DETAIL)) != 0;
+	st->limit = intVal(list_nth(priv, PSVC_PRIV_LIMIT));
+	st->fan = -1;
+
+	st->npushed = list_length(pushed);
+	st->pushed = palloc0(sizeof(PushedValue) * Max(st->npushed, 1));
+	i = 0;
+	foreach(lc, pushed)
+	{
+		List	   *p = lfirst(lc);
+		PushedValue *pv = &st->pushed[i];
+		Expr	   *expr = list_nth(plan->fdw_exprs, intVal(lsecond(p)));
+		const char *colname = strVal(linitial(p));
+
+		for (int a = 0; a < desc->natts; a++)
+			if (strcmp(NameStr(TupleDescAttr(desc, a)->attname), colname) == 0)
+				pv->def = psvc_fdw_column_def(st->ep, RelationGetRelid(st->rel),
+											  TupleDescAttr(desc, a));
+		if (pv->def == NULL)
+			elog(ERROR, "pushed column \"%s\" not found", colname);
+		pv->is_array = intVal(lthird(p)) != 0;
+		pv->type = exprType((Node *) expr);
+		if (pv->is_array)
+		{
+			pv->type = get_element_type(pv->type);
+			if (st->fan < 0)
+				st->fan = i;
+		}
+		pv->expr = ExecInitExpr(expr, (PlanState *) node);
+		i++;
+	}
+
+	st->ncols = list_length(attrs);
+	st->cols = palloc0(sizeof(ScanColumn) * Max(st->ncols, 1));
+	st->fields = palloc0(sizeof(char *) * Max(st->ncols, 1));
+	i = 0;
+	foreach(lc, attrs)
+	{
+		ScanColumn *c = &st->cols[i++];
+		Form_pg_attribute att = TupleDescAttr(desc, lfirst_int(lc) - 1);
+		Oid			infunc;
+
+		c->attno = att->attnum;
+		c->def = psvc_fdw_column_def(st->ep, RelationGetRelid(st->rel), att);
+		c->field = -1;
+		c->echo = -1;
+		c->echo_for = -1;
+		if (c->def->kind == PSVC_COL_FIELD && c->def->field)
+		{
+			for (int f = 0; f < st->nfields; f++)
+				if (strcmp(st->fields[f], c->def->field) == 0)
+					c->field = f;
+			if (c->field < 0)
+			{
+				c->field = st->nfields;
+				st->fields[st->nfields++] = c->def->field;
+			}
+		}
+		for (int p = 0; p < st->npushed; p++)
+			if (strcmp(st->pushed[p].def->name, c->def->name) == 0 &&
+				(st->pushed[p].def->kind == PSVC_COL_PATH || st->pushed[p].def->param))
+				c->echo = p;
+		getTypeInputInfo(att->atttypid, &infunc, &c->ioparam);
+		fmgr_info(infunc, &c->in);
+		c->typmod = att->atttypmod;
+	}
+
+	st->scan_cxt = AllocSetContextCreate(node->ss.ps.state->es_query_cxt,
+										 "partner_svc scan", ALLOCSET_DEFAULT_SIZES);
+	st->page_cxt = AllocSetContextCreate(st->scan_cxt, "partner_svc page",
+										 ALLOCSET_DEFAULT_SIZES);
+	node->fdw_state = st;
+}
+
+TupleTableSlot *
+psvc_fdw_iterate(ForeignScanState *node)
+{
+	PsvcScanState *st = node->fdw_state;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+
+	if (!st->started)
+		start_scan(node, st);
+	if (st->limit >= 0 && st->rows_returned >= st->limit)
+		return ExecClearTuple(slot);
+
+	while (st->page == NULL || st->item >= st->page->nitems)
+	{
+		if (!advance(st))
+			return ExecClearTuple(slot);
+	}
+	/* let the prefetched page progress while rows are consumed */
+	if (++st->since_poll >= 8)
+	{
+		st->since_poll = 0;
+		psvc_http_poll();
+	}
+	fill_slot(st, slot, &st->page->items[st->item++]);
+	st->rows_returned++;
+	return slot;
+}
+
+static void
+stop_streams(PsvcScanState *st)
+{
+	for (int i = 0; i < st->nstreams; i++)
+		drop_transfer(&st->streams[i]);
+	st->nstreams = 0;
+	st->page = NULL;
+	MemoryContextReset(st->page_cxt);
+}
+
+void
+psvc_fdw_rescan(ForeignScanState *node)
+{
+	PsvcScanState *st = node->fdw_state;
+
+	stop_streams(st);
+	st->started = false;
+}
+
+void
+psvc_fdw_end(ForeignScanState *node)
+{
+	PsvcScanState *st = node->fdw_state;
+
+	if (st == NULL)
+		return;
+	stop_streams(st);
+	MemoryContextDelete(st->scan_cxt);
+	node->fdw_state = NULL;
+}
+
+/*
+ * The request(s) a scan will send, with the values the plan knows
+ * (constants) and $n-style placeholders for values known only at run time.
+ */
+void
+psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
+{
+	PsvcScanState *st = node->fdw_state;
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	List	   *pushed = list_nth(plan->fdw_private, PSVC_PRIV_PUSHED);
+	StringInfoData buf;
+	PsvcHttpRequest *req;
+	Stream		s0 = {0};
+	int			nreq = 1;
+	ListCell   *lc;
+	int			i = 0;
+
+	/* values for the description: constants as they are, others by name */
+	foreach(lc, pushed)
+	{
+		List	   *p = lfirst(lc);
+		Expr	   *expr = list_nth(plan->fdw_exprs, intVal(lsecond(p)));
+		PushedValue *pv = &st->pushed[i++];
+
+		pv->texts = palloc(sizeof(char *));
+		if (IsA(expr, Const) && !((Const *) expr)->constisnull)
+		{
+			Const	   *c = (Const *) expr;
+			Oid			out;
+			bool		varlena;
+
+			getTypeOutputInfo(c->consttype, &out, &varlena);
+			pv->texts[0] = OidOutputFunctionCall(out, c->constvalue);
+			if (pv->is_array)
+			{
+				ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
+
+				nreq = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+				pv->texts[0] = psprintf("{%s}", pv->def->param);
+			}
+		}
+		else
+			pv->texts[0] = psprintf("{%s}", pv->def->kind == PSVC_COL_PATH ? pv->def->param : pv->def->name);
+	}
+	st->fan = -1;
+	req = build_request(st, &s0);
+	/* placeholders are shown as written, not URL-encoded */
+	initStringInfo(&buf);
+	for (const char *p = psvc_http_describe(req); *p; p++)
+	{
+		if (strncmp(p, "%7B", 3) == 0 || strncmp(p, "%7D", 3) == 0)
+		{
+			appendStringInfoChar(&buf, p[2] == 'B' ? '{' : '}');
+			p += 2;
+		}
+		else
+			appendStringInfoChar(&buf, *p);
+	}
+	ExplainPropertyText("Partner Request", buf.data, es);
+	if (nreq > 1)
+		ExplainPropertyInteger("Partner Fan-out", NULL, nreq, es);
+	if (st->limit >= 0)
+		ExplainPropertyInteger("Partner Limit", NULL, st->limit, es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Partner Pages", NULL, st->n_pages, es);
+		ExplainPropertyInteger("Partner Requests", NULL, st->n_requests, es);
+		ExplainPropertyInteger("Partner Retries", NULL, st->n_retries, es);
+		ExplainPropertyInteger("Partner Bytes", NULL, st->n_bytes, es);
+		if (es->timing)
+			ExplainPropertyFloat("Partner Wait Time", "ms", st->wait_ms, 3, es);
+	}
+}

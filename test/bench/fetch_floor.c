@@ -1,0 +1,443 @@
+/*-------------------------------------------------------------------------
+ *
+ * fetch_floor.c
+ *		  Baselines for the benchmark of the FDW scan: walk one
+ *		  cursor-paginated list of the sandbox without PostgreSQL.
+ *
+ * A foreign scan of a list cannot be faster than fetching its pages, so
+ * this program measures that floor, and what a plain C client pays to
+ * parse them:
+ *
+ *   fetch-only  transfers every page and finds pagination.next_cursor with
+ *               a byte search; nothing else of the body is looked at.  The
+ *               items are not counted (printed as -1).  This is the
+ *               transfer floor.
+ *   jansson     parses every page into jansson's DOM and reads every
+ *               member of every item (string lengths, numbers, nested
+ *               values), counting the items.
+ *
+ * Both use ONE libcurl easy handle for the whole run, so the connection is
+ * kept alive across pages and walks, as the FDW's per-backend handle is.
+ * Each walk starts without a cursor and follows next_cursor until it is
+ * null, and prints one line:
+ *
+ *   <mode> <items> <pages> <elapsed ms>
+ *
+ * --repeat N walks the list N times on the same handle (the first walk
+ * includes the connection set-up).
+ *
+ * Example, against a sandbox on port 8765:
+ *
+ *   fetch_floor --url http://127.0.0.1:8765 \
+ *       --path /v1/movies/bench-100k/content/themes --limit 100 \
+ *       --mode jansson --repeat 5
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  test/bench/fetch_floor.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#define _GNU_SOURCE				/* memmem */
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+typedef enum Mode
+{
+	MODE_FETCH_ONLY,
+	MODE_JANSSON
+} Mode;
+
+/* The body of the last response; reused for every page. */
+typedef struct Buffer
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+	bool		oom;			/* set by the write callback, checked after */
+} Buffer;
+
+/* What one page gave. */
+typedef struct Page
+{
+	long		items;			/* -1: not counted */
+	char	   *next_cursor;	/* malloc'd; NULL on the last page */
+} Page;
+
+/* Keeps the compiler from dropping the reads of the jansson mode. */
+static volatile uint64_t sink;
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+			"Usage: fetch_floor [OPTION]...\n"
+			"Walks a cursor-paginated list of the sandbox with one libcurl handle.\n"
+			"\n"
+			"  --url BASE       base URL (default http://127.0.0.1:8765)\n"
+			"  --path PATH      list route (default /v1/movies/bench-100k/content/themes)\n"
+			"  --key KEY        API key, sent as a bearer token (default sandbox-key)\n"
+			"  --limit N        page size (default 100)\n"
+			"  --mode MODE      fetch-only (default) or jansson\n"
+			"  --fetch-only     same as --mode fetch-only\n"
+			"  --jansson        same as --mode jansson\n"
+			"  --repeat N       walk the list N times (default 1)\n"
+			"\n"
+			"Prints one line per walk: MODE ITEMS PAGES MS (ITEMS is -1 in fetch-only\n"
+			"mode, which does not count them).\n");
+}
+
+static void die(const char *fmt,...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* Reports a failure on standard error and exits with status 1. */
+static void
+die(const char *fmt,...)
+{
+	va_list		args;
+
+	fprintf(stderr, "fetch_floor: ");
+	va_start(args, fmt);
+	vfprintf(stderr, fmt, args);
+	va_end(args);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* libcurl write callback: appends to the Buffer; never longjmps. */
+static size_t
+on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	Buffer	   *buf = userdata;
+	size_t		n = size * nmemb;
+
+	if (buf->len + n + 1 > buf->cap)
+	{
+		size_t		cap = buf->cap ? buf->cap : 64 * 1024;
+		char	   *data;
+
+		while (cap < buf->len + n + 1)
+			cap *= 2;
+		data = realloc(buf->data, cap);
+		if (data == NULL)
+		{
+			buf->oom = true;
+			return 0;			/* makes curl fail the transfer */
+		}
+		buf->data = data;
+		buf->cap = cap;
+	}
+	memcpy(buf->data + buf->len, ptr, n);
+	buf->len += n;
+	buf->data[buf->len] = '\0';
+	return n;
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * next_cursor by a byte search: the value after "next_cursor", either null
+ * or a string.  The sandbox's cursors need no escapes; one that has them is
+ * an error here rather than a silently wrong cursor.
+ */
+static char *
+find_cursor(const Buffer *buf)
+{
+	static const char key[] = "\"next_cursor\"";
+	const char *p = memmem(buf->data, buf->len, key, sizeof(key) - 1);
+	const char *end = buf->data + buf->len;
+	const char *close;
+	char	   *cursor;
+
+	if (p == NULL)
+		die("no next_cursor in the response: %.200s", buf->data);
+	p += sizeof(key) - 1;
+	while (p < end && (*p == ' ' || *p == ':' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	if (end - p >= 4 && memcmp(p, "null", 4) == 0)
+		return NULL;
+	if (p >= end || *p != '"')
+		die("next_cursor is neither a string nor null: %.200s", p);
+	p++;
+	close = memchr(p, '"', end - p);
+	if (close == NULL || memchr(p, '\\', close - p) != NULL)
+		die("next_cursor is not a plain string: %.200s", p);
+	cursor = strndup(p, close - p);
+	if (cursor == NULL)
+		die("out of memory");
+	return cursor;
+}
+
+/* Reads one JSON value completely, as a client mapping it to columns would. */
+static void
+touch(json_t *value)
+{
+	switch (json_typeof(value))
+	{
+		case JSON_STRING:
+			sink += json_string_length(value) + (unsigned char) json_string_value(value)[0];
+			break;
+		case JSON_INTEGER:
+			sink += (uint64_t) json_integer_value(value);
+			break;
+		case JSON_REAL:
+			sink += (uint64_t) json_real_value(value);
+			break;
+		case JSON_TRUE:
+			sink += 1;
+			break;
+		case JSON_FALSE:
+		case JSON_NULL:
+			break;
+		case JSON_ARRAY:
+			{
+				size_t		i;
+				json_t	   *element;
+
+				json_array_foreach(value, i, element)
+					touch(element);
+				break;
+			}
+		case JSON_OBJECT:
+			{
+				const char *name;
+				json_t	   *member;
+
+				json_object_foreach(value, name, member)
+				{
+					sink += (unsigned char) name[0];
+					touch(member);
+				}
+				break;
+			}
+	}
+}
+
+/* Parses a page with jansson, touches every item's members, counts items. */
+static Page
+parse_jansson(const Buffer *buf)
+{
+	json_error_t error;
+	json_t	   *root = json_loadb(buf->data, buf->len, 0, &error);
+	json_t	   *data;
+	json_t	   *cursor;
+	Page		page = {0, NULL};
+	size_t		i;
+	json_t	   *item;
+
+	if (root == NULL)
+		die("invalid JSON in a response: %s", error.text);
+	data = json_object_get(root, "data");
+	if (!json_is_array(data))
+		die("the response has no \"data\" array");
+	json_array_foreach(data, i, item)
+	{
+		const char *name;
+		json_t	   *member;
+
+		if (!json_is_object(item))
+			die("an item is not an object");
+		json_object_foreach(item, name, member)
+			touch(member);
+		page.items++;
+	}
+	cursor = json_object_get(json_object_get(root, "pagination"), "next_cursor");
+	if (json_is_string(cursor))
+	{
+		page.next_cursor = strdup(json_string_value(cursor));
+		if (page.next_cursor == NULL)
+			die("out of memory");
+	}
+	else if (cursor != NULL && !json_is_null(cursor))
+		die("pagination.next_cursor is neither a string nor null");
+	json_decref(root);
+	return page;
+}
+
+/* GETs one page into buf; dies on a transport error or a non-200 status. */
+static void
+fetch(CURL *curl, Buffer *buf, const char *url)
+{
+	CURLcode	rc;
+	long		status = 0;
+
+	buf->len = 0;
+	if (buf->data)
+		buf->data[0] = '\0';
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	rc = curl_easy_perform(curl);
+	if (buf->oom)
+		die("out of memory");
+	if (rc != CURLE_OK)
+		die("request failed: %s", curl_easy_strerror(rc));
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200)
+		die("HTTP %ld from %s: %.300s", status, url, buf->data ? buf->data : "");
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *base = "http://127.0.0.1:8765";
+	const char *path = "/v1/movies/bench-100k/content/themes";
+	const char *key = "sandbox-key";
+	int			limit = 100;
+	int			repeat = 1;
+	Mode		mode = MODE_FETCH_ONLY;
+	CURL	   *curl;
+	struct curl_slist *headers;
+	char	   *auth;
+	Buffer		buf = {NULL, 0, 0, false};
+	int			i;
+
+	for (i = 1; i < argc; i++)
+	{
+		const char *opt = argv[i];
+		const char *val = (i + 1 < argc) ? argv[i + 1] : NULL;
+		bool		takes_value = true;
+
+		if (strcmp(opt, "--help") == 0)
+		{
+			usage(stdout);
+			return 0;
+		}
+		else if (strcmp(opt, "--fetch-only") == 0)
+		{
+			mode = MODE_FETCH_ONLY;
+			takes_value = false;
+		}
+		else if (strcmp(opt, "--jansson") == 0)
+		{
+			mode = MODE_JANSSON;
+			takes_value = false;
+		}
+		else if (val == NULL)
+		{
+			fprintf(stderr, "fetch_floor: option \"%s\" is unknown or lacks its value\n", opt);
+			usage(stderr);
+			return 2;
+		}
+		else if (strcmp(opt, "--url") == 0)
+			base = val;
+		else if (strcmp(opt, "--path") == 0)
+			path = val;
+		else if (strcmp(opt, "--key") == 0)
+			key = val;
+		else if (strcmp(opt, "--limit") == 0)
+			limit = atoi(val);
+		else if (strcmp(opt, "--repeat") == 0)
+			repeat = atoi(val);
+		else if (strcmp(opt, "--mode") == 0)
+		{
+			if (strcmp(val, "fetch-only") == 0)
+				mode = MODE_FETCH_ONLY;
+			else if (strcmp(val, "jansson") == 0)
+				mode = MODE_JANSSON;
+			else
+			{
+				fprintf(stderr, "fetch_floor: unknown mode \"%s\"\n", val);
+				return 2;
+			}
+		}
+		else
+		{
+			fprintf(stderr, "fetch_floor: unknown option \"%s\"\n", opt);
+			usage(stderr);
+			return 2;
+		}
+		if (takes_value)
+			i++;
+	}
+	if (limit < 1 || repeat < 1)
+	{
+		fprintf(stderr, "fetch_floor: --limit and --repeat must be positive\n");
+		return 2;
+	}
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		die("curl_global_init failed");
+	curl = curl_easy_init();
+	if (curl == NULL)
+		die("curl_easy_init failed");
+	if (asprintf(&auth, "Authorization: Bearer %s", key) < 0)
+		die("out of memory");
+	headers = curl_slist_append(NULL, auth);
+	headers = curl_slist_append(headers, "Accept: application/json");
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &buf);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
+
+	for (i = 0; i < repeat; i++)
+	{
+		long		items = 0;
+		long		pages = 0;
+		char	   *cursor = NULL;
+		double		start = now_ms();
+
+		do
+		{
+			char	   *url;
+			Page		page;
+
+			if (cursor == NULL)
+			{
+				if (asprintf(&url, "%s%s?limit=%d", base, path, limit) < 0)
+					die("out of memory");
+			}
+			else
+			{
+				char	   *escaped = curl_easy_escape(curl, cursor, 0);
+
+				if (escaped == NULL ||
+					asprintf(&url, "%s%s?limit=%d&cursor=%s",
+							 base, path, limit, escaped) < 0)
+					die("out of memory");
+				curl_free(escaped);
+				free(cursor);
+			}
+			fetch(curl, &buf, url);
+			free(url);
+			pages++;
+
+			if (mode == MODE_JANSSON)
+				page = parse_jansson(&buf);
+			else
+			{
+				page.items = -1;
+				page.next_cursor = find_cursor(&buf);
+			}
+			items = (page.items < 0 || items < 0) ? -1 : items + page.items;
+			cursor = page.next_cursor;
+		} while (cursor != NULL);
+
+		printf("%s %ld %ld %.1f\n",
+			   mode == MODE_JANSSON ? "jansson" : "fetch-only",
+			   items, pages, now_ms() - start);
+		fflush(stdout);
+	}
+
+	curl_slist_free_all(headers);
+	curl_easy_cleanup(curl);
+	curl_global_cleanup();
+	free(auth);
+	free(buf.data);
+	return 0;
+}
