@@ -4,7 +4,9 @@
 
 EXTENSION = partner_svc
 MODULE_big = partner_svc
-DATA = $(wildcard sql/partner_svc--*.sql)
+# The install script is assembled from sql/install/*.sql, one file per
+# area (wrapper, functions, rate limiter, webhooks), in name order.
+DATA_built = sql/partner_svc--0.1.sql
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -17,6 +19,11 @@ EXTRA_CLEAN = src/sandbox/partner_svc_sandbox
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+sql/partner_svc--0.1.sql: $(sort $(wildcard sql/install/*.sql))
+	( echo '/* partner_svc--0.1.sql: built by make from sql/install/*.sql; do not edit */'; \
+	  echo; printf '%s\n' '\echo Use "CREATE EXTENSION partner_svc" to load this file. \quit'; \
+	  for f in $^; do echo; echo "-- from $$f"; sed '/^\\echo Use/d; /^-- complain if script/d' $$f; done ) > $@
 
 SANDBOX = src/sandbox/partner_svc_sandbox
 SANDBOX_SRCS = $(wildcard src/sandbox/core/*.c src/sandbox/services/*.c)

@@ -119,6 +119,9 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	psvc_rl_init();
+	psvc_worker_init();
+
 	MarkGUCPrefixReserved("partner_svc");
 }
 

@@ -34,6 +34,7 @@
 
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
+#include "utils/jsonb.h"
 #include "utils/palloc.h"
 
 /*
@@ -281,6 +282,30 @@ extern void psvc_fdw_explain(ForeignScanState *node, struct ExplainState *es);
 
 /* in fdw_import.c */
 extern List *psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid);
+
+/* in functions.c: shared by the SQL functions */
+/*
+ * The server a function uses: the one named by argument argno, or the only
+ * server of service.  Checks USAGE.  Allocates in CurrentMemoryContext.
+ */
+extern PsvcServer *psvc_fn_server(const char *service,
+								  FunctionCallInfo fcinfo, int argno);
+extern PsvcKV *psvc_kv(const char *name, const char *value);
+/* jsonb from JSON text, NULL for empty text; CurrentMemoryContext. */
+extern Jsonb *psvc_fn_jsonb(const char *text, size_t len);
+extern Jsonb *psvc_fn_call(PsvcHttpRequest *req, bool null_on_404);
+
+/* in functions_orders.c, functions_content.c (movies, catalog, generation),
+ * functions_files.c, functions_scheduler.c: the SQL functions themselves
+ * (PG_FUNCTION_INFO_V1; nothing else exported) */
+
+/* in fdw_modify.c: INSERT/UPDATE/DELETE on writable foreign tables */
+
+/* in ratelimit.c: the shared-memory rate limiter and the stats views */
+extern void psvc_rl_init(void);	/* from _PG_init: GUCs, shmem hooks */
+
+/* in webhook_worker.c: the background worker receiving webhooks */
+extern void psvc_worker_init(void);	/* from _PG_init: GUCs, registration */
 
 /* in partner_svc.c */
 extern int	psvc_guc_connect_timeout;	/* milliseconds */
