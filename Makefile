@@ -21,7 +21,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 sql/partner_svc--0.1.sql: $(sort $(wildcard sql/install/*.sql))
-	( echo '/* partner_svc--0.1.sql: built by make from sql/install/*.sql; do not edit */'; \
+	( echo '-- partner_svc--0.1.sql: built by make from the files sql/install/NN_name.sql; do not edit'; \
 	  echo; printf '%s\n' '\echo Use "CREATE EXTENSION partner_svc" to load this file. \quit'; \
 	  for f in $^; do echo; echo "-- from $$f"; sed '/^\\echo Use/d; /^-- complain if script/d' $$f; done ) > $@
 

@@ -1,4 +1,4 @@
-/* 00_wrapper.sql: the foreign-data wrapper, its handler and validator */
+-- 00_wrapper.sql: the foreign-data wrapper, its handler and validator
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION partner_svc" to load this file. \quit
