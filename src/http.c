@@ -8,10 +8,11 @@
  * Connections.  Each backend has one libcurl multi handle, made on first
  * use and closed at process exit.  Every transfer of the backend runs in
  * it, so all of them share its connection cache: a connection is kept
- * alive across requests, pages and scans.  Easy handles are pooled and
- * curl_easy_reset() before reuse; a handle goes back to the pool as soon
- * as its attempt completes, so the pool only holds handles of transfers
- * in flight plus a few idle ones.
+ * alive across requests, pages and scans (a request that is not safe to
+ * repeat opens a fresh one: see start_attempt).  Easy handles are pooled
+ * and curl_easy_reset() before reuse; a handle goes back to the pool as
+ * soon as its attempt completes, so the pool only holds handles of
+ * transfers in flight plus a few idle ones.
  *
  * Progress.  Nothing runs in the background: transfers progress whenever a
  * psvc_http_* function is called ("pumping").  We use libcurl's socket
@@ -286,7 +287,8 @@ struct PsvcTransfer
 	PsvcOutcome outcome;
 	long		status;
 	CURLcode	curl_code;
-	long		attempt_ms;
+	long		attempt_ms;		/* measured; messages give the limit, which
+								 * curl overruns by a few ms */
 
 	TimestampTz retry_at;		/* XFER_BACKOFF: when to start again */
 	instr_time	started;
@@ -1432,7 +1434,7 @@ unknown_outcome(PsvcTransfer *t)
 	resp->outcome_unknown = true;
 	if (t->outcome == OUTCOME_TIMEOUT)
 		resp->failure = psprintf("%s %s timed out after %ld ms.",
-								 t->method, t->route, t->attempt_ms);
+								 t->method, t->route, t->request_timeout_ms);
 	else
 		resp->failure = psprintf("The connection to server \"%s\" was lost during %s %s: %s.",
 								 t->servername, t->method, t->route,
@@ -1843,7 +1845,7 @@ report_failure(PsvcTransfer *t)
 			ereport(ERROR,
 					(errcode(rule->sqlstate),
 					 errmsg("%s %s timed out after %ld ms",
-							t->method, t->route, t->attempt_ms),
+							t->method, t->route, t->request_timeout_ms),
 					 unknown ? errdetail("%s", unknown) : 0,
 					 errhint("The limit is set by partner_svc.request_timeout."),
 					 errcontext("%s", context)));
