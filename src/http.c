@@ -46,9 +46,22 @@
  * status_rules[] and failure_rules[] below (also docs/errors.md): 429 for
  * every method (the service did nothing), failures before a connection
  * existed for every method (nothing was sent), and 5xx, timeouts and lost
- * connections only for GET or when the caller sets retry_unsafe.  The
+ * connections only for GET or when the caller sets retry_unsafe.  A GET
+ * that changes state (the scheduler's run, stop, clone, email...) is
+ * marked unsafe by its caller and is then treated like a POST.  The
  * delay is the response's Retry-After when it has one (capped at the
  * request timeout), otherwise exponential backoff with full jitter.
+ *
+ * Requests that are not idempotent always open a new connection
+ * (CURLOPT_FRESH_CONNECT): on a reused connection that closes without an
+ * answer, libcurl silently sends the request again, which would repeat a
+ * state change the service may have made.
+ *
+ * Reporting.  A failure is raised as an ERROR, except that a caller may
+ * ask for the final response of a 4xx/5xx (return_errors) or of a failure
+ * without an HTTP status (report_transport_errors: status 0, "error" and
+ * "error_sqlstate" set) to decide for itself, e.g. an upload that reads
+ * the file's size before resending a chunk whose answer was lost.
  *
  * Secrets.  The API key goes into one Authorization header and nowhere
  * else: not into the URL, the description used by EXPLAIN, any message or
@@ -259,8 +272,10 @@ struct PsvcTransfer
 	char	   *description;	/* "METHOD /path?query" */
 	char	   *body;
 	size_t		body_len;
-	bool		idempotent;		/* GET, HEAD, or retry_unsafe */
+	bool		idempotent;		/* GET or HEAD not marked unsafe, or
+								 * retry_unsafe */
 	bool		return_errors;
+	bool		report_transport_errors;
 	int			max_retries;	/* GUCs as they were at the start */
 	long		connect_timeout_ms;
 	long		request_timeout_ms;
@@ -281,7 +296,6 @@ struct PsvcTransfer
 	PsvcOutcome outcome;
 	long		status;
 	CURLcode	curl_code;
-	long		attempt_ms;
 
 	TimestampTz retry_at;		/* XFER_BACKOFF: when to start again */
 	instr_time	started;
@@ -353,6 +367,7 @@ static void report_status(const char *method, const char *route,
 						  const char *body, size_t len, int retries)
 			pg_attribute_noreturn();
 static void report_failure(PsvcTransfer *t) pg_attribute_noreturn();
+static char *failure_text(PsvcTransfer *t);
 
 /* curl_easy_setopt that cannot fail silently. */
 #define PSVC_SETOPT(easy, opt, val) \
@@ -694,6 +709,15 @@ start_attempt(PsvcTransfer *t)
 	PSVC_SETOPT(easy, CURLOPT_XFERINFODATA, (void *) t);
 	PSVC_SETOPT(easy, CURLOPT_NOPROGRESS, 0L);
 
+	/*
+	 * libcurl resends a request by itself when a reused connection gives
+	 * no answer at all, whatever the method: harmless for a read, a second
+	 * append or order for a state change whose answer was dropped.  Such
+	 * requests take a new connection, where libcurl never does that.
+	 */
+	if (!t->idempotent)
+		PSVC_SETOPT(easy, CURLOPT_FRESH_CONNECT, 1L);
+
 	if (strcmp(t->method, "GET") == 0)
 		PSVC_SETOPT(easy, CURLOPT_HTTPGET, 1L);
 	else if (strcmp(t->method, "HEAD") == 0)
@@ -729,18 +753,15 @@ attempt_finished(PsvcTransfer *t, CURLcode code)
 {
 	CURL	   *easy = t->easy;
 	long		status = 0;
-	curl_off_t	total_us = 0;
 	curl_off_t	pretransfer_us = 0;
 	long		delay_ms = -1;
 	int			i;
 
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &total_us);
 	curl_easy_getinfo(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
 
 	t->status = status;
 	t->curl_code = code;
-	t->attempt_ms = (long) (total_us / 1000);
 
 	if (code == CURLE_OK)
 		t->outcome = OUTCOME_HTTP;
@@ -1304,10 +1325,11 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	t->method = pstrdup(req->method);
 	t->route = pstrdup(req->route);
 	t->servername = pstrdup(req->server->servername ? req->server->servername : "");
-	t->idempotent = (strcmp(req->method, "GET") == 0 ||
-					 strcmp(req->method, "HEAD") == 0 ||
-					 req->retry_unsafe);
+	t->idempotent = ((strcmp(req->method, "GET") == 0 ||
+					  strcmp(req->method, "HEAD") == 0) && !req->unsafe) ||
+		req->retry_unsafe;
 	t->return_errors = req->return_errors;
+	t->report_transport_errors = req->report_transport_errors;
 	t->max_retries = psvc_guc_max_retries;
 	t->connect_timeout_ms = psvc_guc_connect_timeout;
 	t->request_timeout_ms = psvc_guc_request_timeout;
@@ -1433,6 +1455,16 @@ psvc_http_finish(PsvcTransfer *t)
 		return t->resp;
 	if (t->outcome == OUTCOME_HTTP && t->return_errors)
 		return t->resp;
+	if (t->outcome != OUTCOME_HTTP && t->report_transport_errors)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(t->cxt);
+
+		t->resp->status = 0;
+		t->resp->error = failure_text(t);
+		t->resp->error_sqlstate = failure_rule(t->outcome)->sqlstate;
+		MemoryContextSwitchTo(oldcxt);
+		return t->resp;
+	}
 	report_failure(t);
 }
 
@@ -1796,7 +1828,7 @@ report_failure(PsvcTransfer *t)
 			ereport(ERROR,
 					(errcode(rule->sqlstate),
 					 errmsg("%s %s timed out after %ld ms",
-							t->method, t->route, t->attempt_ms),
+							t->method, t->route, t->request_timeout_ms),
 					 unknown ? errdetail("%s", unknown) : 0,
 					 errhint("The limit is set by partner_svc.request_timeout."),
 					 errcontext("%s", context)));
@@ -1837,12 +1869,56 @@ report_failure(PsvcTransfer *t)
 }
 
 /*
- * For callers that asked for return_errors and then decided the response
- * is an error after all: raises what psvc_http_finish would have raised.
+ * One sentence on a failure without an HTTP status, for callers that set
+ * report_transport_errors: what happened and, when the request may have
+ * been carried out, that its outcome is unknown.  Allocates in
+ * CurrentMemoryContext.
+ */
+static char *
+failure_text(PsvcTransfer *t)
+{
+	const char *why = t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror(t->curl_code);
+	const char *unknown = t->idempotent ? "" :
+		" The outcome of the request is unknown: the service may have carried it out.";
+
+	switch (t->outcome)
+	{
+		case OUTCOME_CONNECT:
+			return psprintf("Could not connect: libcurl reported: %s.", why);
+		case OUTCOME_CONNECT_TIMEOUT:
+			return psprintf("Could not connect within %ld ms.", t->connect_timeout_ms);
+		case OUTCOME_TIMEOUT:
+			return psprintf("Timed out after %ld ms.%s", t->request_timeout_ms, unknown);
+		case OUTCOME_LOST:
+			return psprintf("The connection was lost: libcurl reported: %s.%s", why, unknown);
+		case OUTCOME_TOO_BIG:
+			return psprintf("The response was larger than %zu bytes.", PSVC_HTTP_MAX_BODY);
+		case OUTCOME_NO_MEMORY:
+			return pstrdup("Out of memory while receiving the response.");
+		default:
+			return psprintf("libcurl reported: %s.", why);
+	}
+}
+
+/*
+ * For callers that asked for return_errors (or report_transport_errors)
+ * and then decided the response is an error after all: raises what
+ * psvc_http_finish would have raised (for status 0, the same SQLSTATE
+ * with the failure's sentence as detail).
  */
 void
 psvc_http_raise(const PsvcHttpRequest *req, const PsvcHttpResponse *resp)
 {
+	const char *servername = req->server->servername ? req->server->servername : "";
+
+	if (resp->status == 0 && resp->error != NULL)
+		ereport(ERROR,
+				(errcode(resp->error_sqlstate),
+				 errmsg("%s %s to server \"%s\" failed", req->method, req->route,
+						servername),
+				 errdetail_internal("%s", resp->error),
+				 errcontext("%s", request_context(req->method, req->route,
+												  servername, resp->retries))));
 	report_status(req->method, req->route,
 				  req->server->servername ? req->server->servername : "",
 				  resp->status, resp->body, resp->body_len, resp->retries);

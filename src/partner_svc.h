@@ -91,8 +91,18 @@ typedef struct PsvcHttpRequest
 	size_t		body_len;
 	const char *content_type;	/* of the body, e.g. "application/json" */
 	bool		retry_unsafe;	/* retry a non-GET on 5xx/network errors too */
+	bool		unsafe;			/* a GET or HEAD that changes state (the
+								 * scheduler's run, stop, clone...): retried
+								 * only where nothing was done (429, no
+								 * connection), like a POST; retry_unsafe
+								 * overrides it */
 	bool		return_errors;	/* give back 4xx/5xx responses (after the
 								 * retries) instead of raising */
+	bool		report_transport_errors;	/* give back a failure without an
+											 * HTTP status (after the retries)
+											 * as status 0 with "error" set,
+											 * instead of raising; a pending
+											 * interrupt still raises */
 } PsvcHttpRequest;
 
 /* What came back: always a complete, 2xx body unless return_errors. */
@@ -107,6 +117,9 @@ typedef struct PsvcHttpResponse
 	double		elapsed_ms;		/* from start to completion */
 	double		wait_ms;		/* time spent waiting by the caller */
 	char	   *url_for_explain;	/* method + path + query, no key */
+	char	   *error;			/* status 0 (report_transport_errors): what
+								 * went wrong, a sentence; else NULL */
+	int			error_sqlstate; /* status 0: the SQLSTATE it maps to */
 } PsvcHttpResponse;
 
 typedef struct PsvcTransfer PsvcTransfer;
@@ -140,7 +153,8 @@ extern PsvcHttpResponse *psvc_http_request(const PsvcHttpRequest *req);
 extern char *psvc_http_describe(const PsvcHttpRequest *req);
 /*
  * Raises the ERROR that a failed response maps to (used by callers that
- * asked for return_errors and decided the status is an error after all).
+ * asked for return_errors and decided the status is an error after all,
+ * or for report_transport_errors and status 0).
  */
 extern void psvc_http_raise(const PsvcHttpRequest *req, const PsvcHttpResponse *resp) pg_attribute_noreturn();
 
