@@ -237,6 +237,40 @@ typedef enum PsvcPaging
 	PSVC_PAGING_CURSOR			/* limit/cursor, "pagination" object */
 } PsvcPaging;
 
+/*
+ * How a writable endpoint turns INSERT, UPDATE and DELETE into requests
+ * (fdw_modify.c).  An operation whose method is NULL is not supported.
+ */
+typedef struct PsvcRequestDef
+{
+	const char *method;
+	const char *route;			/* UPDATE, DELETE: {name} = the row's key */
+} PsvcRequestDef;
+
+typedef enum PsvcBodyStyle
+{
+	PSVC_BODY_OBJECT,			/* a JSON object of the row's member columns */
+	PSVC_BODY_STRING			/* the JSON string of the column of field "" */
+} PsvcBodyStyle;
+
+typedef enum PsvcValueCheck
+{
+	PSVC_CHECK_NONE,
+	PSVC_CHECK_EMAIL			/* local@domain, as the scheduler requires */
+} PsvcValueCheck;
+
+typedef struct PsvcModifyDef
+{
+	PsvcRequestDef insert;
+	PsvcRequestDef update;		/* sends only the columns the UPDATE sets */
+	PsvcRequestDef delete;
+	const char *key_field;		/* member that identifies a row; assigned by
+								 * the service, never sent in a body */
+	PsvcBodyStyle body;
+	const char *check_field;	/* member checked before sending, or NULL */
+	PsvcValueCheck check;
+} PsvcModifyDef;
+
 typedef struct PsvcEndpoint
 {
 	const char *resource;		/* foreign table name / "resource" option */
@@ -250,6 +284,7 @@ typedef struct PsvcEndpoint
 	const char *description;	/* for IMPORT's COMMENT and the docs */
 	int			ncolumns;
 	const PsvcColumnDef *columns;
+	const PsvcModifyDef *modify;	/* writable: how; NULL = read-only */
 } PsvcEndpoint;
 
 extern const PsvcEndpoint *psvc_endpoint_find(const char *resource);
@@ -314,6 +349,24 @@ extern Jsonb *psvc_fn_call(PsvcHttpRequest *req, bool null_on_404);
  * (PG_FUNCTION_INFO_V1; nothing else exported) */
 
 /* in fdw_modify.c: INSERT/UPDATE/DELETE on writable foreign tables */
+extern void psvc_fdw_add_update_targets(PlannerInfo *root, Index rtindex,
+										RangeTblEntry *target_rte,
+										Relation target_relation);
+extern List *psvc_fdw_plan_modify(PlannerInfo *root, ModifyTable *plan,
+								  Index resultRelation, int subplan_index);
+extern void psvc_fdw_begin_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+								  List *fdw_private, int subplan_index, int eflags);
+/* ExecForeignInsert, ExecForeignUpdate and ExecForeignDelete, all three */
+extern TupleTableSlot *psvc_fdw_exec_row(EState *estate, ResultRelInfo *rinfo,
+										 TupleTableSlot *slot,
+										 TupleTableSlot *planSlot);
+/* EndForeignModify and EndForeignInsert */
+extern void psvc_fdw_end_modify(EState *estate, ResultRelInfo *rinfo);
+extern void psvc_fdw_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo);
+extern int	psvc_fdw_updatable(Relation rel);
+extern void psvc_fdw_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+									List *fdw_private, int subplan_index,
+									struct ExplainState *es);
 
 /* in ratelimit.c: the shared-memory rate limiter and the stats views */
 extern void psvc_rl_init(void);	/* from _PG_init: GUCs, shmem hooks */
