@@ -20,6 +20,10 @@ EXTRA_CLEAN = src/sandbox/partner_svc_sandbox
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# Every module includes the one shared header: a change to it (a struct's
+# layout) must rebuild them all.
+$(OBJS): src/partner_svc.h
+
 sql/partner_svc--0.1.sql: $(sort $(wildcard sql/install/*.sql))
 	( echo '-- partner_svc--0.1.sql: built by make from the files sql/install/NN_name.sql; do not edit'; \
 	  echo; printf '%s\n' '\echo Use "CREATE EXTENSION partner_svc" to load this file. \quit'; \

@@ -91,6 +91,11 @@ typedef struct PsvcHttpRequest
 	size_t		body_len;
 	const char *content_type;	/* of the body, e.g. "application/json" */
 	bool		retry_unsafe;	/* retry a non-GET on 5xx/network errors too */
+	bool		unsafe;			/* a GET or HEAD that changes state (the
+								 * scheduler's run, stop, clone...): retried
+								 * only where nothing was done (429, no
+								 * connection), like a POST; retry_unsafe
+								 * overrides it */
 	bool		return_errors;	/* give back 4xx/5xx responses (after the
 								 * retries) instead of raising */
 	bool		return_unknown; /* give back a non-idempotent request whose
@@ -99,6 +104,11 @@ typedef struct PsvcHttpRequest
 								 * status 0 with outcome_unknown, instead of
 								 * raising; the caller finds out what
 								 * happened (functions_orders.c) */
+	bool		report_transport_errors;	/* give back a failure without an
+											 * HTTP status (after the retries)
+											 * as status 0 with "error" set,
+											 * instead of raising; a pending
+											 * interrupt still raises */
 } PsvcHttpRequest;
 
 /*
@@ -119,6 +129,9 @@ typedef struct PsvcHttpResponse
 	double		elapsed_ms;		/* from start to completion */
 	double		wait_ms;		/* time spent waiting by the caller */
 	char	   *url_for_explain;	/* method + path + query, no key */
+	char	   *error;			/* status 0 (report_transport_errors): what
+								 * went wrong, a sentence; else NULL */
+	int			error_sqlstate; /* status 0: the SQLSTATE it maps to */
 } PsvcHttpResponse;
 
 typedef struct PsvcTransfer PsvcTransfer;
@@ -152,7 +165,8 @@ extern PsvcHttpResponse *psvc_http_request(const PsvcHttpRequest *req);
 extern char *psvc_http_describe(const PsvcHttpRequest *req);
 /*
  * Raises the ERROR that a failed response maps to (used by callers that
- * asked for return_errors and decided the status is an error after all).
+ * asked for return_errors and decided the status is an error after all,
+ * or for report_transport_errors and status 0).
  */
 extern void psvc_http_raise(const PsvcHttpRequest *req, const PsvcHttpResponse *resp) pg_attribute_noreturn();
 
@@ -235,6 +249,40 @@ typedef enum PsvcPaging
 	PSVC_PAGING_CURSOR			/* limit/cursor, "pagination" object */
 } PsvcPaging;
 
+/*
+ * How a writable endpoint turns INSERT, UPDATE and DELETE into requests
+ * (fdw_modify.c).  An operation whose method is NULL is not supported.
+ */
+typedef struct PsvcRequestDef
+{
+	const char *method;
+	const char *route;			/* UPDATE, DELETE: {name} = the row's key */
+} PsvcRequestDef;
+
+typedef enum PsvcBodyStyle
+{
+	PSVC_BODY_OBJECT,			/* a JSON object of the row's member columns */
+	PSVC_BODY_STRING			/* the JSON string of the column of field "" */
+} PsvcBodyStyle;
+
+typedef enum PsvcValueCheck
+{
+	PSVC_CHECK_NONE,
+	PSVC_CHECK_EMAIL			/* local@domain, as the scheduler requires */
+} PsvcValueCheck;
+
+typedef struct PsvcModifyDef
+{
+	PsvcRequestDef insert;
+	PsvcRequestDef update;		/* sends only the columns the UPDATE sets */
+	PsvcRequestDef delete;
+	const char *key_field;		/* member that identifies a row; assigned by
+								 * the service, never sent in a body */
+	PsvcBodyStyle body;
+	const char *check_field;	/* member checked before sending, or NULL */
+	PsvcValueCheck check;
+} PsvcModifyDef;
+
 typedef struct PsvcEndpoint
 {
 	const char *resource;		/* foreign table name / "resource" option */
@@ -248,6 +296,7 @@ typedef struct PsvcEndpoint
 	const char *description;	/* for IMPORT's COMMENT and the docs */
 	int			ncolumns;
 	const PsvcColumnDef *columns;
+	const PsvcModifyDef *modify;	/* writable: how; NULL = read-only */
 } PsvcEndpoint;
 
 extern const PsvcEndpoint *psvc_endpoint_find(const char *resource);
@@ -329,6 +378,24 @@ extern char *psvc_fn_json_text(Jsonb *j, size_t *len);
  * (PG_FUNCTION_INFO_V1; nothing else exported) */
 
 /* in fdw_modify.c: INSERT/UPDATE/DELETE on writable foreign tables */
+extern void psvc_fdw_add_update_targets(PlannerInfo *root, Index rtindex,
+										RangeTblEntry *target_rte,
+										Relation target_relation);
+extern List *psvc_fdw_plan_modify(PlannerInfo *root, ModifyTable *plan,
+								  Index resultRelation, int subplan_index);
+extern void psvc_fdw_begin_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+								  List *fdw_private, int subplan_index, int eflags);
+/* ExecForeignInsert, ExecForeignUpdate and ExecForeignDelete, all three */
+extern TupleTableSlot *psvc_fdw_exec_row(EState *estate, ResultRelInfo *rinfo,
+										 TupleTableSlot *slot,
+										 TupleTableSlot *planSlot);
+/* EndForeignModify and EndForeignInsert */
+extern void psvc_fdw_end_modify(EState *estate, ResultRelInfo *rinfo);
+extern void psvc_fdw_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo);
+extern int	psvc_fdw_updatable(Relation rel);
+extern void psvc_fdw_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+									List *fdw_private, int subplan_index,
+									struct ExplainState *es);
 
 /* in ratelimit.c: the shared-memory rate limiter and the stats views */
 extern void psvc_rl_init(void);	/* from _PG_init: GUCs, shmem hooks */
