@@ -11,6 +11,17 @@
  * functions are SECURITY INVOKER: the caller needs USAGE on the server, and
  * the key is the caller's user mapping (http.c reads it).
  *
+ * Finding the one server of a service means reading pg_foreign_server
+ * whole, which cost more than anything else of ours in a call of a small
+ * function once the request itself was cheap (test/bench/func_bench.sh).
+ * The answer is therefore kept per backend, per service, until any row
+ * of pg_foreign_server changes: a syscache callback on FOREIGNSERVEROID
+ * forgets every answer (CREATE, ALTER, DROP SERVER, in this session or,
+ * once its invalidation arrives, in another).  Only a unique server is
+ * kept; "none" and "several" are looked for again at every call, since
+ * they are errors.  USAGE is checked at every call, against the current
+ * user.
+ *
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
@@ -32,11 +43,101 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "partner_svc.h"
+
+/* Services whose server is kept; more than there are services. */
+#define PSVC_FN_CACHED_SERVICES	16
+
+/* The one server of a service, as last found. */
+typedef struct ServiceServer
+{
+	char		service[NAMEDATALEN];
+	PsvcServer *server;			/* in server_cxt */
+} ServiceServer;
+
+static ServiceServer cached_servers[PSVC_FN_CACHED_SERVICES];
+static int	n_cached_servers = 0;
+static MemoryContext server_cxt = NULL; /* child of CacheMemoryContext */
+static uint64 server_generation = 0;	/* callbacks run so far */
+
+/*
+ * Syscache callback on FOREIGNSERVEROID: any change of any server may
+ * change which server a service has, or its options, so forget every
+ * answer.  Callers hold copies (copy_server), never the kept ones.
+ */
+static void
+forget_servers(Datum arg, int cacheid, uint32 hashvalue)
+{
+	n_cached_servers = 0;
+	MemoryContextReset(server_cxt);
+	server_generation++;
+}
+
+/*
+ * The kept server of service, or NULL.  Makes the cache and registers its
+ * callback on first use, before any answer can be looked for and kept.
+ */
+static const PsvcServer *
+cached_server(const char *service)
+{
+	int			i;
+
+	if (server_cxt == NULL)
+	{
+		server_cxt = AllocSetContextCreate(CacheMemoryContext,
+										   "partner_svc servers",
+										   ALLOCSET_SMALL_SIZES);
+		CacheRegisterSyscacheCallback(FOREIGNSERVEROID, forget_servers, (Datum) 0);
+	}
+	for (i = 0; i < n_cached_servers; i++)
+		if (strcmp(cached_servers[i].service, service) == 0)
+			return cached_servers[i].server;
+	return NULL;
+}
+
+/* A copy of s, strings included, in CurrentMemoryContext. */
+static PsvcServer *
+copy_server(const PsvcServer *s)
+{
+	PsvcServer *c = palloc(sizeof(PsvcServer));
+
+	c->serverid = s->serverid;
+	c->servername = pstrdup(s->servername);
+	c->service = pstrdup(s->service);
+	c->base_url = pstrdup(s->base_url);
+	c->tier = pstrdup(s->tier);
+	return c;
+}
+
+/*
+ * Keeps a copy of server as the one server of service, when there is room
+ * and no invalidation came since the search began (at generation): an
+ * answer read before a change must not outlive it.
+ */
+static void
+cache_server(const char *service, const PsvcServer *server, uint64 generation)
+{
+	ServiceServer *e;
+	MemoryContext oldcxt;
+
+	Assert(server_cxt != NULL);
+	if (generation != server_generation ||
+		n_cached_servers == PSVC_FN_CACHED_SERVICES ||
+		strlen(service) >= NAMEDATALEN)
+		return;
+	e = &cached_servers[n_cached_servers];
+	strlcpy(e->service, service, NAMEDATALEN);
+	oldcxt = MemoryContextSwitchTo(server_cxt);
+	e->server = copy_server(server);
+	MemoryContextSwitchTo(oldcxt);
+	n_cached_servers++;
+}
 
 static bool
 server_has_service(ForeignServer *fs, const char *service)
@@ -81,6 +182,9 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 {
 	Oid			serverid;
 	AclResult	aclresult;
+	const PsvcServer *kept = NULL;
+	bool		search = false;
+	uint64		generation = 0;
 	PsvcServer *server;
 
 	if (argno < PG_NARGS() && !PG_ARGISNULL(argno))
@@ -95,9 +199,15 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 							name, service)));
 		serverid = fs->serverid;
 	}
+	else if ((kept = cached_server(service)) != NULL)
+		serverid = kept->serverid;
 	else
 	{
-		List	   *all = servers_of_service(service);
+		List	   *all;
+
+		search = true;
+		generation = server_generation;
+		all = servers_of_service(service);
 
 		if (all == NIL)
 			ereport(ERROR,
@@ -127,7 +237,11 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, GetForeignServer(serverid)->servername);
 
+	if (kept != NULL)
+		return copy_server(kept);
 	server = psvc_options_server(serverid);
+	if (search)
+		cache_server(service, server, generation);
 	return server;
 }
 
@@ -178,10 +292,136 @@ psvc_fn_call(PsvcHttpRequest *req, bool null_on_404)
  */
 
 /*
+ * Building jsonb in one pass of PostgreSQL's JSON parser.  jsonb_in()
+ * raises for bad input, so checking the text first with a second, silent
+ * pass doubled the parsing, which was about a third of the instructions
+ * of a small function's call.  These semantic actions build the value as
+ * jsonb_in's own do (utils/adt/jsonb.c: a scalar document becomes a raw
+ * scalar array; numbers go through numeric_in), and the parser reports
+ * bad input by its return code, without raising.
+ */
+typedef struct JsonbBuild
+{
+	JsonbParseState *state;
+	JsonbValue *result;
+} JsonbBuild;
+
+/* jbvString of s; raises, as jsonb_in does, for a string jsonb cannot hold */
+static void
+jsonb_string(JsonbValue *v, char *s)
+{
+	size_t		len = strlen(s);
+
+	if (len > JENTRY_OFFLENMASK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("string too long to represent as jsonb string"),
+				 errdetail("Due to an implementation restriction, jsonb strings cannot exceed %d bytes.",
+						   JENTRY_OFFLENMASK)));
+	v->type = jbvString;
+	v->val.string.len = (int) len;
+	v->val.string.val = s;
+}
+
+static void
+build_object_start(void *arg)
+{
+	JsonbBuild *b = arg;
+
+	b->result = pushJsonbValue(&b->state, WJB_BEGIN_OBJECT, NULL);
+}
+
+static void
+build_object_end(void *arg)
+{
+	JsonbBuild *b = arg;
+
+	b->result = pushJsonbValue(&b->state, WJB_END_OBJECT, NULL);
+}
+
+static void
+build_array_start(void *arg)
+{
+	JsonbBuild *b = arg;
+
+	b->result = pushJsonbValue(&b->state, WJB_BEGIN_ARRAY, NULL);
+}
+
+static void
+build_array_end(void *arg)
+{
+	JsonbBuild *b = arg;
+
+	b->result = pushJsonbValue(&b->state, WJB_END_ARRAY, NULL);
+}
+
+static void
+build_field(void *arg, char *fname, bool isnull)
+{
+	JsonbBuild *b = arg;
+	JsonbValue	v;
+
+	jsonb_string(&v, fname);
+	b->result = pushJsonbValue(&b->state, WJB_KEY, &v);
+}
+
+static void
+build_scalar(void *arg, char *token, JsonTokenType tokentype)
+{
+	JsonbBuild *b = arg;
+	JsonbValue	v;
+
+	switch (tokentype)
+	{
+		case JSON_TOKEN_STRING:
+			jsonb_string(&v, token);
+			break;
+		case JSON_TOKEN_NUMBER:
+			v.type = jbvNumeric;
+			v.val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in,
+																CStringGetDatum(token),
+																ObjectIdGetDatum(InvalidOid),
+																Int32GetDatum(-1)));
+			break;
+		case JSON_TOKEN_TRUE:
+			v.type = jbvBool;
+			v.val.boolean = true;
+			break;
+		case JSON_TOKEN_FALSE:
+			v.type = jbvBool;
+			v.val.boolean = false;
+			break;
+		case JSON_TOKEN_NULL:
+			v.type = jbvNull;
+			break;
+		default:
+			elog(ERROR, "unexpected JSON token type %d", (int) tokentype);
+	}
+
+	if (b->state == NULL)
+	{
+		/* the whole document is this scalar */
+		JsonbValue	va;
+
+		va.type = jbvArray;
+		va.val.array.rawScalar = true;
+		va.val.array.nElems = 1;
+		pushJsonbValue(&b->state, WJB_BEGIN_ARRAY, &va);
+		pushJsonbValue(&b->state, WJB_ELEM, &v);
+		b->result = pushJsonbValue(&b->state, WJB_END_ARRAY, NULL);
+	}
+	else if (b->state->contVal.type == jbvArray)
+		b->result = pushJsonbValue(&b->state, WJB_ELEM, &v);
+	else
+		b->result = pushJsonbValue(&b->state, WJB_VALUE, &v);
+}
+
+/*
  * jsonb from a service's body (UTF-8 JSON text), or NULL when it is
  * empty, not valid UTF-8 or not valid JSON: never raises for bad input,
- * so callers can look into error bodies safely.  Converts to the server
- * encoding.  Allocates in CurrentMemoryContext.
+ * so callers can look into error bodies safely (values beyond what jsonb
+ * can hold raise, as in jsonb_in).  Converts to the server encoding.
+ * Allocates in CurrentMemoryContext.
  */
 Jsonb *
 psvc_fn_parse(const char *text, size_t len)
@@ -189,6 +429,8 @@ psvc_fn_parse(const char *text, size_t len)
 	char	   *copy;
 	char	   *conv;
 	JsonLexContext *lex;
+	JsonbBuild	build = {NULL, NULL};
+	JsonSemAction sem = {0};
 
 	if (text == NULL || len == 0 || len >= MaxAllocSize)
 		return NULL;
@@ -197,10 +439,17 @@ psvc_fn_parse(const char *text, size_t len)
 	copy = pnstrdup(text, len);
 	conv = pg_any_to_server(copy, (int) len, PG_UTF8);
 	lex = makeJsonLexContextCstringLen(conv, (int) strlen(conv),
-									  GetDatabaseEncoding(), false);
-	if (pg_parse_json(lex, &nullSemAction) != JSON_SUCCESS)
+									  GetDatabaseEncoding(), true);
+	sem.semstate = &build;
+	sem.object_start = build_object_start;
+	sem.object_end = build_object_end;
+	sem.array_start = build_array_start;
+	sem.array_end = build_array_end;
+	sem.object_field_start = build_field;
+	sem.scalar = build_scalar;
+	if (pg_parse_json(lex, &sem) != JSON_SUCCESS || build.result == NULL)
 		return NULL;
-	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(conv)));
+	return JsonbValueToJsonb(build.result);
 }
 
 /*

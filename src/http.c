@@ -22,9 +22,20 @@
  * at the sockets with poll(2) and a zero timeout, so it costs one system
  * call when transfers are running and nothing when none is.  Only
  * psvc_http_finish() blocks, in a WaitEventSet on the process latch and
- * curl's sockets (rebuilt when curl changes its socket set), with a timeout
- * that is the earliest of curl's timer and the next retry.  While one
- * transfer is waited for, all the others progress, retries included.
+ * curl's sockets, with a timeout that is the earliest of curl's timer and
+ * the next retry.  While one transfer is waited for, all the others
+ * progress, retries included.
+ *
+ * The wait set is kept from one wait to the next and rebuilt only when
+ * the sockets to watch really differ (see wait_set_current).  libcurl
+ * takes a kept-alive connection's socket off its watch list when a
+ * transfer ends and puts it back for the next one, so "curl changed its
+ * sockets" is true for every request; rebuilding then (a new epoll
+ * descriptor, one registration per event, a close) cost about a fifth of
+ * a backend's CPU time per call of a small function (test/bench/
+ * func_bench.sh).  A socket is identified by descriptor and inode, so a
+ * descriptor number that curl closed and reused is never mistaken for the
+ * one the set holds.
  *
  * Interrupts.  After every wakeup we reset the latch and run
  * CHECK_FOR_INTERRUPTS(), so Ctrl-C and statement_timeout are reported by
@@ -84,6 +95,7 @@
 #include "postgres.h"
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <curl/curl.h>
@@ -320,7 +332,7 @@ typedef struct PsvcSocket
 	int			what;
 } PsvcSocket;
 
-/* Per-backend state.  Nothing here is palloc'd except wait_set. */
+/* Per-backend state.  Nothing here is palloc'd except wait_set and watched. */
 static CURLM *multi = NULL;
 static bool curl_ready = false;
 static bool exit_callback_set = false;
@@ -334,6 +346,18 @@ static int	n_sockets = 0;
 static int	max_sockets = 0;
 static bool sockets_changed = true;
 static WaitEventSet *wait_set = NULL;	/* in TopMemoryContext */
+
+/* A socket wait_set watches, as it was when the set was built. */
+typedef struct PsvcWatched
+{
+	curl_socket_t fd;
+	int			what;			/* CURL_POLL_* */
+	dev_t		dev;			/* identity of the open socket */
+	ino_t		ino;
+} PsvcWatched;
+
+static PsvcWatched *watched = NULL; /* in TopMemoryContext */
+static int	n_watched = 0;
 static bool interrupt_seen = false; /* progress_cb aborted a transfer */
 static int64 n_attempts = 0;
 static int64 n_connects = 0;
@@ -357,6 +381,8 @@ static void drive_ready_sockets(void);
 static void drive_timer(void);
 static void collect_finished(void);
 static void start_due_retries(void);
+static bool wait_set_current(void);
+static void build_wait_set(void);
 static void wait_for_activity(void);
 static long backoff_ms(PsvcTransfer *t, CURL *easy);
 static long retry_after_ms(CURL *easy);
@@ -470,8 +496,8 @@ http_exit(int code, Datum arg)
 
 /*
  * CURLMOPT_SOCKETFUNCTION: libcurl tells us to watch fd for "what", or to
- * stop watching it.  Only records; the wait set is rebuilt before the next
- * wait.  Uses malloc, so nothing here can raise an error.
+ * stop watching it.  Only records; the next wait checks whether its wait
+ * set still fits.  Uses malloc, so nothing here can raise an error.
  */
 static int
 socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
@@ -1125,6 +1151,105 @@ start_due_retries(void)
 }
 
 /*
+ * Whether wait_set watches exactly what curl asked for: the same sockets
+ * (descriptor and inode: fstat tells a reused descriptor number from the
+ * socket the set holds) for the same events.  Cheap: one fstat per socket,
+ * and nothing at all when curl has not called socket_cb since the build.
+ */
+static bool
+wait_set_current(void)
+{
+	int			wanted = 0;
+	int			i;
+
+	if (wait_set == NULL || n_watched < 0)
+		return false;
+	if (!sockets_changed)
+		return true;
+
+	for (i = 0; i < n_sockets; i++)
+	{
+		int			j;
+		struct stat st;
+
+		if ((sockets[i].what & (CURL_POLL_IN | CURL_POLL_OUT)) == 0)
+			continue;
+		wanted++;
+		for (j = 0; j < n_watched; j++)
+			if (watched[j].fd == sockets[i].fd)
+				break;
+		if (j == n_watched || watched[j].what != sockets[i].what)
+			return false;
+		if (fstat(sockets[i].fd, &st) != 0 ||
+			st.st_dev != watched[j].dev || st.st_ino != watched[j].ino)
+			return false;
+	}
+	if (wanted != n_watched)
+		return false;
+	sockets_changed = false;
+	return true;
+}
+
+/*
+ * Makes wait_set anew: the latch, postmaster death, and every socket curl
+ * wants watched, remembered in watched[].  Raises if the set cannot be
+ * made; the next wait then builds it again.
+ */
+static void
+build_wait_set(void)
+{
+	int			i;
+	int			n = 0;
+
+	/* until the set is complete, nothing matches it */
+	n_watched = -1;
+	if (wait_set != NULL)
+	{
+		FreeWaitEventSet(wait_set);
+		wait_set = NULL;
+	}
+	if (watched != NULL)
+		pfree(watched);
+	watched = MemoryContextAlloc(TopMemoryContext,
+								 Max(n_sockets, 1) * sizeof(PsvcWatched));
+
+	wait_set = CreateWaitEventSet(TopMemoryContext, n_sockets + 2);
+	AddWaitEventToSet(wait_set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+	/* as WaitLatch does: a single-user backend has no postmaster to watch */
+	if (IsUnderPostmaster)
+		AddWaitEventToSet(wait_set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+	for (i = 0; i < n_sockets; i++)
+	{
+		uint32		ev = 0;
+		struct stat st;
+		PsvcWatched *w;
+
+		if (sockets[i].what & CURL_POLL_IN)
+			ev |= WL_SOCKET_READABLE;
+		if (sockets[i].what & CURL_POLL_OUT)
+			ev |= WL_SOCKET_WRITEABLE;
+		if (ev == 0)
+			continue;
+		AddWaitEventToSet(wait_set, ev, sockets[i].fd, NULL, NULL);
+		/* an unknown identity never matches: the next wait rebuilds */
+		w = &watched[n++];
+		w->fd = sockets[i].fd;
+		w->what = sockets[i].what;
+		w->dev = 0;
+		w->ino = 0;
+		if (fstat(sockets[i].fd, &st) == 0)
+		{
+			w->dev = st.st_dev;
+			w->ino = st.st_ino;
+		}
+		else
+			w->what = -1;
+	}
+	n_watched = n;
+	sockets_changed = false;
+}
+
+/*
  * Sleeps until a socket curl watches is ready, curl's timer or a retry is
  * due, or the latch is set; then resets the latch, hands ready sockets to
  * libcurl and runs CHECK_FOR_INTERRUPTS.
@@ -1163,30 +1288,8 @@ wait_for_activity(void)
 	if (timeout == 0)
 		return;
 
-	if (sockets_changed || wait_set == NULL)
-	{
-		if (wait_set != NULL)
-		{
-			FreeWaitEventSet(wait_set);
-			wait_set = NULL;
-		}
-		sockets_changed = true;	/* until the new set is complete */
-		wait_set = CreateWaitEventSet(TopMemoryContext, n_sockets + 2);
-		AddWaitEventToSet(wait_set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
-		AddWaitEventToSet(wait_set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
-		for (i = 0; i < n_sockets; i++)
-		{
-			uint32		ev = 0;
-
-			if (sockets[i].what & CURL_POLL_IN)
-				ev |= WL_SOCKET_READABLE;
-			if (sockets[i].what & CURL_POLL_OUT)
-				ev |= WL_SOCKET_WRITEABLE;
-			if (ev != 0)
-				AddWaitEventToSet(wait_set, ev, sockets[i].fd, NULL, NULL);
-		}
-		sockets_changed = false;
-	}
+	if (!wait_set_current())
+		build_wait_set();
 
 	nevents = WaitEventSetWait(wait_set, timeout, events, lengthof(events),
 							   PG_WAIT_EXTENSION);
