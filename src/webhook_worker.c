@@ -337,8 +337,9 @@ serve(MemoryContext batch_cxt)
 
 /*
  * Entry point of the worker (bgw_function_name).  Returns only by
- * proc_exit: 0 on SIGTERM; an ERROR outside a batch exits 1 and the
- * postmaster restarts the worker.
+ * proc_exit(1), on SIGTERM or an ERROR outside a batch: the postmaster
+ * starts the worker again after 5 s unless it is shutting down (so
+ * pg_terminate_backend() of the worker restarts it).
  */
 void
 psvc_worker_main(Datum arg)
@@ -412,7 +413,7 @@ psvc_worker_main(Datum arg)
 	}
 	if (set)
 		FreeWaitEventSet(set);
-	proc_exit(0);
+	proc_exit(1);
 }
 
 /*

@@ -31,6 +31,7 @@ shared_preload_libraries = 'partner_svc'
 listen_addresses = '127.0.0.1'
 partner_svc.webhook_port = $port
 synchronous_commit = on
+restart_after_crash = on
 CONF
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION partner_svc');
