@@ -66,6 +66,7 @@ typedef struct WhItem
 {
 	PsvcWhDelivery *d;
 	const char *reject;			/* NULL: a valid event; else the reason */
+	bool		transient;		/* could not be classified now: answer 500 */
 	const char *event_type;
 	const char *status;
 	const char *unique_id;
@@ -281,13 +282,23 @@ classify(PsvcWhDelivery *d, WhItem *it)
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
-		it->reject = psprintf("not JSON: %s%s%s", edata->message,
-							  edata->detail ? ": " : "",
-							  edata->detail ? edata->detail : "");
+		if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION ||
+			ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_PROGRAM_LIMIT_EXCEEDED)
+			it->reject = psprintf("not JSON: %s%s%s", edata->message,
+								  edata->detail ? ": " : "",
+								  edata->detail ? edata->detail : "");
+		else
+		{
+			/* out of memory, a cancel: not the body's fault; answer 500 */
+			ereport(WARNING,
+					(errmsg("partner_svc webhook worker could not parse a delivery"),
+					 errdetail("%s", edata->message)));
+			it->transient = true;
+		}
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
-	if (it->reject == NULL)
+	if (it->reject == NULL && !it->transient)
 		it->reject = classify_event(DatumGetJsonbP(it->payload), it);
 }
 
@@ -554,8 +565,19 @@ psvc_wh_store_batch(PsvcWhDelivery *batch, int n)
 	int			i = 0;
 
 	for (PsvcWhDelivery *d = batch; d; d = d->next)
-		classify(d, &items[i++]);
-	Assert(i == n);
+	{
+		classify(d, &items[i]);
+		if (items[i].transient)
+		{
+			psvc_wh_http_set_error(d, 500, "the delivery could not be read; retry later");
+			psvc_wh_counters.failed++;
+			continue;
+		}
+		i++;
+	}
+	n = i;
+	if (n == 0)
+		return;
 
 	if (store_items(items, n))
 		return;

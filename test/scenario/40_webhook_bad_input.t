@@ -106,7 +106,10 @@ $node->safe_psql('postgres', "ALTER SYSTEM RESET partner_svc.webhook_max_body; S
 
 # --- 401 with a secret ---
 $node->safe_psql('postgres', "ALTER SYSTEM SET partner_svc.webhook_secret = 's3cret-value'; SELECT pg_reload_conf()");
-ok(wait_for(sub { post_webhook($port, 'sandbox', $good)->{status} == 401 }, 30), 'missing secret: 401');
+# probe with a body over the limit (413 before the reload, 401 after: the
+# secret is checked first), so that nothing is stored meanwhile
+ok(wait_for(sub { post_webhook($port, 'sandbox', $big)->{status} == 401 }, 30), 'secret active after a reload');
+is(post_webhook($port, 'sandbox', $good)->{status}, 401, 'missing secret: 401');
 is(post_webhook($port, 'sandbox', $good, 'X-Partner-Webhook-Secret' => 's3cret-valuf')->{status}, 401, 'wrong secret: 401');
 is(post_webhook($port, 'sandbox', $good, 'X-Partner-Webhook-Secret' => 's3cret')->{status}, 401, 'prefix of the secret: 401');
 is(post_webhook($port, 'sandbox', $good, 'X-Partner-Webhook-Secret' => 's3cret-value2')->{status}, 401, 'longer value: 401');
