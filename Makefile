@@ -25,6 +25,9 @@ sql/partner_svc--0.1.sql: $(sort $(wildcard sql/install/*.sql))
 	  echo; printf '%s\n' '\echo Use "CREATE EXTENSION partner_svc" to load this file. \quit'; \
 	  for f in $^; do echo; echo "-- from $$f"; sed '/^\\echo Use/d; /^-- complain if script/d' $$f; done ) > $@
 
+# PGXS knows no header dependencies; every module includes the one header.
+$(OBJS): src/partner_svc.h
+
 SANDBOX = src/sandbox/partner_svc_sandbox
 SANDBOX_SRCS = $(wildcard src/sandbox/core/*.c src/sandbox/services/*.c)
 SANDBOX_CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -Werror \

@@ -8,10 +8,11 @@
  * Connections.  Each backend has one libcurl multi handle, made on first
  * use and closed at process exit.  Every transfer of the backend runs in
  * it, so all of them share its connection cache: a connection is kept
- * alive across requests, pages and scans.  Easy handles are pooled and
- * curl_easy_reset() before reuse; a handle goes back to the pool as soon
- * as its attempt completes, so the pool only holds handles of transfers
- * in flight plus a few idle ones.
+ * alive across requests, pages and scans (a request that is not safe to
+ * repeat opens a fresh one: see start_attempt).  Easy handles are pooled
+ * and curl_easy_reset() before reuse; a handle goes back to the pool as
+ * soon as its attempt completes, so the pool only holds handles of
+ * transfers in flight plus a few idle ones.
  *
  * Progress.  Nothing runs in the background: transfers progress whenever a
  * psvc_http_* function is called ("pumping").  We use libcurl's socket
@@ -49,6 +50,10 @@
  * connections only for GET or when the caller sets retry_unsafe.  The
  * delay is the response's Retry-After when it has one (capped at the
  * request timeout), otherwise exponential backoff with full jitter.
+ * A request that is not retried after a timeout or a lost connection has
+ * an unknown outcome; a caller that can find out what happened (create
+ * an order, then look it up by its custom id) sets return_unknown and
+ * gets status 0 with outcome_unknown instead of the error.
  *
  * Secrets.  The API key goes into one Authorization header and nowhere
  * else: not into the URL, the description used by EXPLAIN, any message or
@@ -261,6 +266,7 @@ struct PsvcTransfer
 	size_t		body_len;
 	bool		idempotent;		/* GET, HEAD, or retry_unsafe */
 	bool		return_errors;
+	bool		return_unknown;
 	int			max_retries;	/* GUCs as they were at the start */
 	long		connect_timeout_ms;
 	long		request_timeout_ms;
@@ -281,7 +287,8 @@ struct PsvcTransfer
 	PsvcOutcome outcome;
 	long		status;
 	CURLcode	curl_code;
-	long		attempt_ms;
+	long		attempt_ms;		/* measured; messages give the limit, which
+								 * curl overruns by a few ms */
 
 	TimestampTz retry_at;		/* XFER_BACKOFF: when to start again */
 	instr_time	started;
@@ -353,6 +360,7 @@ static void report_status(const char *method, const char *route,
 						  const char *body, size_t len, int retries)
 			pg_attribute_noreturn();
 static void report_failure(PsvcTransfer *t) pg_attribute_noreturn();
+static PsvcHttpResponse *unknown_outcome(PsvcTransfer *t);
 
 /* curl_easy_setopt that cannot fail silently. */
 #define PSVC_SETOPT(easy, opt, val) \
@@ -693,6 +701,18 @@ start_attempt(PsvcTransfer *t)
 	PSVC_SETOPT(easy, CURLOPT_XFERINFOFUNCTION, progress_cb);
 	PSVC_SETOPT(easy, CURLOPT_XFERINFODATA, (void *) t);
 	PSVC_SETOPT(easy, CURLOPT_NOPROGRESS, 0L);
+
+	/*
+	 * libcurl sends a request again by itself, on a new connection, when a
+	 * reused connection ends without a byte of answer: for a stale
+	 * keep-alive connection that is harmless, but the service may also
+	 * have carried the request out and then lost the connection, and a
+	 * POST would be done twice.  A request that is not safe to repeat
+	 * therefore never goes over a cached connection; its own connection is
+	 * cached afterwards as usual.
+	 */
+	if (!t->idempotent)
+		PSVC_SETOPT(easy, CURLOPT_FRESH_CONNECT, 1L);
 
 	if (strcmp(t->method, "GET") == 0)
 		PSVC_SETOPT(easy, CURLOPT_HTTPGET, 1L);
@@ -1308,6 +1328,7 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 					 strcmp(req->method, "HEAD") == 0 ||
 					 req->retry_unsafe);
 	t->return_errors = req->return_errors;
+	t->return_unknown = req->return_unknown;
 	t->max_retries = psvc_guc_max_retries;
 	t->connect_timeout_ms = psvc_guc_connect_timeout;
 	t->request_timeout_ms = psvc_guc_request_timeout;
@@ -1399,6 +1420,31 @@ psvc_http_done(PsvcTransfer *t)
 }
 
 /*
+ * The response of a request that return_unknown gives back instead of
+ * raising: status 0, outcome_unknown, and a sentence saying what went
+ * wrong (the detail report_failure would have given).  In t's context.
+ */
+static PsvcHttpResponse *
+unknown_outcome(PsvcTransfer *t)
+{
+	PsvcHttpResponse *resp = t->resp;
+	MemoryContext oldcxt = MemoryContextSwitchTo(t->cxt);
+
+	resp->status = 0;
+	resp->outcome_unknown = true;
+	if (t->outcome == OUTCOME_TIMEOUT)
+		resp->failure = psprintf("%s %s timed out after %ld ms.",
+								 t->method, t->route, t->request_timeout_ms);
+	else
+		resp->failure = psprintf("The connection to server \"%s\" was lost during %s %s: %s.",
+								 t->servername, t->method, t->route,
+								 t->errbuf[0] != '\0' ? t->errbuf :
+								 curl_easy_strerror(t->curl_code));
+	MemoryContextSwitchTo(oldcxt);
+	return resp;
+}
+
+/*
  * Waits for t, retrying by the rules, and returns its response (in t's
  * context).  Raises the mapped error on failure unless return_errors and
  * the failure is an HTTP status.  Ctrl-C and statement_timeout interrupt
@@ -1433,6 +1479,9 @@ psvc_http_finish(PsvcTransfer *t)
 		return t->resp;
 	if (t->outcome == OUTCOME_HTTP && t->return_errors)
 		return t->resp;
+	if (t->return_unknown && !t->idempotent &&
+		(t->outcome == OUTCOME_TIMEOUT || t->outcome == OUTCOME_LOST))
+		return unknown_outcome(t);
 	report_failure(t);
 }
 
@@ -1796,7 +1845,7 @@ report_failure(PsvcTransfer *t)
 			ereport(ERROR,
 					(errcode(rule->sqlstate),
 					 errmsg("%s %s timed out after %ld ms",
-							t->method, t->route, t->attempt_ms),
+							t->method, t->route, t->request_timeout_ms),
 					 unknown ? errdetail("%s", unknown) : 0,
 					 errhint("The limit is set by partner_svc.request_timeout."),
 					 errcontext("%s", context)));

@@ -93,12 +93,24 @@ typedef struct PsvcHttpRequest
 	bool		retry_unsafe;	/* retry a non-GET on 5xx/network errors too */
 	bool		return_errors;	/* give back 4xx/5xx responses (after the
 								 * retries) instead of raising */
+	bool		return_unknown; /* give back a non-idempotent request whose
+								 * outcome is unknown (it timed out or lost
+								 * its connection after being sent) as
+								 * status 0 with outcome_unknown, instead of
+								 * raising; the caller finds out what
+								 * happened (functions_orders.c) */
 } PsvcHttpRequest;
 
-/* What came back: always a complete, 2xx body unless return_errors. */
+/*
+ * What came back: always a complete, 2xx body unless return_errors (then
+ * any HTTP status) or return_unknown (then status 0 and outcome_unknown).
+ */
 typedef struct PsvcHttpResponse
 {
 	long		status;
+	bool		outcome_unknown;	/* return_unknown: no answer, the service
+									 * may or may not have acted */
+	char	   *failure;		/* then: what went wrong, a full sentence */
 	char	   *body;			/* NUL-terminated; palloc'd */
 	size_t		body_len;
 	char	   *content_type;	/* may be NULL */
@@ -129,7 +141,7 @@ extern bool psvc_http_done(PsvcTransfer *t);
  * Waits for the transfer (interruptibly: Ctrl-C and statement_timeout stop
  * it), retrying as the rules say, and returns the response, allocated in
  * the transfer's cxt.  Raises the mapped ERROR on failure unless
- * return_errors.
+ * return_errors (an HTTP status) or return_unknown (an unknown outcome).
  */
 extern PsvcHttpResponse *psvc_http_finish(PsvcTransfer *t);
 /* Aborts a transfer that is no longer wanted and releases its handle. */
@@ -294,6 +306,23 @@ extern PsvcKV *psvc_kv(const char *name, const char *value);
 /* jsonb from JSON text, NULL for empty text; CurrentMemoryContext. */
 extern Jsonb *psvc_fn_jsonb(const char *text, size_t len);
 extern Jsonb *psvc_fn_call(PsvcHttpRequest *req, bool null_on_404);
+/*
+ * Reading answers (all allocate in CurrentMemoryContext).  psvc_fn_parse
+ * never raises for a bad body: NULL when it is not UTF-8 JSON.
+ */
+extern Jsonb *psvc_fn_parse(const char *text, size_t len);
+extern JsonbValue *psvc_fn_member(Jsonb *j, const char *key);
+extern char *psvc_fn_member_text(Jsonb *j, const char *key);	/* strings only */
+extern Jsonb *psvc_fn_member_jsonb(Jsonb *j, const char *key);	/* NULL for null */
+/* error.code or a string error of an error body, else NULL */
+extern char *psvc_fn_error_code(const PsvcHttpResponse *resp);
+/* the body as jsonb, or its "data" member; raise naming req when absent */
+extern Jsonb *psvc_fn_body(const PsvcHttpRequest *req, const PsvcHttpResponse *resp);
+extern Jsonb *psvc_fn_data(const PsvcHttpRequest *req, const PsvcHttpResponse *resp);
+/* 22023 unless value has 1..maxlen characters; before anything is sent */
+extern void psvc_fn_check_ref(const char *argname, const char *value, int maxlen);
+/* j as JSON text in UTF-8, for a request body */
+extern char *psvc_fn_json_text(Jsonb *j, size_t *len);
 
 /* in functions_orders.c, functions_content.c (movies, catalog, generation),
  * functions_files.c, functions_scheduler.c: the SQL functions themselves
