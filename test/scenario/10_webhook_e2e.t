@@ -1,5 +1,5 @@
 # End to end: the sandbox's order service sends its webhooks to the worker.
-# Orders (a paid transaction of three orders, a deferred order, an unpaid
+# Orders created with partner_svc.create_order (a paid transaction of three orders, a deferred order, an unpaid
 # transaction of two orders paid by checkout, one order in the production
 # environment) run to ACTIVE with their confirmation; then order_states,
 # transactions and webhook_events must match what the sandbox sent, each
@@ -35,16 +35,22 @@ my $r = $sb->req('PUT', '/_sandbox/orders/callback', key => 'k1',
 	json => { sandbox => "$wh/sandbox", production => "$wh/production" });
 is($r->{status}, 200, 'callback URLs point at the worker') or diag $r->{body};
 
+# orders are created from SQL, with partner_svc.create_order
+my $sburl = $sb->url;
+$node->safe_psql('postgres', qq{
+	CREATE SERVER orders FOREIGN DATA WRAPPER partner_svc OPTIONS (service 'orders', base_url '$sburl');
+	CREATE USER MAPPING FOR CURRENT_USER SERVER orders OPTIONS (api_key 'k1')});
+
 sub create
 {
 	my ($paid, $start, @cids) = @_;
-	my $r = $sb->req('POST', '/public/orders', key => 'k1', json => {
+	my $payload = JSON::PP->new->canonical->encode({
 		terms_and_privacy_accepted => $T, order_has_been_paid => $paid ? $T : JSON::PP::false,
 		vehicles => [{ plate => 'LJ 12-AB', country => 'SI' }],
 		vignettes => [map { { custom_id => $_, name => "vignette $_", period => '10_days',
 			start_date => $start } } @cids] });
-	die "create: $r->{body}" unless $r->{status} == 201;
-	return $r->{json}{data};
+	my $out = $node->safe_psql('postgres', "SELECT partner_svc.create_order('$payload'::jsonb)");
+	return JSON::PP->new->decode($out);
 }
 
 my $tx3 = create(1, '2020-06-01', 'A', 'B', 'C');
