@@ -94,4 +94,5 @@ LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION @extschema@.stats_reset()
 IS 'forgets partner_svc.stats (not the rate limiter''s budgets)';
 
+GRANT SELECT ON @extschema@.rate_limits, @extschema@.stats TO PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.stats_reset() FROM PUBLIC;
