@@ -873,6 +873,7 @@ complete_transfer(PsvcTransfer *t)
 	INSTR_TIME_SUBTRACT(now, t->started);
 	resp->elapsed_ms = INSTR_TIME_GET_MILLISEC(now);
 	resp->wait_ms = t->wait_ms;
+	resp->rl_wait_ms = psvc_rl_waited_ms(t->rl);	/* ratelimit.c */
 	resp->url_for_explain = t->description;
 
 	detach_handle(t);

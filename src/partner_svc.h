@@ -130,6 +130,8 @@ typedef struct PsvcHttpResponse
 	int64		bytes;			/* body bytes received, all attempts */
 	double		elapsed_ms;		/* from start to completion */
 	double		wait_ms;		/* time spent waiting by the caller */
+	double		rl_wait_ms;		/* spent waiting for rate-limit budget, all
+								 * attempts (ratelimit.c) */
 	char	   *url_for_explain;	/* method + path + query, no key */
 	char	   *error;			/* status 0 (report_transport_errors): what
 								 * went wrong, a sentence; else NULL */

@@ -121,7 +121,7 @@
 /* GUCs */
 bool		psvc_rl_enabled = true;
 int			psvc_rl_window_ms = 60000;
-int			psvc_rl_max_wait_ms = 60000;
+int			psvc_rl_max_wait_ms = 120000;
 int			psvc_rl_max_keys = 4096;
 int			psvc_rl_stats_max = 1000;
 
@@ -171,9 +171,9 @@ psvc_rl_init(void)
 
 	DefineCustomIntVariable("partner_svc.rate_limit_max_wait",
 							"Longest time a request waits for rate-limit budget before it fails.",
-							"Zero fails at once when the budget is spent.",
+							"Zero fails at once when the budget is spent.  The default, two windows of the documented minute, lets any spent budget free.",
 							&psvc_rl_max_wait_ms,
-							60000,
+							120000,
 							0,
 							INT_MAX,
 							PGC_USERSET,

@@ -46,7 +46,11 @@ BEGIN
 	chomp $pkglib;
 	$pgxs_perl = "$pkglib/pgxs/src/test/perl";
 	$ENV{PG_REGRESS} //= "$pkglib/pgxs/src/test/regress/pg_regress";
-	$ENV{TESTDIR} //= File::Temp::tempdir('psvc_scenario_XXXXXX', TMPDIR => 1);
+	unless ($ENV{TESTDIR})
+	{
+		$ENV{TESTDIR} = File::Temp::tempdir('psvc_scenario_XXXXXX', TMPDIR => 1);
+		$ENV{PSVC_SCENARIO_TMP} = 1;
+	}
 	unless ($ENV{SANDBOX_BIN})
 	{
 		my $bindir = `pg_config --bindir`;
