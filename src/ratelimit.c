@@ -38,7 +38,8 @@
  * backoff http.c chose, so every session backs off, not just the one that
  * got it; http.c retries the request.
  *
- * Waiting.  An attempt without budget waits on its latch with a timeout
+ * Waiting (ratelimit_request.c).  An attempt without budget waits on its
+ * latch with a timeout
  * until the time its budget frees (computed from the buckets: nothing but
  * time frees budget, so no one needs to wake a waiter), with wait event
  * class PG_WAIT_EXTENSION (PostgreSQL 15 has no named wait events for
@@ -77,9 +78,12 @@
  * resource id may fill all but max(4, max/8) entries; when they have, a new
  * id of a route shares one key with resource "*" with every other id that
  * found no room (conservative: the sum of their requests stays within the
- * limit of each), and keeps sharing it until it falls idle.  Only when even
- * that key finds no room does the request fail (53400).  The stats table
- * counts routes it has no room for in one row with route "*".
+ * limit of each), and keeps sharing it until it falls idle.  An id with a
+ * key of its own never uses the shared one, and a new id gets a key of its
+ * own only while the shared key is idle, so no id's recent requests are
+ * ever split over two keys.  Only when even the shared key finds no room
+ * does the request fail (53400).  The stats table counts routes it has no
+ * room for in one row with route "*".
  *
  * Leases.  A request's PsvcRlLease lives in the memory context of its
  * transfer; one that holds a unit is also linked into this backend's list,
@@ -98,16 +102,10 @@
 
 #include <time.h>
 
-#include "lib/ilist.h"
 #include "miscadmin.h"
-#include "pgstat.h"
 #include "storage/ipc.h"
-#include "storage/latch.h"
 #include "storage/shmem.h"
-#include "utils/backend_status.h"
 #include "utils/guc.h"
-#include "utils/memutils.h"
-#include "utils/wait_event.h"
 
 #include "partner_svc.h"
 #include "ratelimit_int.h"
