@@ -3,7 +3,7 @@
 -- shared sandbox, whose windows are real minutes (so a spent budget stays
 -- spent for the whole test); its own servers keep it apart from the rest.
 -- The concurrency, the full key table and the server without preloading
--- are in test/scenario/ratelimit.t.
+-- are in test/scenario/50_ratelimit.t.
 \getenv sandbox_url PSVC_SANDBOX_URL
 CALL sandbox.clear_faults();
 SET partner_svc.max_retries = 3;

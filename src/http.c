@@ -823,11 +823,16 @@ attempt_finished(PsvcTransfer *t, CURLcode code)
 	}
 
 	/* rate limiter: end the attempt's unit, feed back a 429, stats */
-	psvc_rl_attempt_done(t->rl, t->outcome == OUTCOME_HTTP ? status : 0,
-						 t->body_len, t->len, total_us / 1000.0,
-						 delay_ms >= 0 && t->outcome != OUTCOME_INTERRUPTED,
-						 t->outcome == OUTCOME_HTTP && status == 429 ?
-						 (delay_ms >= 0 ? delay_ms : retry_after_ms(easy)) : -1);
+	{
+		curl_off_t	total_us = 0;
+
+		curl_easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &total_us);
+		psvc_rl_attempt_done(t->rl, t->outcome == OUTCOME_HTTP ? status : 0,
+							 t->body_len, t->len, total_us / 1000.0,
+							 delay_ms >= 0 && t->outcome != OUTCOME_INTERRUPTED,
+							 t->outcome == OUTCOME_HTTP && status == 429 ?
+							 (delay_ms >= 0 ? delay_ms : retry_after_ms(easy)) : -1);
+	}
 
 	if (delay_ms >= 0)
 	{

@@ -19,8 +19,11 @@
  *		(sum of the ring) + in_flight < limit
  *
  * and is then in flight; when it ends (response, failure or abandonment)
- * it leaves in_flight and is counted in the bucket of that moment.  Claim:
- * no interval of length W at the service receives more than "limit"
+ * it leaves in_flight and is counted in the bucket of that moment, unless
+ * it was answered 429: the service did not serve it, and does not count
+ * it (the sandbox does not; the document says a 429 lasts "until the limit
+ * resets", not that it extends it).  Claim:
+ * no interval of length W at the service serves more than "limit"
  * requests, whatever the alignment of its windows and whatever the
  * latencies.  Proof: take limit + 1 arrivals within such an interval and
  * the one, Z, whose attempt started last, at s.  Every other one, X,
@@ -611,9 +614,10 @@ psvc_rl_take(PsvcRlLease *lease, int64 now, int64 *frees_at, bool *blocked)
 }
 
 /*
- * Ends a unit held on e: counted in the bucket of now.  For a 429, blocks
- * the key for hold_ms (a bucket's width when unknown).  Needs no table
- * lock (the unit keeps e in place); never raises.
+ * Ends a unit held on e: counted in the bucket of now.  A 429 is not
+ * counted (the service did not serve the request) but blocks the key for
+ * hold_ms (a bucket's width when unknown).  Needs no table lock (the unit
+ * keeps e in place); never raises.
  */
 void
 psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms)
@@ -622,14 +626,17 @@ psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms)
 
 	SpinLockAcquire(&e->mutex);
 	psvc_rl_advance(e, now);
-	e->counts[e->head % PSVC_RL_RING]++;
-	e->total++;
 	e->in_flight--;
 	if (got_429)
 	{
 		int64		until = now + (hold_ms >= 0 ? (int64) hold_ms * 1000 : e->width_us);
 
 		e->blocked_until = Max(e->blocked_until, until);
+	}
+	else
+	{
+		e->counts[e->head % PSVC_RL_RING]++;
+		e->total++;
 	}
 	SpinLockRelease(&e->mutex);
 }

@@ -189,7 +189,7 @@ extern int64 psvc_rl_resets_at(const PsvcRlEntry *e);
  */
 extern PsvcRlEntry *psvc_rl_take(PsvcRlLease *lease, int64 now,
 								 int64 *frees_at, bool *blocked);
-/* Ends a unit held on e now; a 429 blocks the key.  Never raises. */
+/* Ends a unit held on e now; a 429 blocks the key instead of counting. */
 extern void psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms);
 /* The stats row that counts routes without a row of their own. */
 extern void psvc_rl_stats_overflow_key(PsvcStatsKey *key);

@@ -1,4 +1,4 @@
-# ratelimit.t: the shared rate limiter under load, against the sandbox.
+# 50_ratelimit.t: the shared rate limiter under load, against the sandbox.
 #
 #  1. Eight sessions at once hammer one {id} route (GET /public/orders/{id},
 #     25 per window) and one plain route (GET /public/orders, 100 per window)
@@ -18,57 +18,21 @@
 #  5. Without shared_preload_libraries: a limited route fails clearly unless
 #     partner_svc.rate_limit is off; unlimited routes work.
 #
-# Runs as the postgres user (PostgreSQL refuses root): when started as root
-# it re-executes itself as postgres with TESTDIR in a fresh temporary
-# directory, which it removes when every test passed.
+# Runs as the postgres user, with the installed extension and sandbox, the
+# way test/scenario.sh runs every scenario test.
 use strict;
 use warnings;
-
-use File::Temp ();
-
-BEGIN
-{
-	if ($> == 0)
-	{
-		my $dir = File::Temp::tempdir('psvc_scenario_XXXXXX', TMPDIR => 1);
-		my ($uid, $gid) = (getpwnam('postgres'))[ 2, 3 ];
-		chown $uid, $gid, $dir or die "chown $dir: $!";
-		exec('runuser', '-u', 'postgres', '--', 'env', "PATH=$ENV{PATH}",
-			"TESTDIR=$dir", 'PSVC_SCENARIO_TMP=1', $^X, $0)
-		  or die "exec runuser: $!";
-	}
-}
-
-our $pgxs_perl;
-BEGIN
-{
-	my $pkglib = `pg_config --pkglibdir`;
-	chomp $pkglib;
-	$pgxs_perl = "$pkglib/pgxs/src/test/perl";
-	$ENV{PG_REGRESS} //= "$pkglib/pgxs/src/test/regress/pg_regress";
-	unless ($ENV{TESTDIR})
-	{
-		$ENV{TESTDIR} = File::Temp::tempdir('psvc_scenario_XXXXXX', TMPDIR => 1);
-		$ENV{PSVC_SCENARIO_TMP} = 1;
-	}
-	unless ($ENV{SANDBOX_BIN})
-	{
-		my $bindir = `pg_config --bindir`;
-		chomp $bindir;
-		$ENV{SANDBOX_BIN} = "$bindir/partner_svc_sandbox";
-	}
-}
-use lib $pgxs_perl;
 use FindBin;
 use lib "$FindBin::Bin/../sandbox/lib";
 
-use File::Path qw(rmtree);
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Sandbox;
 use Test::More;
 use Time::HiRes qw(time sleep);
+
+$ENV{SANDBOX_BIN} ||= (grep { -x } map { "$_/partner_svc_sandbox" } split /:/, $ENV{PATH})[0];
 
 my $window_ms = 1200;		# sandbox: 60000 sandbox ms at time scale 0.02
 my $offset = int(rand(60000));
@@ -358,18 +322,3 @@ like($err, qr/partner_svc.stats needs partner_svc in shared_preload_libraries/,
 $node->stop;
 $sb->stop;
 done_testing();
-
-END
-{
-	if ($ENV{PSVC_SCENARIO_TMP} && $ENV{TESTDIR})
-	{
-		if (Test::More->builder->is_passing)
-		{
-			rmtree($ENV{TESTDIR});
-		}
-		else
-		{
-			diag("kept $ENV{TESTDIR} (logs in tmp_check/log)");
-		}
-	}
-}
