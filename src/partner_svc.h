@@ -57,6 +57,8 @@ typedef struct PsvcServer
 	const char *service;		/* "orders", "movies", ... */
 	const char *base_url;		/* without a trailing slash */
 	const char *tier;			/* "standard" unless set; orders only */
+	const char *rate_limits;	/* option "rate_limits" (per-route limits of
+								 * the contract, ratelimit_rules.c), or NULL */
 } PsvcServer;
 
 /* Allocates in CurrentMemoryContext.  Errors if not a partner_svc server. */
@@ -128,6 +130,8 @@ typedef struct PsvcHttpResponse
 	int64		bytes;			/* body bytes received, all attempts */
 	double		elapsed_ms;		/* from start to completion */
 	double		wait_ms;		/* time spent waiting by the caller */
+	double		rl_wait_ms;		/* spent waiting for rate-limit budget, all
+								 * attempts (ratelimit.c) */
 	char	   *url_for_explain;	/* method + path + query, no key */
 	char	   *error;			/* status 0 (report_transport_errors): what
 								 * went wrong, a sentence; else NULL */
@@ -397,11 +401,108 @@ extern void psvc_fdw_explain_modify(ModifyTableState *mtstate, ResultRelInfo *ri
 									List *fdw_private, int subplan_index,
 									struct ExplainState *es);
 
-/* in ratelimit.c: the shared-memory rate limiter and the stats views */
+/* in ratelimit.c, ratelimit_request.c, ratelimit_views.c: the shared-memory
+ * rate limiter and the request stats */
 extern void psvc_rl_init(void);	/* from _PG_init: GUCs, shmem hooks */
+
+/*
+ * One request's dealings with the limiter and the stats, opaque outside
+ * ratelimit.c.  http.c calls, for each request: psvc_rl_prepare once when
+ * it starts (the lease lives in the given context); psvc_rl_acquire before
+ * every attempt (waits for budget, interruptibly, or raises); then
+ * psvc_rl_attempt_done when the attempt ended, or psvc_rl_release from the
+ * transfer's cleanup when it was abandoned mid-attempt (never raises).
+ */
+typedef struct PsvcRlLease PsvcRlLease;
+
+extern PsvcRlLease *psvc_rl_prepare(const PsvcHttpRequest *req, MemoryContext cxt);
+extern void psvc_rl_acquire(PsvcRlLease *lease);
+/*
+ * status: the HTTP status, 0 when no response came.  hold_ms: for a 429,
+ * how long the service asked to wait (Retry-After, or the backoff chosen),
+ * -1 when unknown.  retrying: another attempt follows.
+ */
+extern void psvc_rl_attempt_done(PsvcRlLease *lease, long status,
+								 size_t bytes_sent, size_t bytes_received,
+								 double elapsed_ms, bool retrying, long hold_ms);
+extern void psvc_rl_release(PsvcRlLease *lease);
+/* Time this request waited for budget so far, in milliseconds. */
+extern double psvc_rl_waited_ms(const PsvcRlLease *lease);
+
+/* in ratelimit_rules.c: the table of limits, tiers and per-route overrides */
+
+/* Checks the value of server option "rate_limits"; raises on a bad one. */
+extern void psvc_rl_check_overrides(const char *value);
 
 /* in webhook_worker.c: the background worker receiving webhooks */
 extern void psvc_worker_init(void);	/* from _PG_init: GUCs, registration */
+extern PGDLLEXPORT void psvc_worker_main(Datum arg);
+extern Datum psvc_webhook_status(PG_FUNCTION_ARGS);
+extern void psvc_worker_set_error(const char *msg);	/* for webhook_status() */
+
+/* What the worker has done since it started (its own, published to shmem). */
+typedef struct PsvcWhCounters
+{
+	int64		requests;		/* HTTP requests answered or pending */
+	int64		accepted;		/* 200, stored now */
+	int64		duplicates;		/* 200, had been stored before */
+	int64		rejected;		/* 400, kept in webhook_rejects */
+	int64		unauthorized;	/* 401 */
+	int64		too_large;		/* 413 */
+	int64		not_found;		/* 404 */
+	int64		bad_method;		/* 405 */
+	int64		failed;			/* 500/503: the batch could not be stored */
+	int64		timed_out;		/* connections closed for inactivity */
+	int64		batches;		/* transactions committed */
+	int			max_batch;		/* largest batch so far */
+} PsvcWhCounters;
+
+extern PsvcWhCounters psvc_wh_counters;
+extern char *psvc_wh_secret;	/* partner_svc.webhook_secret, "" = none */
+extern int	psvc_wh_max_body;	/* bytes */
+
+/*
+ * One webhook request, from its first byte to its answer.  Allocated with
+ * malloc by webhook_http.c (libmicrohttpd callbacks must not palloc or
+ * ereport), freed when libmicrohttpd is done with the connection.
+ */
+typedef struct PsvcWhDelivery
+{
+	struct MHD_Connection *conn;
+	const char *environment;	/* "sandbox" or "production" */
+	char	   *body;			/* malloc'd, not NUL-terminated */
+	size_t		len;
+	size_t		cap;
+	bool		too_large;
+	bool		suspended;		/* waiting in a batch */
+	int			status;			/* the answer; 0 while not decided */
+	char	   *answer;			/* malloc'd JSON body of the answer, or NULL */
+	struct PsvcWhDelivery *next;	/* in the batch */
+} PsvcWhDelivery;
+
+/* in webhook_http.c: the listener (libmicrohttpd in external-epoll mode) */
+extern bool psvc_wh_http_start(const char *address, int port, int timeout_s,
+							   char *err, size_t errlen);
+extern void psvc_wh_http_stop(void);
+extern bool psvc_wh_http_running(void);
+extern int	psvc_wh_http_fd(void);	/* readable when psvc_wh_http_run has work */
+extern long psvc_wh_http_timeout(void);	/* ms the wait may last, -1 = any */
+extern void psvc_wh_http_run(void);
+extern int	psvc_wh_http_pending(void);	/* complete deliveries not taken yet */
+/* Deliveries whose bodies are complete, oldest first; the list is emptied. */
+extern PsvcWhDelivery *psvc_wh_http_take_batch(int *n);
+/* Answers every delivery of the batch with its status (after the commit). */
+extern void psvc_wh_http_answer(PsvcWhDelivery *batch);
+/* Sets d->status and a JSON answer {"error": msg} (msg escaped). */
+extern void psvc_wh_http_set_error(PsvcWhDelivery *d, int status, const char *msg);
+
+/* in webhook_store.c: validation and storage of a batch */
+/*
+ * Decides and stores a batch in one transaction (or, when that fails, each
+ * delivery alone) and sets every delivery's status.  Never raises.
+ */
+extern void psvc_wh_store_batch(PsvcWhDelivery *batch, int n);
+extern void psvc_wh_store_reset(void);	/* forget prepared plans */
 
 /* in partner_svc.c */
 extern int	psvc_guc_connect_timeout;	/* milliseconds */
