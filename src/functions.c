@@ -69,7 +69,8 @@ static uint64 server_generation = 0;	/* callbacks run so far */
 /*
  * Syscache callback on FOREIGNSERVEROID: any change of any server may
  * change which server a service has, or its options, so forget every
- * answer.  Callers hold copies (copy_server), never the kept ones.
+ * answer.  Callers hold copies (psvc_options_copy_server), never the kept
+ * ones.
  */
 static void
 forget_servers(Datum arg, int cacheid, uint32 hashvalue)
@@ -101,20 +102,6 @@ cached_server(const char *service)
 	return NULL;
 }
 
-/* A copy of s, strings included, in CurrentMemoryContext. */
-static PsvcServer *
-copy_server(const PsvcServer *s)
-{
-	PsvcServer *c = palloc(sizeof(PsvcServer));
-
-	c->serverid = s->serverid;
-	c->servername = pstrdup(s->servername);
-	c->service = pstrdup(s->service);
-	c->base_url = pstrdup(s->base_url);
-	c->tier = pstrdup(s->tier);
-	return c;
-}
-
 /*
  * Keeps a copy of server as the one server of service, when there is room
  * and no invalidation came since the search began (at generation): an
@@ -134,7 +121,7 @@ cache_server(const char *service, const PsvcServer *server, uint64 generation)
 	e = &cached_servers[n_cached_servers];
 	strlcpy(e->service, service, NAMEDATALEN);
 	oldcxt = MemoryContextSwitchTo(server_cxt);
-	e->server = copy_server(server);
+	e->server = psvc_options_copy_server(server);
 	MemoryContextSwitchTo(oldcxt);
 	n_cached_servers++;
 }
@@ -238,7 +225,7 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, GetForeignServer(serverid)->servername);
 
 	if (kept != NULL)
-		return copy_server(kept);
+		return psvc_options_copy_server(kept);
 	server = psvc_options_server(serverid);
 	if (search)
 		cache_server(service, server, generation);

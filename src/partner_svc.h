@@ -63,6 +63,8 @@ typedef struct PsvcServer
 
 /* Allocates in CurrentMemoryContext.  Errors if not a partner_svc server. */
 extern PsvcServer *psvc_options_server(Oid serverid);
+/* A deep copy of s in CurrentMemoryContext (a new field is copied there). */
+extern PsvcServer *psvc_options_copy_server(const PsvcServer *s);
 /*
  * The api_key of the user mapping of userid (or PUBLIC) for serverid, or
  * NULL when the mapping has none.  Allocates in CurrentMemoryContext.  The

@@ -79,6 +79,32 @@ psvc_options_server(Oid serverid)
 	return s;
 }
 
+/* pstrdup that keeps NULL */
+static const char *
+copy_string(const char *s)
+{
+	return s ? pstrdup(s) : NULL;
+}
+
+/*
+ * A copy of s, every string included, in CurrentMemoryContext; for
+ * callers that keep a server longer than the context it was read in
+ * (functions.c).  A new field of PsvcServer must be copied here.
+ */
+PsvcServer *
+psvc_options_copy_server(const PsvcServer *s)
+{
+	PsvcServer *c = palloc(sizeof(PsvcServer));
+
+	*c = *s;
+	c->servername = copy_string(s->servername);
+	c->service = copy_string(s->service);
+	c->base_url = copy_string(s->base_url);
+	c->tier = copy_string(s->tier);
+	c->rate_limits = copy_string(s->rate_limits);
+	return c;
+}
+
 static char *
 mapping_key(Oid userid, Oid serverid, bool *found)
 {
