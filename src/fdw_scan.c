@@ -13,6 +13,15 @@
  * in flight (partner_svc.prefetch), so a scan costs about max(fetch,
  * consume) rather than their sum.
  *
+ * With prefetch, the next page is asked for even before a page is decoded,
+ * on the cursor psvc_json_peek_cursor reads from the end of the body: the
+ * service then prepares it while we decode, which takes the decoding off
+ * the chain of requests that cursor paging imposes (measured in
+ * docs/performance.md).  The decoded cursor is the truth: when it differs
+ * from the guess (a body that does not end with its pagination), that
+ * request is dropped and the right one sent.  Not under a LIMIT, whose
+ * page size depends on the rows decoded.
+ *
  * Memory: the scan's state lives in the per-scan context; each transfer
  * in a context of its own, deleted once its page is decoded (deleting it
  * also releases its curl handle, see http.c); decoded items and the row
@@ -371,6 +380,8 @@ advance(PsvcScanState *st)
 		instr_time	t0,
 					t1;
 		MemoryContext old;
+		MemoryContext body_cxt;
+		const char *next;
 		ErrorContextCallback errcb;
 		ScanErrorArg arg = {st, NULL};
 
@@ -411,6 +422,31 @@ advance(PsvcScanState *st)
 			continue;
 		}
 
+		/*
+		 * Ask for the next page now, on a cursor peeked from the body, so
+		 * that the service prepares it while this page is decoded; the
+		 * decoded cursor confirms the guess below, or the request is
+		 * dropped.  Only where prefetch would ask for it anyway.
+		 */
+		body_cxt = s->xfer_cxt;
+		s->xfer_cxt = NULL;
+		if (psvc_guc_prefetch && st->limit < 0 && !st->detail &&
+			st->ep->paging == PSVC_PAGING_CURSOR)
+		{
+			char	   *guess;
+
+			old = MemoryContextSwitchTo(st->scan_cxt);
+			guess = psvc_json_peek_cursor(resp->body, resp->body_len);
+			MemoryContextSwitchTo(old);
+			if (guess != NULL)
+			{
+				if (s->cursor)
+					pfree(s->cursor);
+				s->cursor = guess;
+				start_page(st, s);
+			}
+		}
+
 		MemoryContextReset(st->page_cxt);
 		st->page = NULL;
 		old = MemoryContextSwitchTo(st->page_cxt);
@@ -420,20 +456,27 @@ advance(PsvcScanState *st)
 										 psprintf("GET %s", st->detail ? st->ep->detail_route : st->ep->route));
 		MemoryContextSwitchTo(old);
 		error_context_stack = errcb.previous;
-		MemoryContextDelete(s->xfer_cxt);
-		s->xfer_cxt = NULL;
+		MemoryContextDelete(body_cxt);
 
 		st->item = 0;
 		st->n_pages++;
 		s->pages++;
 		st->rows_fetched += st->page->nitems;
 
+		next = (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR) ?
+			st->page->next_cursor : NULL;
+		/* a wrong guess: its page is not the next one */
+		if (s->xfer != NULL && (next == NULL || strcmp(next, s->cursor) != 0))
+			drop_transfer(s);
+		if (s->xfer != NULL)
+			return true;		/* the guess was right: already asked */
+
 		if (s->cursor)
 			pfree(s->cursor);
 		s->cursor = NULL;
-		if (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR && st->page->next_cursor)
+		if (next != NULL)
 		{
-			s->cursor = MemoryContextStrdup(st->scan_cxt, st->page->next_cursor);
+			s->cursor = MemoryContextStrdup(st->scan_cxt, next);
 			if (st->limit >= 0 && st->rows_fetched >= st->limit)
 				s->done = true;
 			else if (psvc_guc_prefetch)
@@ -666,6 +709,7 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 	StringInfoData buf;
 	PsvcHttpRequest *req;
 	Stream		s0 = {0};
+	int64		fetched;
 	int			nreq = 1;
 	ListCell   *lc;
 	int			i = 0;
@@ -698,7 +742,11 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 			pv->texts[0] = psprintf("{%s}", pv->def->kind == PSVC_COL_PATH ? pv->def->param : pv->def->name);
 	}
 	st->fan = -1;
+	/* the first request, as planned: not what is left after a run (ANALYZE) */
+	fetched = st->rows_fetched;
+	st->rows_fetched = 0;
 	req = build_request(st, &s0);
+	st->rows_fetched = fetched;
 	/* placeholders are shown as written, not URL-encoded */
 	initStringInfo(&buf);
 	for (const char *p = psvc_http_describe(req); *p; p++)
