@@ -41,6 +41,19 @@ SELECT count(*) AS requests, count(DISTINCT query) AS distinct_queries
 FROM sandbox.requests();
 RESET partner_svc.prefetch;
 
+-- a pushed-down LIMIT over several pages: full pages, then what is left,
+-- and no page asked for beyond it
+CALL sandbox.reset_stats();
+SELECT count(*), max(position)
+FROM (SELECT position FROM movie_themes WHERE movie = 'epic-saga' LIMIT 250) s;
+SELECT split_part(query, '&', 1) AS page, count(*), bool_and(status = 200) AS answered
+FROM sandbox.requests() GROUP BY 1 ORDER BY 1;
+CALL sandbox.reset_stats();
+SELECT count(*), max(position)
+FROM (SELECT position FROM movie_themes WHERE movie = 'epic-saga' LIMIT 300) s;
+SELECT split_part(query, '&', 1) AS page, count(*), bool_and(status = 200) AS answered
+FROM sandbox.requests() GROUP BY 1 ORDER BY 1;
+
 -- a scan stopped early by a LIMIT that is not pushed down (a local
 -- condition) drops the page asked for in advance and asks for no more;
 -- the connection stays usable

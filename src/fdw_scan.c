@@ -19,8 +19,8 @@
  * the chain of requests that cursor paging imposes (measured in
  * docs/performance.md).  The decoded cursor is the truth: when it differs
  * from the guess (a body that does not end with its pagination), that
- * request is dropped and the right one sent.  Not under a LIMIT, whose
- * page size depends on the rows decoded.
+ * request is dropped and the right one sent.  Under a LIMIT, only while
+ * the next page's size does not depend on the rows being decoded.
  *
  * Memory: the scan's state lives in the per-scan context; each transfer
  * in a context of its own, deleted once its page is decoded (deleting it
@@ -92,6 +92,7 @@ typedef struct Stream
 	PsvcTransfer *xfer;			/* the page in flight, or NULL */
 	MemoryContext xfer_cxt;
 	char	   *cursor;			/* for the next page; NULL on the first */
+	int64		asked;			/* items asked for by the page in flight */
 	bool		done;			/* no more pages to ask for */
 	int			pages;
 } Stream;
@@ -165,6 +166,17 @@ route_param(const char *route)
 	return pnstrdup(open + 1, close - open - 1);
 }
 
+/* The items a stream's next page asks for: the page size, or less to fill a LIMIT. */
+static int64
+page_limit(PsvcScanState *st)
+{
+	int64		want = psvc_guc_page_size;
+
+	if (st->limit >= 0 && st->limit - st->rows_fetched < want)
+		want = Max(st->limit - st->rows_fetched, 1);
+	return want;
+}
+
 /*
  * The request for a stream's next page.  Allocates in CurrentMemoryContext.
  * value_texts gives each pushed value's text for this stream.
@@ -207,12 +219,9 @@ build_request(PsvcScanState *st, Stream *s)
 	if (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR)
 	{
 		PsvcKV	   *kv = palloc(sizeof(PsvcKV));
-		int64		want = psvc_guc_page_size;
 
-		if (st->limit >= 0 && st->limit - st->rows_fetched < want)
-			want = Max(st->limit - st->rows_fetched, 1);
 		kv->name = "limit";
-		kv->value = psprintf(INT64_FORMAT, want);
+		kv->value = psprintf(INT64_FORMAT, page_limit(st));
 		req->query = lappend(req->query, kv);
 		if (s->cursor)
 		{
@@ -235,6 +244,7 @@ start_page(PsvcScanState *st, Stream *s)
 	s->xfer_cxt = AllocSetContextCreate(st->scan_cxt, "partner_svc transfer",
 										ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(s->xfer_cxt);
+	s->asked = page_limit(st);
 	s->xfer = psvc_http_start(build_request(st, s), s->xfer_cxt);
 	MemoryContextSwitchTo(old);
 	st->n_requests++;
@@ -426,12 +436,17 @@ advance(PsvcScanState *st)
 		 * Ask for the next page now, on a cursor peeked from the body, so
 		 * that the service prepares it while this page is decoded; the
 		 * decoded cursor confirms the guess below, or the request is
-		 * dropped.  Only where prefetch would ask for it anyway.
+		 * dropped.  Only where prefetch would ask for the same page
+		 * anyway: under a LIMIT, only while a full page is still wanted
+		 * whatever this page holds, so that neither the size of the next
+		 * page nor whether there is one depends on this page's items.
 		 */
 		body_cxt = s->xfer_cxt;
 		s->xfer_cxt = NULL;
-		if (psvc_guc_prefetch && st->limit < 0 && !st->detail &&
-			st->ep->paging == PSVC_PAGING_CURSOR)
+		if (psvc_guc_prefetch && !st->detail &&
+			st->ep->paging == PSVC_PAGING_CURSOR &&
+			(st->limit < 0 ||
+			 st->limit - st->rows_fetched - s->asked >= psvc_guc_page_size))
 		{
 			char	   *guess;
 
