@@ -20,10 +20,17 @@ EXTRA_CLEAN = src/sandbox/partner_svc_sandbox
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# Every module includes the one shared header: a change to it (a struct's
+# layout) must rebuild them all.
+$(OBJS): src/partner_svc.h
+
 sql/partner_svc--0.1.sql: $(sort $(wildcard sql/install/*.sql))
 	( echo '-- partner_svc--0.1.sql: built by make from the files sql/install/NN_name.sql; do not edit'; \
 	  echo; printf '%s\n' '\echo Use "CREATE EXTENSION partner_svc" to load this file. \quit'; \
 	  for f in $^; do echo; echo "-- from $$f"; sed '/^\\echo Use/d; /^-- complain if script/d' $$f; done ) > $@
+
+# PGXS knows no header dependencies; every module includes the one header.
+$(OBJS): src/partner_svc.h
 
 SANDBOX = src/sandbox/partner_svc_sandbox
 SANDBOX_SRCS = $(wildcard src/sandbox/core/*.c src/sandbox/services/*.c)

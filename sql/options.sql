@@ -235,11 +235,15 @@ SELECT attname, attfdwoptions FROM pg_attribute
 WHERE attrelid = 'ft_todos'::regclass AND attnum > 0 ORDER BY attnum;
 
 --
--- writing foreign tables is not built yet: without modification
--- callbacks PostgreSQL refuses it itself (reading is tested in fdw_*)
+-- writing: only writable resources (todos, notifications) allow it, and
+-- PostgreSQL refuses the others itself before anything is sent (writing
+-- is tested in fdw_modify, reading in fdw_*)
 --
-DELETE FROM ft_todos WHERE id = 1;
-INSERT INTO ft_todos (title) VALUES ('x');
+DELETE FROM ft_orders WHERE id = 'x';
+INSERT INTO ft_themes (movie, title) VALUES ('x', 'y');
+UPDATE ft_orders SET email = 'a@example.com';
+SELECT c.relname, pg_catalog.pg_relation_is_updatable(c.oid, false) AS events
+FROM pg_class c WHERE c.relname IN ('ft_orders', 'ft_themes', 'ft_todos') ORDER BY 1;
 
 SET client_min_messages = warning;
 DROP EXTENSION partner_svc CASCADE;

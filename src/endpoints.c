@@ -10,7 +10,9 @@
  * route), and how JSON maps to columns.  A column is a member of the item,
  * the whole item ("raw"), or a path parameter of the route; a member column
  * may name the query parameter that filters on it, which is how equality
- * on it is pushed down.  Adding an endpoint is adding a row here.
+ * on it is pushed down.  A writable endpoint also says which requests its
+ * INSERT, UPDATE and DELETE become (PsvcModifyDef, read by fdw_modify.c).
+ * Adding an endpoint is adding a row here.
  *
  * Field names follow the documents; where they are "not shown", the
  * sandbox's documented choices (docs/sandbox-*.md).  Column names are the
@@ -148,6 +150,28 @@ static const PsvcColumnDef notifications_cols[] = {
 	{"email", "text", PSVC_COL_FIELD, "", NULL, false},
 };
 
+/*
+ * Writable endpoints.  todos: POST /todos with the row's members, PUT
+ * /todos/{id} with the members an UPDATE sets (the document's UpdateTodo
+ * has every member optional), DELETE /todos/{id}; each answers the todo
+ * (DELETE: nothing).  notifications: POST /api/notifications with the
+ * address as a JSON string, checked first; it answers the address.
+ */
+static const PsvcModifyDef todos_modify = {
+	.insert = {"POST", "/todos"},
+	.update = {"PUT", "/todos/{id}"},
+	.delete = {"DELETE", "/todos/{id}"},
+	.key_field = "id",
+	.body = PSVC_BODY_OBJECT,
+};
+
+static const PsvcModifyDef notifications_modify = {
+	.insert = {"POST", "/api/notifications"},
+	.body = PSVC_BODY_STRING,
+	.check_field = "",
+	.check = PSVC_CHECK_EMAIL,
+};
+
 static const PsvcEndpoint catalogue[] = {
 	{"orders", "orders", "/public/orders", PSVC_PAGING_CURSOR, "data",
 		"/public/orders/{id}", "id", "data",
@@ -179,8 +203,8 @@ static const PsvcEndpoint catalogue[] = {
 	COLS(questions_cols)},
 	{"todos", "todos", "/todos", PSVC_PAGING_NONE, NULL,
 		NULL, NULL, NULL,
-		"todo items (GET /todos)",
-	COLS(todos_cols)},
+		"todo items (GET /todos; INSERT, UPDATE, DELETE: POST /todos, PUT and DELETE /todos/{id})",
+	COLS(todos_cols), &todos_modify},
 	{"user_jobs", "scheduler", "/api/user-jobs", PSVC_PAGING_NONE, NULL,
 		"/api/user-jobs/{id}", "id", NULL,
 		"scheduled jobs (GET /api/user-jobs; id = reads GET /api/user-jobs/{id})",
@@ -191,8 +215,8 @@ static const PsvcEndpoint catalogue[] = {
 	COLS(executions_cols)},
 	{"notifications", "scheduler", "/api/notifications", PSVC_PAGING_NONE, NULL,
 		NULL, NULL, NULL,
-		"notification addresses (GET /api/notifications)",
-	COLS(notifications_cols)},
+		"notification addresses (GET /api/notifications; INSERT: POST /api/notifications)",
+	COLS(notifications_cols), &notifications_modify},
 };
 
 const PsvcEndpoint *

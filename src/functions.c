@@ -25,12 +25,15 @@
 #include "access/table.h"
 #include "catalog/pg_foreign_server.h"
 #include "commands/defrem.h"
+#include "common/jsonapi.h"
 #include "foreign/foreign.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "partner_svc.h"
@@ -166,4 +169,154 @@ psvc_fn_call(PsvcHttpRequest *req, bool null_on_404)
 	if (resp->status < 200 || resp->status > 299)
 		psvc_http_raise(req, resp);
 	return psvc_fn_jsonb(resp->body, resp->body_len);
+}
+
+
+/* ---------------------------------------------------------------------
+ * Reading the services' answers
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * jsonb from a service's body (UTF-8 JSON text), or NULL when it is
+ * empty, not valid UTF-8 or not valid JSON: never raises for bad input,
+ * so callers can look into error bodies safely.  Converts to the server
+ * encoding.  Allocates in CurrentMemoryContext.
+ */
+Jsonb *
+psvc_fn_parse(const char *text, size_t len)
+{
+	char	   *copy;
+	char	   *conv;
+	JsonLexContext *lex;
+
+	if (text == NULL || len == 0 || len >= MaxAllocSize)
+		return NULL;
+	if (!pg_verify_mbstr(PG_UTF8, text, (int) len, true))
+		return NULL;
+	copy = pnstrdup(text, len);
+	conv = pg_any_to_server(copy, (int) len, PG_UTF8);
+	lex = makeJsonLexContextCstringLen(conv, (int) strlen(conv),
+									  GetDatabaseEncoding(), false);
+	if (pg_parse_json(lex, &nullSemAction) != JSON_SUCCESS)
+		return NULL;
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(conv)));
+}
+
+/*
+ * The member key of j when j is an object that has it, else NULL.  The
+ * value points into j (or is allocated in CurrentMemoryContext).
+ */
+JsonbValue *
+psvc_fn_member(Jsonb *j, const char *key)
+{
+	if (j == NULL || !JB_ROOT_IS_OBJECT(j))
+		return NULL;
+	return getKeyJsonValueFromContainer(&j->root, key, strlen(key), NULL);
+}
+
+/* A string member's text; NULL when absent, JSON null or not a string. */
+char *
+psvc_fn_member_text(Jsonb *j, const char *key)
+{
+	JsonbValue *v = psvc_fn_member(j, key);
+
+	if (v == NULL || v->type != jbvString)
+		return NULL;
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+/* A member as jsonb; NULL when absent or JSON null.  CurrentMemoryContext. */
+Jsonb *
+psvc_fn_member_jsonb(Jsonb *j, const char *key)
+{
+	JsonbValue *v = psvc_fn_member(j, key);
+
+	if (v == NULL || v->type == jbvNull)
+		return NULL;
+	return JsonbValueToJsonb(v);
+}
+
+/*
+ * The service's error code in an error body: error.code of
+ * {"error":{"code":...}}, or error of {"error":"..."}; NULL for any other
+ * body.  Never raises for a bad body.
+ */
+char *
+psvc_fn_error_code(const PsvcHttpResponse *resp)
+{
+	Jsonb	   *body = psvc_fn_parse(resp->body, resp->body_len);
+	Jsonb	   *error;
+
+	if (body == NULL)
+		return NULL;
+	error = psvc_fn_member_jsonb(body, "error");
+	if (error != NULL && JB_ROOT_IS_SCALAR(error))
+		return psvc_fn_member_text(body, "error");
+	return psvc_fn_member_text(error, "code");
+}
+
+/*
+ * The body of the successful response resp to req as jsonb.  A body that
+ * is not JSON raises an error naming the request.  CurrentMemoryContext.
+ */
+Jsonb *
+psvc_fn_body(const PsvcHttpRequest *req, const PsvcHttpResponse *resp)
+{
+	Jsonb	   *body = psvc_fn_parse(resp->body, resp->body_len);
+
+	if (body == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_STRING_FORMAT),
+				 errmsg("invalid JSON in the response of %s %s", req->method, req->route),
+				 resp->body_len == 0 ? errdetail("The response had no body.") :
+				 errdetail("The body is not valid UTF-8 JSON text.")));
+	return body;
+}
+
+/*
+ * The "data" member of an enveloped response ({"data":...}, the order
+ * and movie services); raises when the body is not such an object.
+ */
+Jsonb *
+psvc_fn_data(const PsvcHttpRequest *req, const PsvcHttpResponse *resp)
+{
+	Jsonb	   *data = psvc_fn_member_jsonb(psvc_fn_body(req, resp), "data");
+
+	if (data == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("unexpected response shape from %s %s", req->method, req->route),
+				 errdetail("Expected a JSON object with a non-null member \"data\".")));
+	return data;
+}
+
+/*
+ * Checks a value that goes into a request path before anything is sent:
+ * 1 to maxlen characters, else 22023 naming the argument.
+ */
+void
+psvc_fn_check_ref(const char *argname, const char *value, int maxlen)
+{
+	int			n = pg_mbstrlen(value);
+
+	if (n == 0 || n > maxlen)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("argument \"%s\" must have 1 to %d characters", argname, maxlen),
+				 errdetail("The value given has %d characters.", n)));
+}
+
+/*
+ * The JSON text of j to send as a request body, in UTF-8 whatever the
+ * server encoding; *len receives its length.  CurrentMemoryContext.
+ */
+char *
+psvc_fn_json_text(Jsonb *j, size_t *len)
+{
+	char	   *text = JsonbToCString(NULL, &j->root, VARSIZE(j));
+	char	   *utf8 = pg_server_to_any(text, (int) strlen(text), PG_UTF8);
+
+	*len = strlen(utf8);
+	return utf8;
 }

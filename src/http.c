@@ -8,10 +8,11 @@
  * Connections.  Each backend has one libcurl multi handle, made on first
  * use and closed at process exit.  Every transfer of the backend runs in
  * it, so all of them share its connection cache: a connection is kept
- * alive across requests, pages and scans.  Easy handles are pooled and
- * curl_easy_reset() before reuse; a handle goes back to the pool as soon
- * as its attempt completes, so the pool only holds handles of transfers
- * in flight plus a few idle ones.
+ * alive across requests, pages and scans (a request that is not safe to
+ * repeat opens a fresh one: see start_attempt).  Easy handles are pooled
+ * and curl_easy_reset() before reuse; a handle goes back to the pool as
+ * soon as its attempt completes, so the pool only holds handles of
+ * transfers in flight plus a few idle ones.
  *
  * Progress.  Nothing runs in the background: transfers progress whenever a
  * psvc_http_* function is called ("pumping").  We use libcurl's socket
@@ -46,9 +47,26 @@
  * status_rules[] and failure_rules[] below (also docs/errors.md): 429 for
  * every method (the service did nothing), failures before a connection
  * existed for every method (nothing was sent), and 5xx, timeouts and lost
- * connections only for GET or when the caller sets retry_unsafe.  The
+ * connections only for GET or when the caller sets retry_unsafe.  A GET
+ * that changes state (the scheduler's run, stop, clone, email...) is
+ * marked unsafe by its caller and is then treated like a POST.  The
  * delay is the response's Retry-After when it has one (capped at the
  * request timeout), otherwise exponential backoff with full jitter.
+ * A request that is not retried after a timeout or a lost connection has
+ * an unknown outcome; a caller that can find out what happened (create
+ * an order, then look it up by its custom id) sets return_unknown and
+ * gets status 0 with outcome_unknown instead of the error.
+ *
+ * Requests that are not idempotent always open a new connection
+ * (CURLOPT_FRESH_CONNECT): on a reused connection that closes without an
+ * answer, libcurl silently sends the request again, which would repeat a
+ * state change the service may have made.
+ *
+ * Reporting.  A failure is raised as an ERROR, except that a caller may
+ * ask for the final response of a 4xx/5xx (return_errors) or of a failure
+ * without an HTTP status (report_transport_errors: status 0, "error" and
+ * "error_sqlstate" set) to decide for itself, e.g. an upload that reads
+ * the file's size before resending a chunk whose answer was lost.
  *
  * Secrets.  The API key goes into one Authorization header and nowhere
  * else: not into the URL, the description used by EXPLAIN, any message or
@@ -259,8 +277,11 @@ struct PsvcTransfer
 	char	   *description;	/* "METHOD /path?query" */
 	char	   *body;
 	size_t		body_len;
-	bool		idempotent;		/* GET, HEAD, or retry_unsafe */
+	bool		idempotent;		/* GET or HEAD not marked unsafe, or
+								 * retry_unsafe */
 	bool		return_errors;
+	bool		return_unknown;
+	bool		report_transport_errors;
 	int			max_retries;	/* GUCs as they were at the start */
 	long		connect_timeout_ms;
 	long		request_timeout_ms;
@@ -281,7 +302,8 @@ struct PsvcTransfer
 	PsvcOutcome outcome;
 	long		status;
 	CURLcode	curl_code;
-	long		attempt_ms;
+	long		attempt_ms;		/* measured; messages give the limit, which
+								 * curl overruns by a few ms */
 
 	TimestampTz retry_at;		/* XFER_BACKOFF: when to start again */
 	instr_time	started;
@@ -353,6 +375,8 @@ static void report_status(const char *method, const char *route,
 						  const char *body, size_t len, int retries)
 			pg_attribute_noreturn();
 static void report_failure(PsvcTransfer *t) pg_attribute_noreturn();
+static PsvcHttpResponse *unknown_outcome(PsvcTransfer *t);
+static char *failure_text(PsvcTransfer *t);
 
 /* curl_easy_setopt that cannot fail silently. */
 #define PSVC_SETOPT(easy, opt, val) \
@@ -694,6 +718,18 @@ start_attempt(PsvcTransfer *t)
 	PSVC_SETOPT(easy, CURLOPT_XFERINFODATA, (void *) t);
 	PSVC_SETOPT(easy, CURLOPT_NOPROGRESS, 0L);
 
+	/*
+	 * libcurl sends a request again by itself, on a new connection, when a
+	 * reused connection ends without a byte of answer: for a stale
+	 * keep-alive connection that is harmless, but the service may also
+	 * have carried the request out and then lost the connection, and a
+	 * POST would be done twice.  A request that is not safe to repeat
+	 * therefore never goes over a cached connection; its own connection is
+	 * cached afterwards as usual.
+	 */
+	if (!t->idempotent)
+		PSVC_SETOPT(easy, CURLOPT_FRESH_CONNECT, 1L);
+
 	if (strcmp(t->method, "GET") == 0)
 		PSVC_SETOPT(easy, CURLOPT_HTTPGET, 1L);
 	else if (strcmp(t->method, "HEAD") == 0)
@@ -729,18 +765,15 @@ attempt_finished(PsvcTransfer *t, CURLcode code)
 {
 	CURL	   *easy = t->easy;
 	long		status = 0;
-	curl_off_t	total_us = 0;
 	curl_off_t	pretransfer_us = 0;
 	long		delay_ms = -1;
 	int			i;
 
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &total_us);
 	curl_easy_getinfo(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
 
 	t->status = status;
 	t->curl_code = code;
-	t->attempt_ms = (long) (total_us / 1000);
 
 	if (code == CURLE_OK)
 		t->outcome = OUTCOME_HTTP;
@@ -1304,10 +1337,12 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	t->method = pstrdup(req->method);
 	t->route = pstrdup(req->route);
 	t->servername = pstrdup(req->server->servername ? req->server->servername : "");
-	t->idempotent = (strcmp(req->method, "GET") == 0 ||
-					 strcmp(req->method, "HEAD") == 0 ||
-					 req->retry_unsafe);
+	t->idempotent = ((strcmp(req->method, "GET") == 0 ||
+					  strcmp(req->method, "HEAD") == 0) && !req->unsafe) ||
+		req->retry_unsafe;
 	t->return_errors = req->return_errors;
+	t->return_unknown = req->return_unknown;
+	t->report_transport_errors = req->report_transport_errors;
 	t->max_retries = psvc_guc_max_retries;
 	t->connect_timeout_ms = psvc_guc_connect_timeout;
 	t->request_timeout_ms = psvc_guc_request_timeout;
@@ -1399,6 +1434,31 @@ psvc_http_done(PsvcTransfer *t)
 }
 
 /*
+ * The response of a request that return_unknown gives back instead of
+ * raising: status 0, outcome_unknown, and a sentence saying what went
+ * wrong (the detail report_failure would have given).  In t's context.
+ */
+static PsvcHttpResponse *
+unknown_outcome(PsvcTransfer *t)
+{
+	PsvcHttpResponse *resp = t->resp;
+	MemoryContext oldcxt = MemoryContextSwitchTo(t->cxt);
+
+	resp->status = 0;
+	resp->outcome_unknown = true;
+	if (t->outcome == OUTCOME_TIMEOUT)
+		resp->failure = psprintf("%s %s timed out after %ld ms.",
+								 t->method, t->route, t->request_timeout_ms);
+	else
+		resp->failure = psprintf("The connection to server \"%s\" was lost during %s %s: %s.",
+								 t->servername, t->method, t->route,
+								 t->errbuf[0] != '\0' ? t->errbuf :
+								 curl_easy_strerror(t->curl_code));
+	MemoryContextSwitchTo(oldcxt);
+	return resp;
+}
+
+/*
  * Waits for t, retrying by the rules, and returns its response (in t's
  * context).  Raises the mapped error on failure unless return_errors and
  * the failure is an HTTP status.  Ctrl-C and statement_timeout interrupt
@@ -1433,6 +1493,19 @@ psvc_http_finish(PsvcTransfer *t)
 		return t->resp;
 	if (t->outcome == OUTCOME_HTTP && t->return_errors)
 		return t->resp;
+	if (t->return_unknown && !t->idempotent &&
+		(t->outcome == OUTCOME_TIMEOUT || t->outcome == OUTCOME_LOST))
+		return unknown_outcome(t);
+	if (t->outcome != OUTCOME_HTTP && t->report_transport_errors)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(t->cxt);
+
+		t->resp->status = 0;
+		t->resp->error = failure_text(t);
+		t->resp->error_sqlstate = failure_rule(t->outcome)->sqlstate;
+		MemoryContextSwitchTo(oldcxt);
+		return t->resp;
+	}
 	report_failure(t);
 }
 
@@ -1796,7 +1869,7 @@ report_failure(PsvcTransfer *t)
 			ereport(ERROR,
 					(errcode(rule->sqlstate),
 					 errmsg("%s %s timed out after %ld ms",
-							t->method, t->route, t->attempt_ms),
+							t->method, t->route, t->request_timeout_ms),
 					 unknown ? errdetail("%s", unknown) : 0,
 					 errhint("The limit is set by partner_svc.request_timeout."),
 					 errcontext("%s", context)));
@@ -1837,12 +1910,56 @@ report_failure(PsvcTransfer *t)
 }
 
 /*
- * For callers that asked for return_errors and then decided the response
- * is an error after all: raises what psvc_http_finish would have raised.
+ * One sentence on a failure without an HTTP status, for callers that set
+ * report_transport_errors: what happened and, when the request may have
+ * been carried out, that its outcome is unknown.  Allocates in
+ * CurrentMemoryContext.
+ */
+static char *
+failure_text(PsvcTransfer *t)
+{
+	const char *why = t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror(t->curl_code);
+	const char *unknown = t->idempotent ? "" :
+		" The outcome of the request is unknown: the service may have carried it out.";
+
+	switch (t->outcome)
+	{
+		case OUTCOME_CONNECT:
+			return psprintf("Could not connect: libcurl reported: %s.", why);
+		case OUTCOME_CONNECT_TIMEOUT:
+			return psprintf("Could not connect within %ld ms.", t->connect_timeout_ms);
+		case OUTCOME_TIMEOUT:
+			return psprintf("Timed out after %ld ms.%s", t->request_timeout_ms, unknown);
+		case OUTCOME_LOST:
+			return psprintf("The connection was lost: libcurl reported: %s.%s", why, unknown);
+		case OUTCOME_TOO_BIG:
+			return psprintf("The response was larger than %zu bytes.", PSVC_HTTP_MAX_BODY);
+		case OUTCOME_NO_MEMORY:
+			return pstrdup("Out of memory while receiving the response.");
+		default:
+			return psprintf("libcurl reported: %s.", why);
+	}
+}
+
+/*
+ * For callers that asked for return_errors (or report_transport_errors)
+ * and then decided the response is an error after all: raises what
+ * psvc_http_finish would have raised (for status 0, the same SQLSTATE
+ * with the failure's sentence as detail).
  */
 void
 psvc_http_raise(const PsvcHttpRequest *req, const PsvcHttpResponse *resp)
 {
+	const char *servername = req->server->servername ? req->server->servername : "";
+
+	if (resp->status == 0 && resp->error != NULL)
+		ereport(ERROR,
+				(errcode(resp->error_sqlstate),
+				 errmsg("%s %s to server \"%s\" failed", req->method, req->route,
+						servername),
+				 errdetail_internal("%s", resp->error),
+				 errcontext("%s", request_context(req->method, req->route,
+												  servername, resp->retries))));
 	report_status(req->method, req->route,
 				  req->server->servername ? req->server->servername : "",
 				  resp->status, resp->body, resp->body_len, resp->retries);

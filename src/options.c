@@ -20,9 +20,9 @@
  * courtesy as file_fdw; the code here is our own).
  *
  * Whether a foreign table's resource belongs to its server's service is not
- * checked here: the validator of a table does not see the server.  That
- * check belongs to the endpoint catalogue, which will also own the list of
- * resources below.
+ * checked here: the validator of a table does not see the server.  The
+ * planner checks it (fdw_plan.c), against the endpoint catalogue, which
+ * also owns the list of resources.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -45,6 +45,7 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
+#include "utils/memutils.h"
 
 #include "partner_svc.h"
 
@@ -86,12 +87,28 @@ static const char *const tier_names[] = {
 	"standard", "premium", "enterprise", NULL
 };
 
-/* The foreign tables of DESIGN.md; moves to the endpoint catalogue later. */
-static const char *const resource_names[] = {
-	"orders", "movies", "movie_themes", "movie_timeline", "movie_characters",
-	"movie_faqs", "business_questions", "todos", "user_jobs",
-	"job_executions", "notifications", NULL
-};
+/*
+ * The resources are the endpoint catalogue's (endpoints.c), listed once
+ * per backend as a NULL-terminated array for the checks below.
+ */
+static const char *const *
+resource_names(void)
+{
+	static const char **names = NULL;
+
+	if (names == NULL)
+	{
+		int			n;
+		const PsvcEndpoint *eps = psvc_endpoints(&n);
+		const char **list = MemoryContextAlloc(TopMemoryContext, sizeof(char *) * (n + 1));
+
+		for (int i = 0; i < n; i++)
+			list[i] = eps[i].resource;
+		list[n] = NULL;
+		names = list;
+	}
+	return names;
+}
 
 PG_FUNCTION_INFO_V1(psvc_options_validator);
 
@@ -263,7 +280,7 @@ check_tier(DefElem *def)
 static void
 check_resource(DefElem *def)
 {
-	check_enum_value(def, resource_names, "resources");
+	check_enum_value(def, resource_names(), "resources");
 }
 
 static void
@@ -462,7 +479,7 @@ require_option(List *options, const char *name, Oid catalog)
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("missing required option \"%s\"", name),
 				 errdetail("A partner_svc foreign table needs the option \"resource\" naming what it reads."),
-				 errhint("Valid resources are: %s.", join_names(resource_names))));
+				 errhint("Valid resources are: %s.", join_names(resource_names()))));
 }
 
 /*

@@ -91,14 +91,36 @@ typedef struct PsvcHttpRequest
 	size_t		body_len;
 	const char *content_type;	/* of the body, e.g. "application/json" */
 	bool		retry_unsafe;	/* retry a non-GET on 5xx/network errors too */
+	bool		unsafe;			/* a GET or HEAD that changes state (the
+								 * scheduler's run, stop, clone...): retried
+								 * only where nothing was done (429, no
+								 * connection), like a POST; retry_unsafe
+								 * overrides it */
 	bool		return_errors;	/* give back 4xx/5xx responses (after the
 								 * retries) instead of raising */
+	bool		return_unknown; /* give back a non-idempotent request whose
+								 * outcome is unknown (it timed out or lost
+								 * its connection after being sent) as
+								 * status 0 with outcome_unknown, instead of
+								 * raising; the caller finds out what
+								 * happened (functions_orders.c) */
+	bool		report_transport_errors;	/* give back a failure without an
+											 * HTTP status (after the retries)
+											 * as status 0 with "error" set,
+											 * instead of raising; a pending
+											 * interrupt still raises */
 } PsvcHttpRequest;
 
-/* What came back: always a complete, 2xx body unless return_errors. */
+/*
+ * What came back: always a complete, 2xx body unless return_errors (then
+ * any HTTP status) or return_unknown (then status 0 and outcome_unknown).
+ */
 typedef struct PsvcHttpResponse
 {
 	long		status;
+	bool		outcome_unknown;	/* return_unknown: no answer, the service
+									 * may or may not have acted */
+	char	   *failure;		/* then: what went wrong, a full sentence */
 	char	   *body;			/* NUL-terminated; palloc'd */
 	size_t		body_len;
 	char	   *content_type;	/* may be NULL */
@@ -107,6 +129,9 @@ typedef struct PsvcHttpResponse
 	double		elapsed_ms;		/* from start to completion */
 	double		wait_ms;		/* time spent waiting by the caller */
 	char	   *url_for_explain;	/* method + path + query, no key */
+	char	   *error;			/* status 0 (report_transport_errors): what
+								 * went wrong, a sentence; else NULL */
+	int			error_sqlstate; /* status 0: the SQLSTATE it maps to */
 } PsvcHttpResponse;
 
 typedef struct PsvcTransfer PsvcTransfer;
@@ -129,7 +154,7 @@ extern bool psvc_http_done(PsvcTransfer *t);
  * Waits for the transfer (interruptibly: Ctrl-C and statement_timeout stop
  * it), retrying as the rules say, and returns the response, allocated in
  * the transfer's cxt.  Raises the mapped ERROR on failure unless
- * return_errors.
+ * return_errors (an HTTP status) or return_unknown (an unknown outcome).
  */
 extern PsvcHttpResponse *psvc_http_finish(PsvcTransfer *t);
 /* Aborts a transfer that is no longer wanted and releases its handle. */
@@ -140,7 +165,8 @@ extern PsvcHttpResponse *psvc_http_request(const PsvcHttpRequest *req);
 extern char *psvc_http_describe(const PsvcHttpRequest *req);
 /*
  * Raises the ERROR that a failed response maps to (used by callers that
- * asked for return_errors and decided the status is an error after all).
+ * asked for return_errors and decided the status is an error after all,
+ * or for report_transport_errors and status 0).
  */
 extern void psvc_http_raise(const PsvcHttpRequest *req, const PsvcHttpResponse *resp) pg_attribute_noreturn();
 
@@ -230,6 +256,40 @@ typedef enum PsvcPaging
 	PSVC_PAGING_CURSOR			/* limit/cursor, "pagination" object */
 } PsvcPaging;
 
+/*
+ * How a writable endpoint turns INSERT, UPDATE and DELETE into requests
+ * (fdw_modify.c).  An operation whose method is NULL is not supported.
+ */
+typedef struct PsvcRequestDef
+{
+	const char *method;
+	const char *route;			/* UPDATE, DELETE: {name} = the row's key */
+} PsvcRequestDef;
+
+typedef enum PsvcBodyStyle
+{
+	PSVC_BODY_OBJECT,			/* a JSON object of the row's member columns */
+	PSVC_BODY_STRING			/* the JSON string of the column of field "" */
+} PsvcBodyStyle;
+
+typedef enum PsvcValueCheck
+{
+	PSVC_CHECK_NONE,
+	PSVC_CHECK_EMAIL			/* local@domain, as the scheduler requires */
+} PsvcValueCheck;
+
+typedef struct PsvcModifyDef
+{
+	PsvcRequestDef insert;
+	PsvcRequestDef update;		/* sends only the columns the UPDATE sets */
+	PsvcRequestDef delete;
+	const char *key_field;		/* member that identifies a row; assigned by
+								 * the service, never sent in a body */
+	PsvcBodyStyle body;
+	const char *check_field;	/* member checked before sending, or NULL */
+	PsvcValueCheck check;
+} PsvcModifyDef;
+
 typedef struct PsvcEndpoint
 {
 	const char *resource;		/* foreign table name / "resource" option */
@@ -243,6 +303,7 @@ typedef struct PsvcEndpoint
 	const char *description;	/* for IMPORT's COMMENT and the docs */
 	int			ncolumns;
 	const PsvcColumnDef *columns;
+	const PsvcModifyDef *modify;	/* writable: how; NULL = read-only */
 } PsvcEndpoint;
 
 extern const PsvcEndpoint *psvc_endpoint_find(const char *resource);
@@ -301,18 +362,120 @@ extern PsvcKV *psvc_kv(const char *name, const char *value);
 /* jsonb from JSON text, NULL for empty text; CurrentMemoryContext. */
 extern Jsonb *psvc_fn_jsonb(const char *text, size_t len);
 extern Jsonb *psvc_fn_call(PsvcHttpRequest *req, bool null_on_404);
+/*
+ * Reading answers (all allocate in CurrentMemoryContext).  psvc_fn_parse
+ * never raises for a bad body: NULL when it is not UTF-8 JSON.
+ */
+extern Jsonb *psvc_fn_parse(const char *text, size_t len);
+extern JsonbValue *psvc_fn_member(Jsonb *j, const char *key);
+extern char *psvc_fn_member_text(Jsonb *j, const char *key);	/* strings only */
+extern Jsonb *psvc_fn_member_jsonb(Jsonb *j, const char *key);	/* NULL for null */
+/* error.code or a string error of an error body, else NULL */
+extern char *psvc_fn_error_code(const PsvcHttpResponse *resp);
+/* the body as jsonb, or its "data" member; raise naming req when absent */
+extern Jsonb *psvc_fn_body(const PsvcHttpRequest *req, const PsvcHttpResponse *resp);
+extern Jsonb *psvc_fn_data(const PsvcHttpRequest *req, const PsvcHttpResponse *resp);
+/* 22023 unless value has 1..maxlen characters; before anything is sent */
+extern void psvc_fn_check_ref(const char *argname, const char *value, int maxlen);
+/* j as JSON text in UTF-8, for a request body */
+extern char *psvc_fn_json_text(Jsonb *j, size_t *len);
 
 /* in functions_orders.c, functions_content.c (movies, catalog, generation),
  * functions_files.c, functions_scheduler.c: the SQL functions themselves
  * (PG_FUNCTION_INFO_V1; nothing else exported) */
 
 /* in fdw_modify.c: INSERT/UPDATE/DELETE on writable foreign tables */
+extern void psvc_fdw_add_update_targets(PlannerInfo *root, Index rtindex,
+										RangeTblEntry *target_rte,
+										Relation target_relation);
+extern List *psvc_fdw_plan_modify(PlannerInfo *root, ModifyTable *plan,
+								  Index resultRelation, int subplan_index);
+extern void psvc_fdw_begin_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+								  List *fdw_private, int subplan_index, int eflags);
+/* ExecForeignInsert, ExecForeignUpdate and ExecForeignDelete, all three */
+extern TupleTableSlot *psvc_fdw_exec_row(EState *estate, ResultRelInfo *rinfo,
+										 TupleTableSlot *slot,
+										 TupleTableSlot *planSlot);
+/* EndForeignModify and EndForeignInsert */
+extern void psvc_fdw_end_modify(EState *estate, ResultRelInfo *rinfo);
+extern void psvc_fdw_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo);
+extern int	psvc_fdw_updatable(Relation rel);
+extern void psvc_fdw_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+									List *fdw_private, int subplan_index,
+									struct ExplainState *es);
 
 /* in ratelimit.c: the shared-memory rate limiter and the stats views */
 extern void psvc_rl_init(void);	/* from _PG_init: GUCs, shmem hooks */
 
 /* in webhook_worker.c: the background worker receiving webhooks */
 extern void psvc_worker_init(void);	/* from _PG_init: GUCs, registration */
+extern PGDLLEXPORT void psvc_worker_main(Datum arg);
+extern Datum psvc_webhook_status(PG_FUNCTION_ARGS);
+extern void psvc_worker_set_error(const char *msg);	/* for webhook_status() */
+
+/* What the worker has done since it started (its own, published to shmem). */
+typedef struct PsvcWhCounters
+{
+	int64		requests;		/* HTTP requests answered or pending */
+	int64		accepted;		/* 200, stored now */
+	int64		duplicates;		/* 200, had been stored before */
+	int64		rejected;		/* 400, kept in webhook_rejects */
+	int64		unauthorized;	/* 401 */
+	int64		too_large;		/* 413 */
+	int64		not_found;		/* 404 */
+	int64		bad_method;		/* 405 */
+	int64		failed;			/* 500/503: the batch could not be stored */
+	int64		timed_out;		/* connections closed for inactivity */
+	int64		batches;		/* transactions committed */
+	int			max_batch;		/* largest batch so far */
+} PsvcWhCounters;
+
+extern PsvcWhCounters psvc_wh_counters;
+extern char *psvc_wh_secret;	/* partner_svc.webhook_secret, "" = none */
+extern int	psvc_wh_max_body;	/* bytes */
+
+/*
+ * One webhook request, from its first byte to its answer.  Allocated with
+ * malloc by webhook_http.c (libmicrohttpd callbacks must not palloc or
+ * ereport), freed when libmicrohttpd is done with the connection.
+ */
+typedef struct PsvcWhDelivery
+{
+	struct MHD_Connection *conn;
+	const char *environment;	/* "sandbox" or "production" */
+	char	   *body;			/* malloc'd, not NUL-terminated */
+	size_t		len;
+	size_t		cap;
+	bool		too_large;
+	bool		suspended;		/* waiting in a batch */
+	int			status;			/* the answer; 0 while not decided */
+	char	   *answer;			/* malloc'd JSON body of the answer, or NULL */
+	struct PsvcWhDelivery *next;	/* in the batch */
+} PsvcWhDelivery;
+
+/* in webhook_http.c: the listener (libmicrohttpd in external-epoll mode) */
+extern bool psvc_wh_http_start(const char *address, int port, int timeout_s,
+							   char *err, size_t errlen);
+extern void psvc_wh_http_stop(void);
+extern bool psvc_wh_http_running(void);
+extern int	psvc_wh_http_fd(void);	/* readable when psvc_wh_http_run has work */
+extern long psvc_wh_http_timeout(void);	/* ms the wait may last, -1 = any */
+extern void psvc_wh_http_run(void);
+extern int	psvc_wh_http_pending(void);	/* complete deliveries not taken yet */
+/* Deliveries whose bodies are complete, oldest first; the list is emptied. */
+extern PsvcWhDelivery *psvc_wh_http_take_batch(int *n);
+/* Answers every delivery of the batch with its status (after the commit). */
+extern void psvc_wh_http_answer(PsvcWhDelivery *batch);
+/* Sets d->status and a JSON answer {"error": msg} (msg escaped). */
+extern void psvc_wh_http_set_error(PsvcWhDelivery *d, int status, const char *msg);
+
+/* in webhook_store.c: validation and storage of a batch */
+/*
+ * Decides and stores a batch in one transaction (or, when that fails, each
+ * delivery alone) and sets every delivery's status.  Never raises.
+ */
+extern void psvc_wh_store_batch(PsvcWhDelivery *batch, int n);
+extern void psvc_wh_store_reset(void);	/* forget prepared plans */
 
 /* in partner_svc.c */
 extern int	psvc_guc_connect_timeout;	/* milliseconds */

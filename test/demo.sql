@@ -50,5 +50,24 @@ WHERE persona = 'einkauf' GROUP BY 1, 2 ORDER BY 3 DESC;
 SELECT id, name, is_active, status, job_run_frequency FROM user_jobs ORDER BY id;
 SELECT id, title, completed FROM todos ORDER BY id;
 
+-- functions for single-object reads and mutations
+SELECT left(partner_svc.movie_summary('inception'), 120) AS summary;
+SELECT partner_svc.business_question_answer('BQ-HR-007') -> 'blocker' ->> 'code' AS blocker;
+
+CREATE SERVER orders FOREIGN DATA WRAPPER partner_svc
+  OPTIONS (service 'orders', base_url :'sandbox_url', tier 'standard');
+CREATE USER MAPPING FOR CURRENT_USER SERVER orders OPTIONS (api_key 'sandbox-key');
+SELECT o ->> 'custom_id' AS custom_id, o ->> 'status' AS status
+FROM jsonb_array_elements(partner_svc.create_order($${
+  "terms_and_privacy_accepted": true, "order_has_been_paid": true,
+  "vehicles": [{"plate": "LJ AB-123", "country": "SI"}],
+  "vignettes": [{"custom_id": "DEMO-1", "name": "Slovenia 1 year", "period": "1_year", "start_date": "2026-01-01"}]
+}$$) -> 'orders') AS o;
+SELECT partner_svc.validate_order('{"vehicles": [], "vignettes": []}') AS invalid_payload;
+SELECT partner_svc.order_status('DEMO-1');
+
+-- a writable foreign table
+INSERT INTO todos (title, user_id) VALUES ('Try partner_svc', 7) RETURNING id, title, completed;
+
 -- a required filter that is missing is a clear error
 SELECT * FROM movie_themes;

@@ -6,7 +6,8 @@
 #   3. runs the pg_regress suite against a throw-away cluster that preloads
 #      partner_svc, with a sandbox on a loopback port (test/regress.sh),
 #   4. runs the sandbox's own tests over real HTTP (prove test/sandbox/t),
-#   5. runs the scenario tests under test/scenario/ if any,
+#   5. runs the scenario tests under test/scenario/ if any (test/scenario.sh:
+#      PostgreSQL's TAP framework, as the postgres user),
 # stops everything it started, and exits non-zero on any failure.
 set -uo pipefail
 
@@ -57,7 +58,7 @@ suite "pg_regress" regress
 suite "sandbox tests" env SANDBOX_BIN="$PG_BIN/partner_svc_sandbox" \
 	prove --timer -I test/sandbox/lib test/sandbox/t
 if compgen -G "test/scenario/*.t" >/dev/null; then
-	suite "scenario tests" prove --timer test/scenario
+	suite "scenario tests" env PG_CONFIG="$PG_BIN/pg_config" bash test/scenario.sh "$root"
 fi
 
 echo

@@ -1,0 +1,116 @@
+-- 40_webhooks.sql: what the webhook worker writes (webhook_events,
+-- order_states, transactions, webhook_rejects) and how to watch it
+-- (webhook_status()).  The worker (src/webhook_worker.c) inserts with the
+-- statements of src/webhook_store.c; keep the two in step.
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION partner_svc" to load this file. \quit
+
+-- Every accepted delivery, once.  dedupe_key is sha256(environment, NUL,
+-- body): a retried delivery (same body) conflicts on it and is not stored
+-- again.
+CREATE TABLE @extschema@.webhook_events (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  received_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+  environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+  event_type text NOT NULL,
+  status text NOT NULL,
+  unique_id text,
+  custom_id text,
+  transaction_id text,
+  pdf_url text,
+  payload jsonb NOT NULL,
+  dedupe_key bytea NOT NULL UNIQUE
+);
+CREATE INDEX ON @extschema@.webhook_events (unique_id);
+CREATE INDEX ON @extschema@.webhook_events (transaction_id);
+
+COMMENT ON TABLE @extschema@.webhook_events
+IS 'every webhook delivery the worker accepted, once (retries of the same body are not stored again)';
+
+-- Latest known status of each order.  A status only ever moves up in
+-- CREATED < PENDING, DEFERRED < ACTIVE < REFUNDED, so a late retry of an
+-- older event changes nothing; pdf_url, once known, is kept.
+CREATE TABLE @extschema@.order_states (
+  unique_id text PRIMARY KEY,
+  custom_id text,
+  status text NOT NULL,
+  pdf_url text,
+  updated_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+
+COMMENT ON TABLE @extschema@.order_states
+IS 'latest status of each order seen in webhooks; never moved backwards';
+
+-- Latest checkout status of each transaction (CREATED < SUCCESS, FAILED),
+-- with the orders its last webhook listed.
+CREATE TABLE @extschema@.transactions (
+  transaction_id text PRIMARY KEY,
+  status text NOT NULL,
+  order_ids text[] NOT NULL DEFAULT '{}',
+  updated_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+
+COMMENT ON TABLE @extschema@.transactions
+IS 'latest checkout status of each transaction seen in CHECKOUT_STATUS_CHANGED webhooks';
+
+-- Deliveries answered 400: not JSON, or not one of the three events.
+CREATE TABLE @extschema@.webhook_rejects (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  received_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+  environment text NOT NULL,
+  reason text NOT NULL,
+  body_bytes integer NOT NULL,
+  body text NOT NULL
+);
+
+COMMENT ON TABLE @extschema@.webhook_rejects
+IS 'webhook deliveries answered 400, with the reason and the body (truncated to 8 kB)';
+
+-- The order of statuses; higher wins.  Unknown statuses never get here
+-- (the worker answers them 400).
+CREATE FUNCTION @extschema@.webhook_status_rank(status text)
+RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE status
+  WHEN 'CREATED' THEN 1
+  WHEN 'PENDING' THEN 2
+  WHEN 'DEFERRED' THEN 2
+  WHEN 'ACTIVE' THEN 3
+  WHEN 'REFUNDED' THEN 4
+  WHEN 'SUCCESS' THEN 2
+  WHEN 'FAILED' THEN 2
+  ELSE 0
+END;
+
+COMMENT ON FUNCTION @extschema@.webhook_status_rank(text)
+IS 'rank of an order or checkout status: order_states and transactions only move to a higher rank';
+
+CREATE FUNCTION @extschema@.webhook_status(
+  OUT state text,
+  OUT listen_address text,
+  OUT port integer,
+  OUT database text,
+  OUT pid integer,
+  OUT listening_since timestamptz,
+  OUT requests bigint,
+  OUT accepted bigint,
+  OUT duplicates bigint,
+  OUT rejected bigint,
+  OUT unauthorized bigint,
+  OUT too_large bigint,
+  OUT not_found bigint,
+  OUT bad_method bigint,
+  OUT failed bigint,
+  OUT timed_out bigint,
+  OUT batches bigint,
+  OUT max_batch integer,
+  OUT last_error text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'psvc_webhook_status'
+LANGUAGE C STRICT VOLATILE;
+
+COMMENT ON FUNCTION @extschema@.webhook_status()
+IS 'state, address and counters of the webhook worker (since it last started)';
+
+REVOKE ALL ON FUNCTION @extschema@.webhook_status() FROM PUBLIC;

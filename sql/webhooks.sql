@@ -1,0 +1,65 @@
+--
+-- webhooks: the SQL objects of the webhook worker (the worker itself is
+-- tested end to end by test/scenario/*.t): tables and their constraints,
+-- the status rank, webhook_status() with the listener off (the default,
+-- partner_svc.webhook_port = 0), and the settings.
+--
+
+-- the tables the worker writes
+SELECT table_name, column_name, data_type, is_nullable, column_default IS NOT NULL AS has_default
+FROM information_schema.columns
+WHERE table_schema = 'partner_svc'
+  AND table_name IN ('webhook_events', 'order_states', 'transactions', 'webhook_rejects')
+ORDER BY table_name, ordinal_position;
+
+SELECT conrelid::regclass AS "table", pg_get_constraintdef(oid) AS constraint
+FROM pg_constraint
+WHERE connamespace = 'partner_svc'::regnamespace AND contype IN ('p', 'u', 'c')
+ORDER BY 1, 2;
+
+SELECT indexrelid::regclass AS index FROM pg_index
+WHERE indrelid = 'partner_svc.webhook_events'::regclass ORDER BY 1;
+
+-- the environment is one of the two paths (terse: the row has a timestamp)
+\set VERBOSITY terse
+INSERT INTO partner_svc.webhook_events (environment, event_type, status, payload, dedupe_key)
+VALUES ('staging', 'ORDER_STATUS_CHANGED', 'CREATED', '{}', '\x00');
+
+-- the same dedupe key twice is refused (the worker uses ON CONFLICT)
+INSERT INTO partner_svc.webhook_events (environment, event_type, status, payload, dedupe_key)
+VALUES ('sandbox', 'ORDER_STATUS_CHANGED', 'CREATED', '{}', '\x01');
+INSERT INTO partner_svc.webhook_events (environment, event_type, status, payload, dedupe_key)
+VALUES ('production', 'ORDER_STATUS_CHANGED', 'CREATED', '{}', '\x01');
+\set VERBOSITY default
+TRUNCATE partner_svc.webhook_events;
+
+-- the order of statuses: order_states and transactions only move up
+SELECT s, partner_svc.webhook_status_rank(s)
+FROM unnest(ARRAY['CREATED', 'PENDING', 'DEFERRED', 'ACTIVE', 'REFUNDED',
+                  'SUCCESS', 'FAILED', 'EXPIRED', NULL]) AS s;
+
+-- the worker runs but does not listen; it has not connected to a database
+SELECT state, listen_address, port, database, pid IS NOT NULL AS has_pid,
+       listening_since, requests, accepted, duplicates, rejected, unauthorized,
+       too_large, not_found, bad_method, failed, timed_out, batches, max_batch,
+       last_error
+FROM partner_svc.webhook_status();
+SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'partner_svc webhook worker';
+
+-- the settings: reloaded with the configuration (SIGHUP), the database only
+-- at server start; none can be SET in a session
+SELECT name, setting, unit, context FROM pg_settings
+WHERE name LIKE 'partner_svc.webhook%' ORDER BY name;
+SET partner_svc.webhook_port = 8080;
+SET partner_svc.webhook_database = 'regression';
+ALTER SYSTEM SET partner_svc.webhook_port = 70000;
+ALTER SYSTEM SET partner_svc.webhook_listen_address = '';
+ALTER SYSTEM SET partner_svc.webhook_max_body = 100;
+
+-- webhook_status() is for superusers unless granted; the secret is hidden
+CREATE ROLE webhook_reader;
+SELECT has_function_privilege('webhook_reader', 'partner_svc.webhook_status()', 'EXECUTE');
+SET ROLE webhook_reader;
+SHOW partner_svc.webhook_secret;
+RESET ROLE;
+DROP ROLE webhook_reader;

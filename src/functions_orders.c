@@ -1,0 +1,604 @@
+/*-------------------------------------------------------------------------
+ *
+ * functions_orders.c
+ *		  The SQL functions of the partner order service (document 000):
+ *		  create_order, validate_order, order_detail, order_status,
+ *		  cancel_pending and cancel_deferred.
+ *
+ * Every answer of the order service is an envelope {"error":...,"data":...};
+ * the functions return its "data" (order_status: the status text).  An
+ * unknown order is an error (P0002), like every failure http.c maps;
+ * validate_order alone reports a refused payload as a result, since
+ * telling valid from invalid is its purpose.
+ *
+ * Lost answers.  A POST that timed out or lost its connection after it was
+ * sent may or may not have been carried out, and http.c never repeats it.
+ * These functions ask http.c to hand such an outcome back (return_unknown)
+ * and then find out what happened, so that nothing is done twice:
+ *
+ * - create_order looks the orders up by the custom ids of the payload's
+ *   vignettes (GET /public/orders/{id} takes a custom id).  When every
+ *   vignette has its order, and the orders match the payload, it returns
+ *   them as the create would have ("recovered": true).  When none exists
+ *   it sends the create again, at most partner_svc.max_retries times:
+ *   safe even if the lost request is still on its way, because the
+ *   service refuses a second order with the same custom id (409
+ *   custom_id_exists), which sends us back to the lookup.  A payload
+ *   without a custom id on every vignette cannot be looked up: the
+ *   function raises an "outcome unknown" error that says how to check.
+ *   A 5xx answer is treated like a lost one (the service may have acted
+ *   before it failed).
+ * - cancel_pending / cancel_deferred read the order's status: REFUNDED
+ *   means the cancel happened (its status object is returned); still
+ *   PENDING / DEFERRED means it did not, and it is sent once more.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/functions_orders.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+
+#include "partner_svc.h"
+
+PG_FUNCTION_INFO_V1(psvc_orders_create);
+PG_FUNCTION_INFO_V1(psvc_orders_validate);
+PG_FUNCTION_INFO_V1(psvc_orders_detail);
+PG_FUNCTION_INFO_V1(psvc_orders_status);
+PG_FUNCTION_INFO_V1(psvc_orders_cancel_pending);
+PG_FUNCTION_INFO_V1(psvc_orders_cancel_deferred);
+
+/* Longest order id or custom id we send in a path. */
+#define ORDER_ID_MAX	255
+
+/* The vignettes of a create payload, and whether all can be looked up. */
+typedef struct Vignettes
+{
+	List	   *items;			/* of Jsonb *, one object per vignette */
+	List	   *custom_ids;		/* of char *, parallel to items */
+	bool		all_have_ids;	/* every vignette has a non-empty custom_id */
+} Vignettes;
+
+static PsvcHttpRequest *order_request(PsvcServer *server, const char *method,
+									  const char *route, const char *id);
+static char *order_id_arg(FunctionCallInfo fcinfo);
+static void lookup_context(void *arg);
+static Vignettes *payload_vignettes(Jsonb *payload);
+static Jsonb *order_by_custom_id(PsvcServer *server, const char *custom_id);
+static bool order_matches(Jsonb *order, Jsonb *vignette, Jsonb *payload,
+						  const char *txid);
+static Jsonb *recover_create(PsvcServer *server, Jsonb *payload, Vignettes *v,
+							 const char *failure, bool *none);
+static void raise_create_unknown(const char *failure, const char *found,
+								 bool have_ids) pg_attribute_noreturn();
+static char *read_status(PsvcServer *server, const char *id, Jsonb **data);
+static Datum cancel_order(FunctionCallInfo fcinfo, const char *route,
+						  const char *needed, const char *sqlname,
+						  const char *other_state, const char *other_fn);
+
+/* A request of the order service; errors come back (return_errors). */
+static PsvcHttpRequest *
+order_request(PsvcServer *server, const char *method, const char *route,
+			  const char *id)
+{
+	PsvcHttpRequest *req = palloc0(sizeof(PsvcHttpRequest));
+
+	req->server = server;
+	req->method = method;
+	req->route = route;
+	if (id != NULL)
+		req->path_params = list_make1(psvc_kv("id", id));
+	req->return_errors = true;
+	return req;
+}
+
+/* Argument 0, an order id or custom id, checked before anything is sent. */
+static char *
+order_id_arg(FunctionCallInfo fcinfo)
+{
+	char	   *id = text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	psvc_fn_check_ref("id", id, ORDER_ID_MAX);
+	return id;
+}
+
+/* Error context of the requests that find out what a lost request did. */
+static void
+lookup_context(void *arg)
+{
+	errcontext("%s", (const char *) arg);
+}
+
+/*
+ * The vignettes of a create payload with their custom ids.  Anything that
+ * is not an array of objects with string custom ids leaves all_have_ids
+ * false (the service will say what is wrong with it).
+ */
+static Vignettes *
+payload_vignettes(Jsonb *payload)
+{
+	Vignettes  *v = palloc0(sizeof(Vignettes));
+	Jsonb	   *arr = psvc_fn_member_jsonb(payload, "vignettes");
+	uint32		i;
+	uint32		n;
+
+	if (arr == NULL || !JB_ROOT_IS_ARRAY(arr) || JB_ROOT_IS_SCALAR(arr))
+		return v;
+	n = JB_ROOT_COUNT(arr);
+	v->all_have_ids = (n > 0);
+	for (i = 0; i < n; i++)
+	{
+		JsonbValue *e = getIthJsonbValueFromContainer(&arr->root, i);
+		Jsonb	   *item = JsonbValueToJsonb(e);
+		char	   *cid = psvc_fn_member_text(item, "custom_id");
+
+		if (cid == NULL || cid[0] == '\0' || strlen(cid) > ORDER_ID_MAX)
+		{
+			v->all_have_ids = false;
+			cid = NULL;
+		}
+		v->items = lappend(v->items, item);
+		v->custom_ids = lappend(v->custom_ids, cid);
+	}
+	return v;
+}
+
+/*
+ * The order whose custom id (or id) is custom_id, as the detail read
+ * returns it; NULL when the service has none (404 order_not_found).
+ * Other failures raise.
+ */
+static Jsonb *
+order_by_custom_id(PsvcServer *server, const char *custom_id)
+{
+	PsvcHttpRequest *req = order_request(server, "GET", "/public/orders/{id}",
+										 custom_id);
+	PsvcHttpResponse *resp = psvc_http_request(req);
+	char	   *code;
+
+	if (resp->status >= 200 && resp->status <= 299)
+		return psvc_fn_data(req, resp);
+	code = psvc_fn_error_code(resp);
+	if (resp->status == 404 && code != NULL && strcmp(code, "order_not_found") == 0)
+		return NULL;
+	psvc_http_raise(req, resp);
+}
+
+/* Whether member key of a and of b are the same string. */
+static bool
+same_text(Jsonb *a, Jsonb *b, const char *key)
+{
+	char	   *x = psvc_fn_member_text(a, key);
+	char	   *y = psvc_fn_member_text(b, key);
+
+	return x != NULL && y != NULL && strcmp(x, y) == 0;
+}
+
+/*
+ * Whether an order found by custom id is the one this vignette of payload
+ * makes: same custom id, name, period and start date, as many cars as the
+ * payload has vehicles, and the transaction of the other orders found.
+ */
+static bool
+order_matches(Jsonb *order, Jsonb *vignette, Jsonb *payload, const char *txid)
+{
+	Jsonb	   *cars = psvc_fn_member_jsonb(order, "cars");
+	Jsonb	   *vehicles = psvc_fn_member_jsonb(payload, "vehicles");
+	char	   *otx = psvc_fn_member_text(order, "transaction_id");
+
+	if (!same_text(order, vignette, "custom_id") ||
+		!same_text(order, vignette, "name") ||
+		!same_text(order, vignette, "period") ||
+		!same_text(order, vignette, "start_date"))
+		return false;
+	if (otx == NULL || (txid != NULL && strcmp(otx, txid) != 0))
+		return false;
+	if (cars == NULL || vehicles == NULL ||
+		!JB_ROOT_IS_ARRAY(cars) || !JB_ROOT_IS_ARRAY(vehicles) ||
+		JB_ROOT_COUNT(cars) != JB_ROOT_COUNT(vehicles))
+		return false;
+	return true;
+}
+
+/* Appends member key of j as JSON ("null" when absent). */
+static void
+append_member(StringInfo buf, Jsonb *j, const char *key)
+{
+	Jsonb	   *m = psvc_fn_member_jsonb(j, key);
+
+	if (m == NULL)
+		appendStringInfoString(buf, "null");
+	else
+		JsonbToCString(buf, &m->root, VARSIZE(m));
+}
+
+/*
+ * After a create whose answer was lost: looks its orders up by custom id.
+ * Returns the result create_order gives for them when every vignette has
+ * its order and all match the payload; NULL with *none when not one
+ * exists.  Anything in between (some exist, or they differ from the
+ * payload) raises the unknown-outcome error with what was found.
+ */
+static Jsonb *
+recover_create(PsvcServer *server, Jsonb *payload, Vignettes *v,
+			   const char *failure, bool *none)
+{
+	ErrorContextCallback errcb;
+	List	   *found = NIL;
+	ListCell   *lc;
+	ListCell   *lv;
+	int			nfound = 0;
+	const char *txid = NULL;
+	StringInfoData buf;
+
+	errcb.callback = lookup_context;
+	errcb.arg = "looking the orders up by custom id after POST /public/orders lost its answer";
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+	foreach(lc, v->custom_ids)
+	{
+		Jsonb	   *order = order_by_custom_id(server, (char *) lfirst(lc));
+
+		found = lappend(found, order);
+		if (order != NULL)
+			nfound++;
+	}
+	error_context_stack = errcb.previous;
+
+	*none = (nfound == 0);
+	if (nfound == 0)
+		return NULL;
+
+	forboth(lc, found, lv, v->items)
+	{
+		Jsonb	   *order = (Jsonb *) lfirst(lc);
+
+		if (order == NULL || !order_matches(order, (Jsonb *) lfirst(lv), payload, txid))
+			raise_create_unknown(failure,
+								 nfound < list_length(found) ?
+								 "Orders exist for some of the custom ids of the payload but not for all." :
+								 "Orders with the custom ids of the payload exist, but they differ from the payload.",
+								 true);
+		if (txid == NULL)
+			txid = psvc_fn_member_text(order, "transaction_id");
+	}
+
+	/* the create response, as far as the orders tell it */
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"transaction_id\": ");
+	escape_json(&buf, txid);
+	appendStringInfoString(&buf, ", \"order_has_been_paid\": ");
+	append_member(&buf, payload, "order_has_been_paid");
+	appendStringInfoString(&buf, ", \"payment_link\": ");
+	append_member(&buf, (Jsonb *) linitial(found), "payment_link");
+	appendStringInfoString(&buf, ", \"orders\": [");
+	foreach(lc, found)
+	{
+		Jsonb	   *order = (Jsonb *) lfirst(lc);
+
+		if (foreach_current_index(lc) > 0)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfoString(&buf, "{\"id\": ");
+		append_member(&buf, order, "id");
+		appendStringInfoString(&buf, ", \"custom_id\": ");
+		append_member(&buf, order, "custom_id");
+		appendStringInfoString(&buf, ", \"name\": ");
+		append_member(&buf, order, "name");
+		appendStringInfoString(&buf, ", \"status\": ");
+		append_member(&buf, order, "status");
+		appendStringInfoChar(&buf, '}');
+	}
+	appendStringInfoString(&buf, "], \"recovered\": true}");
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+/* The error of a create whose outcome could not be found out. */
+static void
+raise_create_unknown(const char *failure, const char *found, bool have_ids)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg("the outcome of create_order is unknown"),
+			 errdetail("%s%s%s The service may have created the order.",
+					   failure, found ? " " : "", found ? found : ""),
+			 have_ids ?
+			 errhint("Read the orders by their custom ids (partner_svc.order_detail) before sending the order again; the service refuses a custom id twice.") :
+			 errhint("Look for the order in the order list (the foreign table orders) before sending it again; with a custom_id on every vignette create_order checks by itself.")));
+	pg_unreachable();
+}
+
+/*
+ * create_order(payload jsonb, server name DEFAULT NULL) RETURNS jsonb
+ *
+ * POST /public/orders; returns the service's transaction object (with
+ * payment_link when unpaid).  A refused payload raises the mapped error
+ * (400 → 22023, 409 custom_id_exists → 55000) with the service's code in
+ * the detail.  Lost answers: see the file header.
+ */
+Datum
+psvc_orders_create(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *payload;
+	PsvcServer *server;
+	PsvcHttpRequest *req;
+	Vignettes  *v;
+	int			resends = 0;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	payload = PG_GETARG_JSONB_P(0);
+	server = psvc_fn_server("orders", fcinfo, 1);
+	v = payload_vignettes(payload);
+
+	req = order_request(server, "POST", "/public/orders", NULL);
+	req->body = psvc_fn_json_text(payload, &req->body_len);
+	req->content_type = "application/json";
+	req->return_unknown = true;
+
+	for (;;)
+	{
+		PsvcHttpResponse *resp = psvc_http_request(req);
+		char	   *code;
+		Jsonb	   *result;
+		bool		none;
+
+		if (resp->status >= 200 && resp->status <= 299)
+			PG_RETURN_JSONB_P(psvc_fn_data(req, resp));
+
+		if (resp->outcome_unknown || resp->status >= 500)
+		{
+			const char *failure = resp->outcome_unknown ? resp->failure :
+				psprintf("POST /public/orders failed with HTTP status %ld.", resp->status);
+
+			if (!v->all_have_ids)
+				raise_create_unknown(failure, NULL, false);
+			result = recover_create(server, payload, v, failure, &none);
+			if (result != NULL)
+				PG_RETURN_JSONB_P(result);
+			if (resends < psvc_guc_max_retries)
+			{
+				resends++;
+				continue;
+			}
+			if (!resp->outcome_unknown)
+				psvc_http_raise(req, resp);
+			raise_create_unknown(failure,
+								 "No order with the custom ids of the payload existed when they were looked up, but the request may still be carried out.",
+								 true);
+		}
+
+		/* a resend refused because the lost request got there after all */
+		code = psvc_fn_error_code(resp);
+		if (resends > 0 && resp->status == 409 && code != NULL &&
+			strcmp(code, "custom_id_exists") == 0)
+		{
+			result = recover_create(server, payload, v,
+									"An earlier POST /public/orders got no answer.", &none);
+			if (result != NULL)
+				PG_RETURN_JSONB_P(result);
+		}
+		psvc_http_raise(req, resp);
+	}
+}
+
+/*
+ * validate_order(payload jsonb, server name DEFAULT NULL) RETURNS jsonb
+ *
+ * POST /public/orders/validate.  Never raises for the payload: a valid
+ * one gives the service's object ({"valid": true, ...}), a refused one
+ * (400, 409) {"valid": false, "error": <the service's error>}.  Other
+ * failures raise.  Validation stores nothing, so it is retried like a GET.
+ */
+Datum
+psvc_orders_validate(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *payload;
+	PsvcServer *server;
+	PsvcHttpRequest *req;
+	PsvcHttpResponse *resp;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	payload = PG_GETARG_JSONB_P(0);
+	server = psvc_fn_server("orders", fcinfo, 1);
+
+	req = order_request(server, "POST", "/public/orders/validate", NULL);
+	req->body = psvc_fn_json_text(payload, &req->body_len);
+	req->content_type = "application/json";
+	req->retry_unsafe = true;
+	resp = psvc_http_request(req);
+
+	if (resp->status >= 200 && resp->status <= 299)
+		PG_RETURN_JSONB_P(psvc_fn_data(req, resp));
+	if (resp->status == 400 || resp->status == 409 || resp->status == 422)
+	{
+		Jsonb	   *error = psvc_fn_member_jsonb(psvc_fn_parse(resp->body, resp->body_len),
+												 "error");
+
+		if (error != NULL)
+		{
+			StringInfoData buf;
+
+			initStringInfo(&buf);
+			appendStringInfoString(&buf, "{\"valid\": false, \"error\": ");
+			JsonbToCString(&buf, &error->root, VARSIZE(error));
+			appendStringInfoChar(&buf, '}');
+			PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+		}
+	}
+	psvc_http_raise(req, resp);
+}
+
+/*
+ * order_detail(id text, server name DEFAULT NULL) RETURNS jsonb
+ *
+ * GET /public/orders/{id} (id or custom id); the order object.
+ */
+Datum
+psvc_orders_detail(PG_FUNCTION_ARGS)
+{
+	char	   *id;
+	PsvcHttpRequest *req;
+	PsvcHttpResponse *resp;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	id = order_id_arg(fcinfo);
+	req = order_request(psvc_fn_server("orders", fcinfo, 1), "GET",
+						"/public/orders/{id}", id);
+	resp = psvc_http_request(req);
+	if (resp->status < 200 || resp->status > 299)
+		psvc_http_raise(req, resp);
+	PG_RETURN_JSONB_P(psvc_fn_data(req, resp));
+}
+
+/*
+ * GET /public/orders/{id}/status: the status text; *data receives the
+ * whole status object.  Raises for a failed request.
+ */
+static char *
+read_status(PsvcServer *server, const char *id, Jsonb **data)
+{
+	PsvcHttpRequest *req = order_request(server, "GET", "/public/orders/{id}/status", id);
+	PsvcHttpResponse *resp = psvc_http_request(req);
+	char	   *status;
+
+	if (resp->status < 200 || resp->status > 299)
+		psvc_http_raise(req, resp);
+	*data = psvc_fn_data(req, resp);
+	status = psvc_fn_member_text(*data, "status");
+	if (status == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("unexpected response shape from GET /public/orders/{id}/status"),
+				 errdetail("Expected a string member \"status\" in \"data\".")));
+	return status;
+}
+
+/*
+ * order_status(id text, server name DEFAULT NULL) RETURNS text
+ *
+ * GET /public/orders/{id}/status; the status (CREATED, PENDING, ...).
+ */
+Datum
+psvc_orders_status(PG_FUNCTION_ARGS)
+{
+	char	   *id;
+	Jsonb	   *data;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	id = order_id_arg(fcinfo);
+	PG_RETURN_TEXT_P(cstring_to_text(read_status(psvc_fn_server("orders", fcinfo, 1),
+												 id, &data)));
+}
+
+/*
+ * The two cancels: POST route for the order of argument 0, which must be
+ * in state needed.  Returns the service's object.  A refusal in another
+ * state (409) raises 55000 naming the state the order is in (read after
+ * the refusal).  A lost answer is settled by reading the status.
+ */
+static Datum
+cancel_order(FunctionCallInfo fcinfo, const char *route, const char *needed,
+			 const char *sqlname, const char *other_state, const char *other_fn)
+{
+	char	   *id;
+	PsvcServer *server;
+	PsvcHttpRequest *req;
+	bool		resent = false;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	id = order_id_arg(fcinfo);
+	server = psvc_fn_server("orders", fcinfo, 1);
+	req = order_request(server, "POST", route, id);
+	req->return_unknown = true;
+
+	for (;;)
+	{
+		PsvcHttpResponse *resp = psvc_http_request(req);
+		ErrorContextCallback errcb;
+		Jsonb	   *data;
+		char	   *status;
+		char	   *code;
+
+		if (resp->status >= 200 && resp->status <= 299)
+			PG_RETURN_JSONB_P(psvc_fn_data(req, resp));
+
+		if (resp->outcome_unknown)
+		{
+			errcb.callback = lookup_context;
+			errcb.arg = psprintf("reading the order's status after POST %s lost its answer", route);
+			errcb.previous = error_context_stack;
+			error_context_stack = &errcb;
+			status = read_status(server, id, &data);
+			error_context_stack = errcb.previous;
+
+			if (strcmp(status, "REFUNDED") == 0)
+				PG_RETURN_JSONB_P(data);
+			if (strcmp(status, needed) == 0 && !resent)
+			{
+				resent = true;
+				continue;
+			}
+			ereport(ERROR,
+					(errcode(ERRCODE_CONNECTION_FAILURE),
+					 errmsg("the outcome of %s is unknown", sqlname),
+					 errdetail("%s The order's status is now %s.", resp->failure, status),
+					 errhint("Read the order's status with partner_svc.order_status() before cancelling again.")));
+		}
+
+		code = psvc_fn_error_code(resp);
+		if (resp->status == 409)
+		{
+			errcb.callback = lookup_context;
+			errcb.arg = psprintf("reading the order's status after POST %s was refused", route);
+			errcb.previous = error_context_stack;
+			error_context_stack = &errcb;
+			status = read_status(server, id, &data);
+			error_context_stack = errcb.previous;
+
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("order \"%s\" is %s, not %s", id, status, needed),
+					 code != NULL ?
+					 errdetail("%s applies only to %s orders. The service reported error \"%s\".",
+							   sqlname, needed, code) :
+					 errdetail("%s applies only to %s orders.", sqlname, needed),
+					 strcmp(status, other_state) == 0 ?
+					 errhint("Use partner_svc.%s() for a %s order.", other_fn, other_state) :
+					 errhint("Only PENDING and DEFERRED orders can be cancelled.")));
+		}
+		psvc_http_raise(req, resp);
+	}
+}
+
+/*
+ * cancel_pending(id text, server name DEFAULT NULL) RETURNS jsonb
+ * POST /public/orders/{id}/cancel-pending: only while PENDING.
+ */
+Datum
+psvc_orders_cancel_pending(PG_FUNCTION_ARGS)
+{
+	return cancel_order(fcinfo, "/public/orders/{id}/cancel-pending",
+						"PENDING", "cancel_pending", "DEFERRED", "cancel_deferred");
+}
+
+/*
+ * cancel_deferred(id text, server name DEFAULT NULL) RETURNS jsonb
+ * POST /public/orders/{id}/cancel-deferred: only while DEFERRED.
+ */
+Datum
+psvc_orders_cancel_deferred(PG_FUNCTION_ARGS)
+{
+	return cancel_order(fcinfo, "/public/orders/{id}/cancel-deferred",
+						"DEFERRED", "cancel_deferred", "PENDING", "cancel_pending");
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# test/bench/webhooks.sh: benchmark of the webhook worker (not part of
+# run_tests.sh).  As root, with the extension installed (make install):
+#
+#   PG_BIN=/usr/lib/postgresql/15/bin bash test/bench/webhooks.sh [SECONDS]
+#
+# On one throw-away cluster (synchronous_commit = on, everything else
+# default) it measures, in the same run:
+#   1. pgbench, one client, one single-row INSERT per transaction: the
+#      commit rate a client that commits every row gets;
+#   2. webhook_flood (test/bench/webhook_flood.c): 32 concurrent senders on
+#      kept-alive connections POST distinct ORDER_STATUS_CHANGED webhooks to
+#      the worker, each waiting for its 200 before sending the next;
+#      accepted webhooks per second and the latency of the answers;
+# and prints them side by side with the ratio.  Target: ratio >= 2 and
+# p99 < 50 ms.  The machine is shared: run it more than once.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+secs=${1:-10}
+source "$root/test/lib.sh"
+
+make -s -C "$root/test/bench" webhook_flood
+work=$(make_workdir)
+cleanup()
+{
+	stop_cluster
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+start_cluster "$work"
+whport=$(free_port)
+cat >>"$work/data/postgresql.conf" <<CONF
+synchronous_commit = on
+partner_svc.webhook_port = $whport
+CONF
+psql -qX -d postgres -c 'CREATE EXTENSION partner_svc' -c 'SELECT pg_reload_conf()' >/dev/null
+for _ in $(seq 1 100); do
+	[ "$(psql -AtX -d postgres -c 'SELECT state FROM partner_svc.webhook_status()')" = listening ] && break
+	sleep 0.1
+done
+
+psql -qX -d postgres -c 'CREATE TABLE bench_rows (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)'
+echo "INSERT INTO bench_rows (v) VALUES ('x');" >"$work/insert.sql"
+chown postgres: "$work/insert.sql"
+pgb=$(runuser -u postgres -- "$PG_BIN/pgbench" -h "$work" -p "$PGPORT" -n -c 1 -T "$secs" -f "$work/insert.sql" postgres 2>&1)
+tps=$(echo "$pgb" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+
+flood=$("$root/test/bench/webhook_flood" "http://127.0.0.1:$whport/webhooks/sandbox" -c 32 -d "$secs" -p "bench$$")
+rate=$(echo "$flood" | sed -n 's/.*rate=\([0-9.]*\)\/s.*/\1/p')
+p99=$(echo "$flood" | sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p')
+batches=$(psql -AtX -d postgres -c "SELECT accepted || ' accepted in ' || batches || ' commits (largest batch ' || max_batch || ')' FROM partner_svc.webhook_status()")
+
+echo "pgbench, 1 client, 1-row INSERT per commit: $(printf '%.0f' "$tps") commits/s"
+echo "webhooks, 32 senders:                      $flood"
+echo "worker:                                    $batches"
+echo "ratio webhooks/s to pgbench commits/s:     $(awk -v a="$rate" -v b="$tps" 'BEGIN { printf "%.2f", a / b }') (target >= 2), p99 ${p99} ms (target < 50)"
