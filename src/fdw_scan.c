@@ -166,7 +166,7 @@ route_param(const char *route)
 	return pnstrdup(open + 1, close - open - 1);
 }
 
-/* The items a stream's next page asks for: the page size, or less to fill a LIMIT. */
+/* Items the next page asks for: the page size, or what a LIMIT still needs. */
 static int64
 page_limit(PsvcScanState *st)
 {

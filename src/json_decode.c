@@ -921,19 +921,21 @@ psvc_json_peek_cursor(const char *body, size_t len)
 	static const char key[] = "\"next_cursor\"";
 	const size_t keylen = sizeof(key) - 1;
 	const char *end = body + len;
-	const char *low = len > PEEK_WINDOW ? end - PEEK_WINDOW : body;
-	const char *p;
+	size_t		low = len > PEEK_WINDOW ? len - PEEK_WINDOW : 0;
+	size_t		at;
 
 	if (len < keylen)
 		return NULL;
-	for (p = end - keylen; p >= low; p--)
+	/* from the last possible position back to low, without leaving body */
+	for (at = len - keylen + 1; at-- > low;)
 	{
-		const char *v;
+		const char *v = body + at;
+		const char *start;
 		const char *close;
 
-		if (*p != '"' || memcmp(p, key, keylen) != 0)
+		if (*v != '"' || memcmp(v, key, keylen) != 0)
 			continue;
-		v = p + keylen;
+		v += keylen;
 		while (v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r'))
 			v++;
 		if (v == end || *v++ != ':')
@@ -941,21 +943,22 @@ psvc_json_peek_cursor(const char *body, size_t len)
 		while (v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r'))
 			v++;
 		if (v == end || *v++ != '"')
-			return NULL;			/* null, or not a string */
-		for (close = v; close < end && *close != '"'; close++)
+			return NULL;		/* null, or not a string */
+		start = v;
+		for (close = start; close < end && *close != '"'; close++)
 		{
 			unsigned char c = (unsigned char) *close;
 
 			if (c < 0x20 || c > 0x7e || c == '\\')
 				return NULL;
 		}
-		if (close == end || close == v)
+		if (close == end || close == start)
 			return NULL;
-		for (p = close + 1; p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'); p++)
+		for (v = close + 1; v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r'); v++)
 			;
-		if (p == end || (*p != '}' && *p != ','))
+		if (v == end || (*v != '}' && *v != ','))
 			return NULL;
-		return pnstrdup(v, close - v);
+		return pnstrdup(start, close - start);
 	}
 	return NULL;
 }
