@@ -27,8 +27,9 @@
 #
 # Usage (normally through fdw_bench.sh):
 #   fdw_bench.pl --sandbox URL --sandbox-pid PID --floor PATH/fetch_floor
-#                --pglog PATH/postgres.log [--reps N]
-# with PGHOST, PGPORT and PGUSER naming the cluster.
+#                --pglog PATH/postgres.log [--reps N] [--parts abcd] [--verbose]
+# with PGHOST, PGPORT and PGUSER naming the cluster.  --parts runs only the
+# parts named (default: all); --verbose prints every run's time.
 
 use strict;
 use warnings;
@@ -39,9 +40,9 @@ use JSON::PP ();
 use List::Util qw(max min sum);
 use Time::HiRes qw(sleep time);
 
-my %opt = (reps => 7);
-GetOptions(\%opt, 'sandbox=s', 'sandbox-pid=i', 'floor=s', 'pglog=s', 'reps=i')
-  or die "usage: fdw_bench.pl --sandbox URL --sandbox-pid PID --floor PATH --pglog PATH [--reps N]\n";
+my %opt = (reps => 7, parts => 'adbc');
+GetOptions(\%opt, 'sandbox=s', 'sandbox-pid=i', 'floor=s', 'pglog=s', 'reps=i', 'parts=s', 'verbose')
+  or die "usage: fdw_bench.pl --sandbox URL --sandbox-pid PID --floor PATH --pglog PATH [--reps N] [--parts abcd] [--verbose]\n";
 for my $o (qw(sandbox sandbox-pid floor pglog))
 {
 	die "fdw_bench.pl: --$o is required\n" unless defined $opt{$o};
@@ -78,10 +79,12 @@ sub paired
 	return median(map { $a->[$_] / $b->[$_] } 0 .. $#$a);
 }
 
-# "median (min..max)" of a list of ms
+# "median (min..max)" of a list of ms; with --verbose, every run too
 sub spread
 {
 	my @v = @_;
+	return sprintf("%8.1f ms  (%s)", median(@v), join(' ', map { sprintf('%.0f', $_) } @v))
+	  if $opt{verbose};
 	return sprintf("%8.1f ms  (%.1f..%.1f)", median(@v), min(@v), max(@v));
 }
 
@@ -266,6 +269,7 @@ my $A_ALL = "SELECT sum(pg_column_size(t)) FROM movie_themes t WHERE movie = 'be
 my $A_TYPED = "SELECT sum(pg_column_size(ROW(movie, position, title, emoji, explanation))) "
   . "FROM movie_themes WHERE movie = 'bench-100k'";
 my (%ms, %cpu);
+if ($opt{parts} =~ /a/)
 {
 	print "(a) bench-100k: 100,000 themes in 1,000 pages of 100, no latency\n";
 	my $s = Session->new('(a)');
@@ -338,6 +342,7 @@ my (%ms, %cpu);
 # (d) bench-1m: peak memory
 # ---------------------------------------------------------------------
 
+if ($opt{parts} =~ /d/)
 {
 	print "(d) bench-1m: count(*) over 1,000,000 themes (10,000 pages), peak backend memory\n";
 	my $s = Session->new('(d)');
@@ -410,6 +415,7 @@ my (%ms, %cpu);
 # (b) prefetch with 20 ms of latency per page
 # ---------------------------------------------------------------------
 
+if ($opt{parts} =~ /b/)
 {
 	my $rows = $B_PAGES * 100;
 	print "(b) $LATENCY_MS ms latency per page, $B_PAGES pages of 100 rows consumed with work: prefetch off vs on\n";
@@ -452,6 +458,7 @@ my (%ms, %cpu);
 	}
 	print "\n";
 	$s->finish;
+	set_latency(0);
 	printf "  %-44s %s\n", 'prefetch off', spread(@off);
 	printf "  %-44s %s\n", 'prefetch on', spread(@on);
 	my $work_page = median(@off) / $B_PAGES - $fetch_page;
@@ -468,6 +475,7 @@ my (%ms, %cpu);
 # (c) fan-out over 32 movies with 20 ms of latency per page
 # ---------------------------------------------------------------------
 
+if ($opt{parts} =~ /c/)
 {
 	print "(c) $LATENCY_MS ms latency per page, movie = ANY(32 movies): fanout 1 vs 8 (default) vs 32\n";
 	my $catalogue = JSON::PP::decode_json(curl('GET', '/_sandbox/movies'));

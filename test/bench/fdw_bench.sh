@@ -13,6 +13,7 @@
 #   4. stops everything it started and removes its files.
 #
 # --reps N: repetitions per figure (default 7); the figures are medians.
+# --parts abcd: only the parts named; --verbose: every run's time too.
 # A missed target does not change the exit status, which is non-zero only
 # when the benchmark could not run.  Not part of run_tests.sh: it takes a
 # minute or two and its figures depend on the machine.  What it measures,
