@@ -132,6 +132,7 @@ typedef struct PsvcScanState
 	int64		n_retries;
 	int64		n_bytes;
 	double		wait_ms;
+	double		rl_wait_ms;		/* of that, waiting for rate-limit budget */
 } PsvcScanState;
 
 /* error context: which table and page an error belongs to */
@@ -419,6 +420,7 @@ advance(PsvcScanState *st)
 		st->n_retries += resp->retries;
 		st->n_requests += resp->retries;
 		st->n_bytes += resp->bytes;
+		st->rl_wait_ms += resp->rl_wait_ms;
 		s->xfer = NULL;
 
 		if (resp->status < 200 || resp->status > 299)
@@ -786,6 +788,9 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 		ExplainPropertyInteger("Partner Retries", NULL, st->n_retries, es);
 		ExplainPropertyInteger("Partner Bytes", NULL, st->n_bytes, es);
 		if (es->timing)
+		{
 			ExplainPropertyFloat("Partner Wait Time", "ms", st->wait_ms, 3, es);
+			ExplainPropertyFloat("Partner Rate Limit Wait", "ms", st->rl_wait_ms, 3, es);
+		}
 	}
 }

@@ -305,6 +305,8 @@ struct PsvcTransfer
 	long		attempt_ms;		/* measured; messages give the limit, which
 								 * curl overruns by a few ms */
 
+	PsvcRlLease *rl;			/* rate limiter and stats (ratelimit.c) */
+
 	TimestampTz retry_at;		/* XFER_BACKOFF: when to start again */
 	instr_time	started;
 	int			retries;
@@ -583,6 +585,8 @@ transfer_release(void *arg)
 {
 	PsvcTransfer *t = (PsvcTransfer *) arg;
 
+	/* rate limiter: an abandoned attempt still counts (ratelimit.c) */
+	psvc_rl_release(t->rl);
 	detach_handle(t);
 	if (t->headers != NULL)
 	{
@@ -693,6 +697,10 @@ start_attempt(PsvcTransfer *t)
 	CURLMcode	mrc;
 
 	Assert(t->easy == NULL);
+
+	/* rate limiter: one unit of budget per attempt, may wait (ratelimit.c) */
+	psvc_rl_acquire(t->rl);
+
 	easy = pool_get();
 	t->easy = easy;
 
@@ -814,6 +822,18 @@ attempt_finished(PsvcTransfer *t, CURLcode code)
 		t->retries++;
 	}
 
+	/* rate limiter: end the attempt's unit, feed back a 429, stats */
+	{
+		curl_off_t	total_us = 0;
+
+		curl_easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &total_us);
+		psvc_rl_attempt_done(t->rl, t->outcome == OUTCOME_HTTP ? status : 0,
+							 t->body_len, t->len, total_us / 1000.0,
+							 delay_ms >= 0 && t->outcome != OUTCOME_INTERRUPTED,
+							 t->outcome == OUTCOME_HTTP && status == 429 ?
+							 (delay_ms >= 0 ? delay_ms : retry_after_ms(easy)) : -1);
+	}
+
 	if (delay_ms >= 0)
 	{
 		detach_handle(t);
@@ -858,6 +878,7 @@ complete_transfer(PsvcTransfer *t)
 	INSTR_TIME_SUBTRACT(now, t->started);
 	resp->elapsed_ms = INSTR_TIME_GET_MILLISEC(now);
 	resp->wait_ms = t->wait_ms;
+	resp->rl_wait_ms = psvc_rl_waited_ms(t->rl);	/* ratelimit.c */
 	resp->url_for_explain = t->description;
 
 	detach_handle(t);
@@ -1403,6 +1424,8 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 #undef PSVC_ADD_HEADER
 
 	MemoryContextSwitchTo(oldcxt);
+
+	t->rl = psvc_rl_prepare(req, cxt);
 
 	INSTR_TIME_SET_CURRENT(t->started);
 	dlist_push_tail(&active_transfers, &t->node);

@@ -62,6 +62,7 @@ typedef struct PsvcOption
 static void check_service(DefElem *def);
 static void check_base_url(DefElem *def);
 static void check_tier(DefElem *def);
+static void check_rate_limits(DefElem *def);
 static void check_api_key(DefElem *def);
 static void check_resource(DefElem *def);
 static void check_field(DefElem *def);
@@ -72,6 +73,7 @@ static const PsvcOption valid_options[] = {
 	{"service", ForeignServerRelationId, check_service},
 	{"base_url", ForeignServerRelationId, check_base_url},
 	{"tier", ForeignServerRelationId, check_tier},
+	{"rate_limits", ForeignServerRelationId, check_rate_limits},
 	{"api_key", UserMappingRelationId, check_api_key},
 	{"resource", ForeignTableRelationId, check_resource},
 	{"field", AttributeRelationId, check_field},
@@ -275,6 +277,13 @@ static void
 check_tier(DefElem *def)
 {
 	check_enum_value(def, tier_names, "tiers");
+}
+
+/* Per-route limits of the contract: syntax in ratelimit_rules.c. */
+static void
+check_rate_limits(DefElem *def)
+{
+	psvc_rl_check_overrides(defGetString(def));
 }
 
 static void

@@ -57,6 +57,8 @@ typedef struct PsvcServer
 	const char *service;		/* "orders", "movies", ... */
 	const char *base_url;		/* without a trailing slash */
 	const char *tier;			/* "standard" unless set; orders only */
+	const char *rate_limits;	/* option "rate_limits" (per-route limits of
+								 * the contract, ratelimit_rules.c), or NULL */
 } PsvcServer;
 
 /* Allocates in CurrentMemoryContext.  Errors if not a partner_svc server. */
@@ -128,6 +130,8 @@ typedef struct PsvcHttpResponse
 	int64		bytes;			/* body bytes received, all attempts */
 	double		elapsed_ms;		/* from start to completion */
 	double		wait_ms;		/* time spent waiting by the caller */
+	double		rl_wait_ms;		/* spent waiting for rate-limit budget, all
+								 * attempts (ratelimit.c) */
 	char	   *url_for_explain;	/* method + path + query, no key */
 	char	   *error;			/* status 0 (report_transport_errors): what
 								 * went wrong, a sentence; else NULL */
@@ -404,8 +408,38 @@ extern void psvc_fdw_explain_modify(ModifyTableState *mtstate, ResultRelInfo *ri
 									List *fdw_private, int subplan_index,
 									struct ExplainState *es);
 
-/* in ratelimit.c: the shared-memory rate limiter and the stats views */
+/* in ratelimit.c, ratelimit_request.c, ratelimit_views.c: the shared-memory
+ * rate limiter and the request stats */
 extern void psvc_rl_init(void);	/* from _PG_init: GUCs, shmem hooks */
+
+/*
+ * One request's dealings with the limiter and the stats, opaque outside
+ * ratelimit.c.  http.c calls, for each request: psvc_rl_prepare once when
+ * it starts (the lease lives in the given context); psvc_rl_acquire before
+ * every attempt (waits for budget, interruptibly, or raises); then
+ * psvc_rl_attempt_done when the attempt ended, or psvc_rl_release from the
+ * transfer's cleanup when it was abandoned mid-attempt (never raises).
+ */
+typedef struct PsvcRlLease PsvcRlLease;
+
+extern PsvcRlLease *psvc_rl_prepare(const PsvcHttpRequest *req, MemoryContext cxt);
+extern void psvc_rl_acquire(PsvcRlLease *lease);
+/*
+ * status: the HTTP status, 0 when no response came.  hold_ms: for a 429,
+ * how long the service asked to wait (Retry-After, or the backoff chosen),
+ * -1 when unknown.  retrying: another attempt follows.
+ */
+extern void psvc_rl_attempt_done(PsvcRlLease *lease, long status,
+								 size_t bytes_sent, size_t bytes_received,
+								 double elapsed_ms, bool retrying, long hold_ms);
+extern void psvc_rl_release(PsvcRlLease *lease);
+/* Time this request waited for budget so far, in milliseconds. */
+extern double psvc_rl_waited_ms(const PsvcRlLease *lease);
+
+/* in ratelimit_rules.c: the table of limits, tiers and per-route overrides */
+
+/* Checks the value of server option "rate_limits"; raises on a bad one. */
+extern void psvc_rl_check_overrides(const char *value);
 
 /* in webhook_worker.c: the background worker receiving webhooks */
 extern void psvc_worker_init(void);	/* from _PG_init: GUCs, registration */

@@ -64,6 +64,7 @@ psvc_options_server(Oid serverid)
 	s->service = option_value(fs->options, "service");
 	url = option_value(fs->options, "base_url");
 	s->tier = option_value(fs->options, "tier");
+	s->rate_limits = option_value(fs->options, "rate_limits");
 	if (s->service == NULL || url == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),

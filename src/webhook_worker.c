@@ -136,8 +136,9 @@ wh_shmem_startup(void)
 }
 
 /*
- * Defines the webhook settings (in every process that loads the library)
- * and, while preloading, asks for shared memory and registers the worker.
+ * Defines the webhook settings (in every process that loads the library;
+ * webhook_database only while preloading) and, while preloading, asks for
+ * shared memory and registers the worker.
  */
 void
 psvc_worker_init(void)
@@ -154,11 +155,6 @@ psvc_worker_init(void)
 							NULL,
 							&wh_port, 0, 0, 65535,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomStringVariable("partner_svc.webhook_database",
-							   "Database the webhook worker writes into.",
-							   "The extension must be installed there.",
-							   &wh_database, "postgres",
-							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("partner_svc.webhook_secret",
 							   "Value the X-Partner-Webhook-Secret header of each webhook must have.",
 							   "Empty: no header is required.",
@@ -176,8 +172,20 @@ psvc_worker_init(void)
 							&wh_client_timeout, 10, 1, 3600,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 
+	/*
+	 * A PGC_POSTMASTER setting can only be defined while preloading: guc.c
+	 * ends the process (FATAL) otherwise, which would make the library
+	 * unloadable by CREATE EXTENSION or LOAD.  Without preloading there is
+	 * no worker, so there is nothing for it to set.
+	 */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+
+	DefineCustomStringVariable("partner_svc.webhook_database",
+							   "Database the webhook worker writes into.",
+							   "The extension must be installed there.",
+							   &wh_database, "postgres",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = wh_shmem_request;
