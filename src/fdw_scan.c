@@ -13,6 +13,15 @@
  * in flight (partner_svc.prefetch), so a scan costs about max(fetch,
  * consume) rather than their sum.
  *
+ * With prefetch, the next page is asked for even before a page is decoded,
+ * on the cursor psvc_json_peek_cursor reads from the end of the body: the
+ * service then prepares it while we decode, which takes the decoding off
+ * the chain of requests that cursor paging imposes (measured in
+ * docs/performance.md).  The decoded cursor is the truth: when it differs
+ * from the guess (a body that does not end with its pagination), that
+ * request is dropped and the right one sent.  Under a LIMIT, only while
+ * the next page's size does not depend on the rows being decoded.
+ *
  * Memory: the scan's state lives in the per-scan context; each transfer
  * in a context of its own, deleted once its page is decoded (deleting it
  * also releases its curl handle, see http.c); decoded items and the row
@@ -83,6 +92,7 @@ typedef struct Stream
 	PsvcTransfer *xfer;			/* the page in flight, or NULL */
 	MemoryContext xfer_cxt;
 	char	   *cursor;			/* for the next page; NULL on the first */
+	int64		asked;			/* items asked for by the page in flight */
 	bool		done;			/* no more pages to ask for */
 	int			pages;
 } Stream;
@@ -157,6 +167,17 @@ route_param(const char *route)
 	return pnstrdup(open + 1, close - open - 1);
 }
 
+/* Items the next page asks for: the page size, or what a LIMIT still needs. */
+static int64
+page_limit(PsvcScanState *st)
+{
+	int64		want = psvc_guc_page_size;
+
+	if (st->limit >= 0 && st->limit - st->rows_fetched < want)
+		want = Max(st->limit - st->rows_fetched, 1);
+	return want;
+}
+
 /*
  * The request for a stream's next page.  Allocates in CurrentMemoryContext.
  * value_texts gives each pushed value's text for this stream.
@@ -199,12 +220,9 @@ build_request(PsvcScanState *st, Stream *s)
 	if (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR)
 	{
 		PsvcKV	   *kv = palloc(sizeof(PsvcKV));
-		int64		want = psvc_guc_page_size;
 
-		if (st->limit >= 0 && st->limit - st->rows_fetched < want)
-			want = Max(st->limit - st->rows_fetched, 1);
 		kv->name = "limit";
-		kv->value = psprintf(INT64_FORMAT, want);
+		kv->value = psprintf(INT64_FORMAT, page_limit(st));
 		req->query = lappend(req->query, kv);
 		if (s->cursor)
 		{
@@ -227,6 +245,7 @@ start_page(PsvcScanState *st, Stream *s)
 	s->xfer_cxt = AllocSetContextCreate(st->scan_cxt, "partner_svc transfer",
 										ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(s->xfer_cxt);
+	s->asked = page_limit(st);
 	s->xfer = psvc_http_start(build_request(st, s), s->xfer_cxt);
 	MemoryContextSwitchTo(old);
 	st->n_requests++;
@@ -372,6 +391,8 @@ advance(PsvcScanState *st)
 		instr_time	t0,
 					t1;
 		MemoryContext old;
+		MemoryContext body_cxt;
+		const char *next;
 		ErrorContextCallback errcb;
 		ScanErrorArg arg = {st, NULL};
 
@@ -413,6 +434,36 @@ advance(PsvcScanState *st)
 			continue;
 		}
 
+		/*
+		 * Ask for the next page now, on a cursor peeked from the body, so
+		 * that the service prepares it while this page is decoded; the
+		 * decoded cursor confirms the guess below, or the request is
+		 * dropped.  Only where prefetch would ask for the same page
+		 * anyway: under a LIMIT, only while a full page is still wanted
+		 * whatever this page holds, so that neither the size of the next
+		 * page nor whether there is one depends on this page's items.
+		 */
+		body_cxt = s->xfer_cxt;
+		s->xfer_cxt = NULL;
+		if (psvc_guc_prefetch && !st->detail &&
+			st->ep->paging == PSVC_PAGING_CURSOR &&
+			(st->limit < 0 ||
+			 st->limit - st->rows_fetched - s->asked >= psvc_guc_page_size))
+		{
+			char	   *guess;
+
+			old = MemoryContextSwitchTo(st->scan_cxt);
+			guess = psvc_json_peek_cursor(resp->body, resp->body_len);
+			MemoryContextSwitchTo(old);
+			if (guess != NULL)
+			{
+				if (s->cursor)
+					pfree(s->cursor);
+				s->cursor = guess;
+				start_page(st, s);
+			}
+		}
+
 		MemoryContextReset(st->page_cxt);
 		st->page = NULL;
 		old = MemoryContextSwitchTo(st->page_cxt);
@@ -422,20 +473,27 @@ advance(PsvcScanState *st)
 										 psprintf("GET %s", st->detail ? st->ep->detail_route : st->ep->route));
 		MemoryContextSwitchTo(old);
 		error_context_stack = errcb.previous;
-		MemoryContextDelete(s->xfer_cxt);
-		s->xfer_cxt = NULL;
+		MemoryContextDelete(body_cxt);
 
 		st->item = 0;
 		st->n_pages++;
 		s->pages++;
 		st->rows_fetched += st->page->nitems;
 
+		next = (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR) ?
+			st->page->next_cursor : NULL;
+		/* a wrong guess: its page is not the next one */
+		if (s->xfer != NULL && (next == NULL || strcmp(next, s->cursor) != 0))
+			drop_transfer(s);
+		if (s->xfer != NULL)
+			return true;		/* the guess was right: already asked */
+
 		if (s->cursor)
 			pfree(s->cursor);
 		s->cursor = NULL;
-		if (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR && st->page->next_cursor)
+		if (next != NULL)
 		{
-			s->cursor = MemoryContextStrdup(st->scan_cxt, st->page->next_cursor);
+			s->cursor = MemoryContextStrdup(st->scan_cxt, next);
 			if (st->limit >= 0 && st->rows_fetched >= st->limit)
 				s->done = true;
 			else if (psvc_guc_prefetch)
@@ -668,6 +726,7 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 	StringInfoData buf;
 	PsvcHttpRequest *req;
 	Stream		s0 = {0};
+	int64		fetched;
 	int			nreq = 1;
 	ListCell   *lc;
 	int			i = 0;
@@ -700,7 +759,11 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 			pv->texts[0] = psprintf("{%s}", pv->def->kind == PSVC_COL_PATH ? pv->def->param : pv->def->name);
 	}
 	st->fan = -1;
+	/* the first request, as planned: not what is left after a run (ANALYZE) */
+	fetched = st->rows_fetched;
+	st->rows_fetched = 0;
 	req = build_request(st, &s0);
+	st->rows_fetched = fetched;
 	/* placeholders are shown as written, not URL-encoded */
 	initStringInfo(&buf);
 	for (const char *p = psvc_http_describe(req); *p; p++)

@@ -44,6 +44,11 @@
  * are therefore in the server encoding.  The lexer alone does not check
  * the encoding.
  *
+ * Cursor peek: psvc_json_peek_cursor reads next_cursor from the tail of a
+ * body by a byte search, so a scan can ask for the next page before it
+ * decodes this one (see fdw_scan.c).  It knows nothing of the structure,
+ * so its answer is only a guess that the decoded page confirms or not.
+ *
  * Errors: malformed JSON raises ERRCODE_FDW_INVALID_STRING_FORMAT with the
  * parser's own detail (the remote side sent an unreadable reply; the user's
  * input is not at fault, so not 22P02); a body of another shape raises
@@ -66,6 +71,9 @@
 #include "miscadmin.h"
 
 #include "partner_svc.h"
+
+/* How far from the end of a body psvc_json_peek_cursor looks. */
+#define PEEK_WINDOW		8192
 
 /* What was wrong with the shape of a well-formed body. */
 typedef enum ShapeProblem
@@ -894,4 +902,63 @@ psvc_json_decode_page(const char *body, size_t len,
 		page->items[i].values = nfields > 0 ? st.value_pool + (Size) i * nfields : NULL;
 
 	return page;
+}
+
+/*
+ * A guess at pagination.next_cursor, for asking for the next page before
+ * this one is decoded: the value of the last "next_cursor" member that
+ * starts in the last PEEK_WINDOW bytes of body, when that value is a
+ * string of printable ASCII without escapes followed by '}' or ','.  NULL
+ * otherwise (null, absent, escaped, elsewhere in a long body).  The search
+ * does not parse: the text found may belong to an item, or the body may be
+ * malformed, so the caller compares the guess with the cursor of the
+ * decoded page before relying on it.  Costs a scan of the tail, never of
+ * the body.  Allocates the result in CurrentMemoryContext.
+ */
+char *
+psvc_json_peek_cursor(const char *body, size_t len)
+{
+	static const char key[] = "\"next_cursor\"";
+	const size_t keylen = sizeof(key) - 1;
+	const char *end = body + len;
+	size_t		low = len > PEEK_WINDOW ? len - PEEK_WINDOW : 0;
+	size_t		at;
+
+	if (len < keylen)
+		return NULL;
+	/* from the last possible position back to low, without leaving body */
+	for (at = len - keylen + 1; at-- > low;)
+	{
+		const char *v = body + at;
+		const char *start;
+		const char *close;
+
+		if (*v != '"' || memcmp(v, key, keylen) != 0)
+			continue;
+		v += keylen;
+		while (v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r'))
+			v++;
+		if (v == end || *v++ != ':')
+			return NULL;
+		while (v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r'))
+			v++;
+		if (v == end || *v++ != '"')
+			return NULL;		/* null, or not a string */
+		start = v;
+		for (close = start; close < end && *close != '"'; close++)
+		{
+			unsigned char c = (unsigned char) *close;
+
+			if (c < 0x20 || c > 0x7e || c == '\\')
+				return NULL;
+		}
+		if (close == end || close == start)
+			return NULL;
+		for (v = close + 1; v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r'); v++)
+			;
+		if (v == end || (*v != '}' && *v != ','))
+			return NULL;
+		return pnstrdup(start, close - start);
+	}
+	return NULL;
 }

@@ -228,6 +228,13 @@ extern PsvcPage *psvc_json_decode_page(const char *body, size_t len,
 									   int nfields, const char *const *fields,
 									   const char *what);
 
+/*
+ * A guess at pagination.next_cursor read from the end of a body without
+ * parsing it, or NULL; the decoded page has the truth.  Allocates in
+ * CurrentMemoryContext.
+ */
+extern char *psvc_json_peek_cursor(const char *body, size_t len);
+
 /* in endpoints.c: the endpoint catalogue, as data */
 
 typedef enum PsvcColKind

@@ -21,7 +21,10 @@
  * Each walk starts without a cursor and follows next_cursor until it is
  * null, and prints one line:
  *
- *   <mode> <items> <pages> <elapsed ms>
+ *   <mode> <items> <pages> <elapsed ms> <cpu ms>
+ *
+ * where cpu ms is the CPU time (user + system) this process spent on the
+ * walk, so a benchmark can tell the client's own cost from the server's.
  *
  * --repeat N walks the list N times on the same handle (the first walk
  * includes the connection set-up).
@@ -93,8 +96,9 @@ usage(FILE *out)
 			"  --jansson        same as --mode jansson\n"
 			"  --repeat N       walk the list N times (default 1)\n"
 			"\n"
-			"Prints one line per walk: MODE ITEMS PAGES MS (ITEMS is -1 in fetch-only\n"
-			"mode, which does not count them).\n");
+			"Prints one line per walk: MODE ITEMS PAGES MS CPU_MS (ITEMS is -1 in\n"
+			"fetch-only mode, which does not count them; CPU_MS is this process's CPU\n"
+			"time during the walk).\n");
 }
 
 static void die(const char *fmt,...) __attribute__((format(printf, 1, 2), noreturn));
@@ -143,12 +147,25 @@ on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 }
 
 static double
-now_ms(void)
+clock_ms(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+static double
+now_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
+
+/* CPU time of the process (all threads, user and system). */
+static double
+cpu_ms(void)
+{
+	return clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 /*
@@ -391,6 +408,7 @@ main(int argc, char **argv)
 		long		pages = 0;
 		char	   *cursor = NULL;
 		double		start = now_ms();
+		double		cpu_start = cpu_ms();
 
 		do
 		{
@@ -428,9 +446,9 @@ main(int argc, char **argv)
 			cursor = page.next_cursor;
 		} while (cursor != NULL);
 
-		printf("%s %ld %ld %.1f\n",
+		printf("%s %ld %ld %.1f %.1f\n",
 			   mode == MODE_JANSSON ? "jansson" : "fetch-only",
-			   items, pages, now_ms() - start);
+			   items, pages, now_ms() - start, cpu_ms() - cpu_start);
 		fflush(stdout);
 	}
 
