@@ -137,6 +137,7 @@ typedef struct sb_config
 	uint64_t	seed;
 	double		time_scale;		/* real ms per sandbox ms */
 	double		short_page_rate;	/* chance a page is short while has_more */
+	int			page_cache_mb;	/* bound of sb_page_pure's cache; 0 = off */
 	int64_t		rl_window_ms;	/* sandbox ms; default 60000 */
 	int64_t		rl_offset_ms;	/* alignment of windows; default from seed */
 	bool		rl_enabled;
@@ -216,6 +217,19 @@ typedef json_t *(*sb_item_fn) (int64_t i, void *arg);
  */
 extern void sb_page(sb_request *req, sb_response *resp, const char *bind,
 					int64_t total, sb_item_fn item, void *arg, json_t *extra);
+
+/*
+ * sb_page for a list whose item i is a pure function of (bind, i) for the
+ * life of the process (generated from the seed, never changed by a
+ * request): the page's serialised items may be served from a bounded
+ * cache (knob page_cache_mb); the bytes are those sb_page would send.
+ */
+extern void sb_page_pure(sb_request *req, sb_response *resp, const char *bind,
+						 int64_t total, sb_item_fn item, void *arg);
+/* Empties that cache (any config change, reset). */
+extern void sb_page_cache_clear(void);
+/* {"pages","bytes","hits","misses"} of that cache since it was emptied. */
+extern json_t *sb_page_cache_json(void);
 
 /* ---- core/timers.c: delayed work on sandbox time ---- */
 

@@ -27,11 +27,21 @@ sb_knob_set(const char *name, json_t *value)
 {
 	int			r;
 
+	/* a knob may change what a list holds: forget every cached page */
+	sb_page_cache_clear();
 	if (strcmp(name, "short_page_rate") == 0)
 	{
 		if (!json_is_number(value) || json_number_value(value) < 0 || json_number_value(value) > 1)
 			return -1;
 		sb_cfg.short_page_rate = json_number_value(value);
+		return 1;
+	}
+	if (strcmp(name, "page_cache_mb") == 0)
+	{
+		if (!json_is_integer(value) || json_integer_value(value) < 0 ||
+			json_integer_value(value) > 4096)
+			return -1;
+		sb_cfg.page_cache_mb = (int) json_integer_value(value);
 		return 1;
 	}
 	if (strcmp(name, "rl_window_ms") == 0)
@@ -88,6 +98,8 @@ config_get(sb_request *req, sb_response *resp)
 	json_object_set_new(out, "seed", json_integer((json_int_t) sb_cfg.seed));
 	json_object_set_new(out, "time_scale", json_real(sb_cfg.time_scale));
 	json_object_set_new(out, "short_page_rate", json_real(sb_cfg.short_page_rate));
+	json_object_set_new(out, "page_cache_mb", json_integer(sb_cfg.page_cache_mb));
+	json_object_set_new(out, "page_cache", sb_page_cache_json());
 	json_object_set_new(out, "rl_window_ms", json_integer(sb_cfg.rl_window_ms));
 	json_object_set_new(out, "rl_offset_ms", json_integer(sb_cfg.rl_offset_ms));
 	json_object_set_new(out, "rate_limits_enabled", json_boolean(sb_cfg.rl_enabled));
@@ -227,6 +239,7 @@ reset_all(sb_request *req, sb_response *resp)
 	sb_stats_reset();
 	sb_rl_reset();
 	sb_services_reset();
+	sb_page_cache_clear();
 	sb_reply_json(resp, 200, json_pack("{s:b}", "reset", 1));
 }
 

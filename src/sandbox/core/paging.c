@@ -10,6 +10,18 @@
  * cursor invalid.  "page" counts pages served in this walk: the choice of
  * a short page hashes it, so an empty page with has_more still leads
  * somewhere new on the next request.
+ *
+ * Page cache (sb_page_pure): lists whose items are a pure function of the
+ * bind string and the index (the movie content lists: text drawn from the
+ * seed) keep the serialised "data" array of a page in a bounded LRU keyed
+ * by (bind, offset, count), and the envelope around it is written as text.
+ * Producing a page of 100 themes through jansson's DOM costs ~0.25 ms of
+ * CPU, nearly all of a cursor walk's time per page on loopback; a cached
+ * page costs a copy.  The bytes are the same either way: the array text
+ * is json_dumps of the same DOM, the envelope is written exactly as
+ * jansson writes it compactly (members in insertion order).  The cache is
+ * bounded by page_cache_mb (0 turns it off) and emptied by any config
+ * change and by reset; it is only touched with the state lock held.
  *-------------------------------------------------------------------------
  */
 #include "sandbox.h"
@@ -147,9 +159,146 @@ cursor_parse(sb_request *req, sb_response *resp, const char *bind,
 	return true;
 }
 
+/* ---- page cache ---- */
+
+#define CACHE_BUCKETS 4096
+
+typedef struct page_entry
+{
+	struct page_entry *hnext;	/* bucket chain */
+	struct page_entry *prev;	/* LRU list, most recent first */
+	struct page_entry *next;
+	uint64_t	hash;
+	int64_t		offset;
+	int64_t		count;
+	char	   *bind;
+	char	   *text;			/* the "data" array, compact JSON */
+	size_t		len;
+} page_entry;
+
+static page_entry *buckets[CACHE_BUCKETS];
+static page_entry *lru_head;
+static page_entry *lru_tail;
+static size_t cache_bytes;
+static int64_t cache_pages;
+static int64_t cache_hits;
+static int64_t cache_misses;
+
+static uint64_t
+page_key(const char *bind, int64_t offset, int64_t count)
+{
+	return sb_hash(sb_hash_str(bind, 0x9a6eULL), sb_hash((uint64_t) offset, (uint64_t) count));
+}
+
+static void
+lru_unlink(page_entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		lru_head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		lru_tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void
+lru_push(page_entry *e)
+{
+	e->prev = NULL;
+	e->next = lru_head;
+	if (lru_head)
+		lru_head->prev = e;
+	lru_head = e;
+	if (lru_tail == NULL)
+		lru_tail = e;
+}
+
+static void
+entry_drop(page_entry *e)
+{
+	page_entry **pp = &buckets[e->hash % CACHE_BUCKETS];
+
+	while (*pp != e)
+		pp = &(*pp)->hnext;
+	*pp = e->hnext;
+	lru_unlink(e);
+	cache_bytes -= e->len + strlen(e->bind) + sizeof(page_entry);
+	cache_pages--;
+	free(e->bind);
+	free(e->text);
+	free(e);
+}
+
+/* Empties the page cache (config change, reset). */
 void
-sb_page(sb_request *req, sb_response *resp, const char *bind,
-		int64_t total, sb_item_fn item, void *arg, json_t *extra)
+sb_page_cache_clear(void)
+{
+	while (lru_tail)
+		entry_drop(lru_tail);
+	cache_hits = cache_misses = 0;
+}
+
+/* {"pages","bytes","hits","misses"} of the cache since it was last emptied. */
+json_t *
+sb_page_cache_json(void)
+{
+	return json_pack("{s:I, s:I, s:I, s:I}", "pages", (json_int_t) cache_pages,
+					 "bytes", (json_int_t) cache_bytes, "hits", (json_int_t) cache_hits,
+					 "misses", (json_int_t) cache_misses);
+}
+
+static page_entry *
+cache_find(const char *bind, int64_t offset, int64_t count)
+{
+	uint64_t	h = page_key(bind, offset, count);
+
+	for (page_entry *e = buckets[h % CACHE_BUCKETS]; e; e = e->hnext)
+		if (e->hash == h && e->offset == offset && e->count == count &&
+			strcmp(e->bind, bind) == 0)
+		{
+			lru_unlink(e);
+			lru_push(e);
+			return e;
+		}
+	return NULL;
+}
+
+/* Takes text (malloc'd); evicts least recently used pages over the bound. */
+static void
+cache_add(const char *bind, int64_t offset, int64_t count, char *text, size_t len)
+{
+	size_t		limit = (size_t) sb_cfg.page_cache_mb * 1024 * 1024;
+	page_entry *e;
+
+	e = malloc(sizeof(page_entry));
+	e->hash = page_key(bind, offset, count);
+	e->offset = offset;
+	e->count = count;
+	e->bind = strdup(bind);
+	e->text = text;
+	e->len = len;
+	e->hnext = buckets[e->hash % CACHE_BUCKETS];
+	buckets[e->hash % CACHE_BUCKETS] = e;
+	lru_push(e);
+	cache_bytes += len + strlen(bind) + sizeof(page_entry);
+	cache_pages++;
+	while (cache_bytes > limit && lru_tail)
+		entry_drop(lru_tail);
+}
+
+/* ---- the page ---- */
+
+/*
+ * Shared by sb_page and sb_page_pure.  pure: items are a pure function of
+ * (bind, index), so the page's "data" text may come from or go to the
+ * cache, and the envelope is written as text (extra must be NULL).
+ */
+static void
+page_reply(sb_request *req, sb_response *resp, const char *bind,
+		   int64_t total, sb_item_fn item, void *arg, json_t *extra, bool pure)
 {
 	const char *limit_s = sb_query(req, "limit");
 	const char *cursor = sb_query(req, "cursor");
@@ -191,6 +340,57 @@ sb_page(sb_request *req, sb_response *resp, const char *bind,
 	}
 	has_more = offset + count < total;
 
+	if (pure && extra == NULL && sb_cfg.page_cache_mb > 0)
+	{
+		page_entry *e = cache_find(bind, offset, count);
+		char		tail[512];
+		size_t		tlen;
+		char	   *body;
+		char	   *text = NULL;
+		size_t		len;
+		const char *dtext;
+
+		if (e != NULL)
+		{
+			cache_hits++;
+			dtext = e->text;
+			len = e->len;
+		}
+		else
+		{
+			cache_misses++;
+			data = json_array();
+			for (int64_t i = 0; i < count; i++)
+				json_array_append_new(data, item(offset + i, arg));
+			text = json_dumps(data, JSON_COMPACT | JSON_ENCODE_ANY);
+			json_decref(data);
+			if (text == NULL)
+			{
+				sb_reply_error(req, resp, 500, "internal", "could not encode");
+				return;
+			}
+			dtext = text;
+			len = strlen(text);
+		}
+		if (has_more)
+			next = cursor_make(bind, offset + count, page + 1);
+		/* as jansson writes {"limit":L,"has_more":B,"next_cursor":C} */
+		tlen = (size_t) snprintf(tail, sizeof(tail),
+								 ",\"pagination\":{\"limit\":%" PRId64 ",\"has_more\":%s,\"next_cursor\":%s%s%s}}",
+								 limit, has_more ? "true" : "false",
+								 next ? "\"" : "", next ? next : "null", next ? "\"" : "");
+		free(next);
+		body = malloc(8 + len + tlen + 1);
+		memcpy(body, "{\"data\":", 8);
+		memcpy(body + 8, dtext, len);
+		memcpy(body + 8 + len, tail, tlen + 1);
+		if (text != NULL)
+			cache_add(bind, offset, count, text, len);
+		sb_reply_raw(resp, 200, "application/json", body, 8 + len + tlen);
+		free(body);
+		return;
+	}
+
 	data = json_array();
 	for (int64_t i = 0; i < count; i++)
 		json_array_append_new(data, item(offset + i, arg));
@@ -205,4 +405,18 @@ sb_page(sb_request *req, sb_response *resp, const char *bind,
 								  "next_cursor", next ? json_string(next) : json_null()));
 	free(next);
 	sb_reply_json(resp, 200, obj);
+}
+
+void
+sb_page(sb_request *req, sb_response *resp, const char *bind,
+		int64_t total, sb_item_fn item, void *arg, json_t *extra)
+{
+	page_reply(req, resp, bind, total, item, arg, extra, false);
+}
+
+void
+sb_page_pure(sb_request *req, sb_response *resp, const char *bind,
+			 int64_t total, sb_item_fn item, void *arg)
+{
+	page_reply(req, resp, bind, total, item, arg, NULL, true);
 }

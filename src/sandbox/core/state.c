@@ -21,6 +21,7 @@ sb_config	sb_cfg = {
 	.seed = 1,
 	.time_scale = 1.0,
 	.short_page_rate = 0.0,
+	.page_cache_mb = 64,
 	.rl_window_ms = 60000,
 	.rl_offset_ms = -1,
 	.rl_enabled = true,

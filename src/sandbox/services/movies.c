@@ -243,7 +243,7 @@ list_content(sb_request *req, sb_response *resp, sb_movie_content c)
 	}
 	snprintf(bind, sizeof(bind), "/v1/movies/%" PRId64 "/content/%s",
 			 la.m->id, sb_movies_content_names[c]);
-	sb_page(req, resp, bind, total, fn, &la, NULL);
+	sb_page_pure(req, resp, bind, total, fn, &la);
 }
 
 static void
@@ -306,7 +306,7 @@ get_faqs(sb_request *req, sb_response *resp)
 	}
 	snprintf(bind, sizeof(bind), "/v1/movies/%" PRId64 "/content/faqs?section=%s",
 			 la.m->id, section ? section : "all");
-	sb_page(req, resp, bind, total, faq_item, &la, NULL);
+	sb_page_pure(req, resp, bind, total, faq_item, &la);
 }
 
 /* ---- movie search ---- */
