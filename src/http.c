@@ -2,40 +2,19 @@
  *
  * http.c
  *		  The HTTP client core of partner_svc: requests to the partner
- *		  services over libcurl, their retries, and the mapping of failures
- *		  to PostgreSQL errors.
+ *		  services over libcurl, their attempts and retries, and the
+ *		  public psvc_http_* interface.  The multi handle and the waiting
+ *		  are in http_wait.c, the mapping of failures to PostgreSQL errors
+ *		  in http_errors.c, what the three share in http_int.h.
  *
- * Connections.  Each backend has one libcurl multi handle, made on first
- * use and closed at process exit.  Every transfer of the backend runs in
- * it, so all of them share its connection cache: a connection is kept
- * alive across requests, pages and scans (a request that is not safe to
- * repeat opens a fresh one: see start_attempt).  Easy handles are pooled
- * and curl_easy_reset() before reuse; a handle goes back to the pool as
- * soon as its attempt completes, so the pool only holds handles of
- * transfers in flight plus a few idle ones.
+ * Connections.  All transfers of a backend run in its one libcurl multi
+ * handle (http_wait.c) and share its connection cache: a connection is
+ * kept alive across requests, pages and scans (a request that is not safe
+ * to repeat opens a fresh one: see psvc_http_start_attempt).
  *
  * Progress.  Nothing runs in the background: transfers progress whenever a
- * psvc_http_* function is called ("pumping").  We use libcurl's socket
- * interface: CURLMOPT_SOCKETFUNCTION tells us which sockets to watch for
- * what, curl_multi_timeout() when curl next wants to run, and we hand
- * readiness back with curl_multi_socket_action().  psvc_http_poll() looks
- * at the sockets with poll(2) and a zero timeout, so it costs one system
- * call when transfers are running and nothing when none is.  Only
- * psvc_http_finish() blocks, in a WaitEventSet on the process latch and
- * curl's sockets, with a timeout that is the earliest of curl's timer and
- * the next retry.  While one transfer is waited for, all the others
- * progress, retries included.
- *
- * The wait set is kept from one wait to the next and rebuilt only when
- * the sockets to watch really differ (see wait_set_current).  libcurl
- * takes a kept-alive connection's socket off its watch list when a
- * transfer ends and puts it back for the next one, so "curl changed its
- * sockets" is true for every request; rebuilding then (a new epoll
- * descriptor, one registration per event, a close) cost about a fifth of
- * a backend's CPU time per call of a small function (test/bench/
- * func_bench.sh).  A socket is identified by descriptor and inode, so a
- * descriptor number that curl closed and reused is never mistaken for the
- * one the set holds.
+ * psvc_http_* function is called ("pumping"); only psvc_http_finish()
+ * blocks.  How, and how the wait set is kept, is in http_wait.c.
  *
  * Interrupts.  After every wakeup we reset the latch and run
  * CHECK_FOR_INTERRUPTS(), so Ctrl-C and statement_timeout are reported by
@@ -55,10 +34,10 @@
  * callbacks run.
  *
  * Retries.  Decided when an attempt completes, by the rules in
- * status_rules[] and failure_rules[] below (also docs/errors.md): 429 for
- * every method (the service did nothing), failures before a connection
- * existed for every method (nothing was sent), and 5xx, timeouts and lost
- * connections only for GET or when the caller sets retry_unsafe.  A GET
+ * status_rules[] and failure_rules[] of http_errors.c (also
+ * docs/errors.md): 429 for every method (the service did nothing),
+ * failures before a connection existed for every method (nothing was
+ * sent), and 5xx, timeouts and lost connections only for GET or when the caller sets retry_unsafe.  A GET
  * that changes state (the scheduler's run, stop, clone, email...) is
  * marked unsafe by its caller and is then treated like a POST.  The
  * delay is the response's Retry-After when it has one (capped at the
@@ -94,59 +73,22 @@
  */
 #include "postgres.h"
 
-#include <poll.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include <curl/curl.h>
 
-#include "common/jsonapi.h"
 #include "common/pg_prng.h"
 #include "lib/ilist.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
-#include "storage/ipc.h"
-#include "storage/latch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
-#include "utils/wait_event.h"
 
-#include "partner_svc.h"
-
-/* Idle easy handles kept for reuse; more are closed when they come back. */
-#define PSVC_HTTP_POOL_SIZE			8
+#include "http_int.h"
 
 /* Exponential backoff: base << attempt, capped, then a random part of it. */
 #define PSVC_HTTP_BACKOFF_BASE_MS	100
 #define PSVC_HTTP_BACKOFF_CAP_MS	5000
-
-/* Longest single wait; a safety net, curl's own timer is always shorter. */
-#define PSVC_HTTP_MAX_WAIT_MS		1000
-
-/* How much of an unparsable error body goes into errdetail. */
-#define PSVC_HTTP_DETAIL_BYTES		200
-
-/* Deepest JSON nesting we hand to the JSON parser for an error body. */
-#define PSVC_HTTP_ERROR_JSON_DEPTH	32
-
-/* A body becomes one palloc'd string, so it must fit one allocation. */
-#define PSVC_HTTP_MAX_BODY			((size_t) MaxAllocSize - 1)
-
-/* What the last attempt of a transfer ended with. */
-typedef enum PsvcOutcome
-{
-	OUTCOME_HTTP,				/* an HTTP response; status says which */
-	OUTCOME_CONNECT,			/* no connection could be made */
-	OUTCOME_CONNECT_TIMEOUT,	/* timed out before the request was sent */
-	OUTCOME_TIMEOUT,			/* timed out after the request was sent */
-	OUTCOME_LOST,				/* connection broke during the exchange */
-	OUTCOME_TLS,				/* TLS handshake or verification failed */
-	OUTCOME_TOO_BIG,			/* response body over PSVC_HTTP_MAX_BODY */
-	OUTCOME_NO_MEMORY,			/* could not allocate the body */
-	OUTCOME_INTERRUPTED,		/* aborted for a pending interrupt */
-	OUTCOME_OTHER				/* any other libcurl failure */
-} PsvcOutcome;
 
 /* Which libcurl result means which outcome; anything else is OTHER. */
 static const struct
@@ -172,239 +114,17 @@ static const struct
 	{CURLE_FILESIZE_EXCEEDED, OUTCOME_TOO_BIG},
 };
 
-/*
- * Failures without an HTTP status: whether they are retried and what they
- * are reported as.  "any" retries every method, because nothing reached
- * the service; "idempotent" retries GET and requests that set
- * retry_unsafe.  INTERRUPTED is not in here: it never becomes an error of
- * ours (CHECK_FOR_INTERRUPTS raises PostgreSQL's own).
- *
- *	outcome				retry any	retry idempotent	SQLSTATE
- *	CONNECT				yes			yes					HV00N
- *	CONNECT_TIMEOUT		yes			yes					HV00N
- *	TIMEOUT				no			yes					08006
- *	LOST				no			yes					08006
- *	TLS					no			no					HV00N
- *	TOO_BIG				no			no					54000
- *	NO_MEMORY			no			no					53200
- *	OTHER				no			no					HV000
- */
-typedef struct PsvcFailureRule
-{
-	PsvcOutcome outcome;
-	bool		retry_any;
-	bool		retry_idempotent;
-	int			sqlstate;
-} PsvcFailureRule;
-
-static const PsvcFailureRule failure_rules[] = {
-	{OUTCOME_CONNECT, true, true, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION},
-	{OUTCOME_CONNECT_TIMEOUT, true, true, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION},
-	{OUTCOME_TIMEOUT, false, true, ERRCODE_CONNECTION_FAILURE},
-	{OUTCOME_LOST, false, true, ERRCODE_CONNECTION_FAILURE},
-	{OUTCOME_TLS, false, false, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION},
-	{OUTCOME_TOO_BIG, false, false, ERRCODE_PROGRAM_LIMIT_EXCEEDED},
-	{OUTCOME_NO_MEMORY, false, false, ERRCODE_OUT_OF_MEMORY},
-	{OUTCOME_OTHER, false, false, ERRCODE_FDW_ERROR},
-};
-
-/* Extra hints some statuses carry. */
-typedef enum PsvcHint
-{
-	HINT_NONE,
-	HINT_API_KEY,				/* 401: set api_key on the user mapping */
-	HINT_RATE_LIMIT				/* 429: the rate limit and our retries */
-} PsvcHint;
-
-/*
- * HTTP statuses: the first row whose range holds the status applies.
- *
- *	status		SQLSTATE	retry any	retry idempotent
- *	2xx			(success)
- *	400			22023		no			no
- *	401			28000		no			no		hint: api_key
- *	403			42501		no			no
- *	404			P0002		no			no
- *	409			55000		no			no
- *	413			22023		no			no		(the value sent is too big)
- *	422			22023		no			no
- *	429			53300		yes			yes		hint: rate limit, retries
- *	other 4xx	HV000		no			no		(415 etc.: a client bug)
- *	502-504		HV00N		no			yes		(service unavailable)
- *	other 5xx	HV000		no			yes		(the service failed)
- *	3xx, other	HV000		no			no		(redirects are not followed)
- *
- * 502, 503 and 504 say the service could not be reached behind its
- * gateway or is down: the same situation as a refused connection, so the
- * same SQLSTATE (HV00N), which clients treat as "try again later".  500
- * and the rest say the service ran and failed: an error of the remote
- * side, HV000.
- */
-typedef struct PsvcStatusRule
-{
-	long		lo;
-	long		hi;
-	int			sqlstate;
-	bool		retry_any;
-	bool		retry_idempotent;
-	PsvcHint	hint;
-} PsvcStatusRule;
-
-static const PsvcStatusRule status_rules[] = {
-	{400, 400, ERRCODE_INVALID_PARAMETER_VALUE, false, false, HINT_NONE},
-	{401, 401, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION, false, false, HINT_API_KEY},
-	{403, 403, ERRCODE_INSUFFICIENT_PRIVILEGE, false, false, HINT_NONE},
-	{404, 404, ERRCODE_NO_DATA_FOUND, false, false, HINT_NONE},
-	{409, 409, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, false, false, HINT_NONE},
-	{413, 413, ERRCODE_INVALID_PARAMETER_VALUE, false, false, HINT_NONE},
-	{422, 422, ERRCODE_INVALID_PARAMETER_VALUE, false, false, HINT_NONE},
-	{429, 429, ERRCODE_TOO_MANY_CONNECTIONS, true, true, HINT_RATE_LIMIT},
-	{400, 499, ERRCODE_FDW_ERROR, false, false, HINT_NONE},
-	{502, 504, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION, false, true, HINT_NONE},
-	{500, 599, ERRCODE_FDW_ERROR, false, true, HINT_NONE},
-	{0, LONG_MAX, ERRCODE_FDW_ERROR, false, false, HINT_NONE},
-};
-
-typedef enum PsvcTransferState
-{
-	XFER_RUNNING,				/* an attempt is in the multi handle */
-	XFER_BACKOFF,				/* waiting for retry_at to start again */
-	XFER_DONE,					/* final outcome recorded, handle released */
-	XFER_CANCELLED				/* given up by the caller or by its context */
-} PsvcTransferState;
-
-struct PsvcTransfer
-{
-	dlist_node	node;			/* in active_transfers while linked */
-	bool		linked;
-	MemoryContext cxt;
-	MemoryContextCallback release_cb;
-	PsvcTransferState state;
-
-	/* the request, copied into cxt */
-	char	   *method;
-	char	   *route;
-	char	   *servername;
-	char	   *url;			/* base URL + path + query */
-	char	   *description;	/* "METHOD /path?query" */
-	char	   *body;
-	size_t		body_len;
-	bool		idempotent;		/* GET or HEAD not marked unsafe, or
-								 * retry_unsafe */
-	bool		return_errors;
-	bool		return_unknown;
-	bool		report_transport_errors;
-	int			max_retries;	/* GUCs as they were at the start */
-	long		connect_timeout_ms;
-	long		request_timeout_ms;
-	struct curl_slist *headers; /* malloc'd by libcurl; holds the key */
-
-	/* the running attempt */
-	CURL	   *easy;
-	bool		in_multi;
-	char	   *buf;			/* body received so far, in cxt */
-	size_t		len;
-	size_t		cap;
-	bool		too_big;		/* set by write_cb */
-	bool		no_memory;		/* set by write_cb */
-	bool		interrupted;	/* set by progress_cb */
-	char		errbuf[CURL_ERROR_SIZE];
-
-	/* the last completed attempt */
-	PsvcOutcome outcome;
-	long		status;
-	CURLcode	curl_code;
-	long		attempt_ms;		/* measured; messages give the limit, which
-								 * curl overruns by a few ms */
-
-	PsvcRlLease *rl;			/* rate limiter and stats (ratelimit.c) */
-
-	TimestampTz retry_at;		/* XFER_BACKOFF: when to start again */
-	instr_time	started;
-	int			retries;
-	int64		bytes;
-	double		wait_ms;
-	PsvcHttpResponse *resp;		/* XFER_DONE */
-};
-
-/* A socket libcurl asked us to watch, and for what (CURL_POLL_*). */
-typedef struct PsvcSocket
-{
-	curl_socket_t fd;
-	int			what;
-} PsvcSocket;
-
-/* Per-backend state.  Nothing here is palloc'd except wait_set and watched. */
-static CURLM *multi = NULL;
-static bool curl_ready = false;
-static bool exit_callback_set = false;
-static dlist_head active_transfers = DLIST_STATIC_INIT(active_transfers);
-static int	n_backoff = 0;		/* active transfers in XFER_BACKOFF */
-static CURL *pool[PSVC_HTTP_POOL_SIZE];
-static int	pool_len = 0;
-static int	handles_out = 0;	/* easy handles held by transfers */
-static PsvcSocket *sockets = NULL;	/* malloc'd: callbacks must not palloc */
-static int	n_sockets = 0;
-static int	max_sockets = 0;
-static bool sockets_changed = true;
-static WaitEventSet *wait_set = NULL;	/* in TopMemoryContext */
-
-/* A socket wait_set watches, as it was when the set was built. */
-typedef struct PsvcWatched
-{
-	curl_socket_t fd;
-	int			what;			/* CURL_POLL_* */
-	dev_t		dev;			/* identity of the open socket */
-	ino_t		ino;
-} PsvcWatched;
-
-static PsvcWatched *watched = NULL; /* in TopMemoryContext */
-static int	n_watched = 0;
-static bool interrupt_seen = false; /* progress_cb aborted a transfer */
-static int64 n_attempts = 0;
-static int64 n_connects = 0;
-
-static void ensure_multi(void);
-static void http_exit(int code, Datum arg);
-static int	socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
-					  void *socketp);
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *userp);
 static int	progress_cb(void *userp, curl_off_t dltotal, curl_off_t dlnow,
 						curl_off_t ultotal, curl_off_t ulnow);
-static CURL *pool_get(void);
-static void pool_put(CURL *easy);
-static void detach_handle(PsvcTransfer *t);
 static void transfer_release(void *arg);
-static void start_attempt(PsvcTransfer *t);
-static void attempt_finished(PsvcTransfer *t, CURLcode code);
 static void complete_transfer(PsvcTransfer *t);
-static void pump(void);
-static void drive_ready_sockets(void);
-static void drive_timer(void);
-static void collect_finished(void);
-static void start_due_retries(void);
-static bool wait_set_current(void);
-static void build_wait_set(void);
-static void wait_for_activity(void);
 static long backoff_ms(PsvcTransfer *t, CURL *easy);
 static long retry_after_ms(CURL *easy);
 static bool should_retry(PsvcTransfer *t);
-static const PsvcStatusRule *status_rule(long status);
-static const PsvcFailureRule *failure_rule(PsvcOutcome outcome);
 static void append_escaped(StringInfo buf, const char *s);
 static void append_path_and_query(StringInfo buf, const PsvcHttpRequest *req);
-static char *sanitize(const char *s, size_t len, size_t max);
-static char *sentence(const char *s, size_t max);
-static char *service_error_detail(const char *body, size_t len);
-static char *request_context(const char *method, const char *route,
-							 const char *servername, int retries);
-static void report_status(const char *method, const char *route,
-						  const char *servername, long status,
-						  const char *body, size_t len, int retries)
-			pg_attribute_noreturn();
-static void report_failure(PsvcTransfer *t) pg_attribute_noreturn();
 static PsvcHttpResponse *unknown_outcome(PsvcTransfer *t);
-static char *failure_text(PsvcTransfer *t);
 
 /* curl_easy_setopt that cannot fail silently. */
 #define PSVC_SETOPT(easy, opt, val) \
@@ -415,191 +135,9 @@ static char *failure_text(PsvcTransfer *t);
 
 
 /* ---------------------------------------------------------------------
- * The multi handle, its sockets and the pool of easy handles
+ * Transfers' handles
  * ---------------------------------------------------------------------
  */
-
-/*
- * Makes the backend's multi handle on first use and arranges for its
- * cleanup at process exit.
- */
-static void
-ensure_multi(void)
-{
-	if (multi != NULL)
-		return;
-
-	if (!curl_ready)
-	{
-		if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("could not initialize libcurl")));
-		curl_ready = true;
-	}
-
-	multi = curl_multi_init();
-	if (multi == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("Could not create a libcurl multi handle.")));
-	if (curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, socket_cb) != CURLM_OK)
-		elog(ERROR, "could not set libcurl option CURLMOPT_SOCKETFUNCTION");
-
-	if (!exit_callback_set)
-	{
-		on_proc_exit(http_exit, (Datum) 0);
-		exit_callback_set = true;
-	}
-}
-
-/*
- * Process exit: abort whatever still runs, close every handle and, with
- * the multi handle, every cached connection.
- */
-static void
-http_exit(int code, Datum arg)
-{
-	dlist_mutable_iter iter;
-
-	if (multi == NULL)
-		return;
-
-	dlist_foreach_modify(iter, &active_transfers)
-	{
-		PsvcTransfer *t = dlist_container(PsvcTransfer, node, iter.cur);
-
-		if (t->easy != NULL)
-		{
-			if (t->in_multi)
-				curl_multi_remove_handle(multi, t->easy);
-			curl_easy_cleanup(t->easy);
-			t->easy = NULL;
-			t->in_multi = false;
-		}
-		if (t->headers != NULL)
-		{
-			curl_slist_free_all(t->headers);
-			t->headers = NULL;
-		}
-		dlist_delete(&t->node);
-		t->linked = false;
-		t->state = XFER_CANCELLED;
-	}
-	while (pool_len > 0)
-		curl_easy_cleanup(pool[--pool_len]);
-	curl_multi_cleanup(multi);
-	multi = NULL;
-	free(sockets);
-	sockets = NULL;
-	n_sockets = max_sockets = 0;
-}
-
-/*
- * CURLMOPT_SOCKETFUNCTION: libcurl tells us to watch fd for "what", or to
- * stop watching it.  Only records; the next wait checks whether its wait
- * set still fits.  Uses malloc, so nothing here can raise an error.
- */
-static int
-socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
-{
-	int			i;
-
-	for (i = 0; i < n_sockets; i++)
-		if (sockets[i].fd == fd)
-			break;
-
-	if (what == CURL_POLL_REMOVE)
-	{
-		if (i < n_sockets)
-		{
-			sockets[i] = sockets[--n_sockets];
-			sockets_changed = true;
-		}
-		return 0;
-	}
-
-	if (i == n_sockets)
-	{
-		if (n_sockets == max_sockets)
-		{
-			int			newmax = Max(8, max_sockets * 2);
-			PsvcSocket *s = realloc(sockets, newmax * sizeof(PsvcSocket));
-
-			if (s == NULL)
-				return -1;		/* libcurl fails the transfer */
-			sockets = s;
-			max_sockets = newmax;
-		}
-		sockets[n_sockets].fd = fd;
-		sockets[n_sockets].what = 0;
-		n_sockets++;
-	}
-	if (sockets[i].what != what)
-	{
-		sockets[i].what = what;
-		sockets_changed = true;
-	}
-	return 0;
-}
-
-/* An easy handle from the pool, or a new one. */
-static CURL *
-pool_get(void)
-{
-	CURL	   *easy;
-
-	if (pool_len > 0)
-		easy = pool[--pool_len];
-	else
-	{
-		easy = curl_easy_init();
-		if (easy == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory"),
-					 errdetail("Could not create a libcurl easy handle.")));
-	}
-	handles_out++;
-	return easy;
-}
-
-/*
- * Gives an easy handle back, reset.  Connections stay in the multi
- * handle's cache.  Runs from reset callbacks: must not raise.
- */
-static void
-pool_put(CURL *easy)
-{
-	handles_out--;
-	curl_easy_reset(easy);
-	if (pool_len < PSVC_HTTP_POOL_SIZE)
-		pool[pool_len++] = easy;
-	else
-		curl_easy_cleanup(easy);
-}
-
-/*
- * Takes a transfer's easy handle out of the multi handle (which closes
- * its connection if the exchange was not complete) and pools it.  Must
- * not raise: runs from reset callbacks, also during abort.
- */
-static void
-detach_handle(PsvcTransfer *t)
-{
-	curl_off_t	nconnects = 0;
-
-	if (t->easy == NULL)
-		return;
-	if (curl_easy_getinfo(t->easy, CURLINFO_NUM_CONNECTS, &nconnects) == CURLE_OK)
-		n_connects += nconnects;
-	if (t->in_multi && multi != NULL)
-		curl_multi_remove_handle(multi, t->easy);
-	t->in_multi = false;
-	pool_put(t->easy);
-	t->easy = NULL;
-}
 
 /*
  * Reset callback of the transfer's memory context, also used by
@@ -613,19 +151,13 @@ transfer_release(void *arg)
 
 	/* rate limiter: an abandoned attempt still counts (ratelimit.c) */
 	psvc_rl_release(t->rl);
-	detach_handle(t);
+	psvc_http_detach_handle(t);
 	if (t->headers != NULL)
 	{
 		curl_slist_free_all(t->headers);
 		t->headers = NULL;
 	}
-	if (t->linked)
-	{
-		if (t->state == XFER_BACKOFF)
-			n_backoff--;
-		dlist_delete(&t->node);
-		t->linked = false;
-	}
+	psvc_http_unlink(t);
 	if (t->state != XFER_DONE)
 		t->state = XFER_CANCELLED;
 }
@@ -705,7 +237,6 @@ progress_cb(void *userp, curl_off_t dltotal, curl_off_t dlnow,
 	return 0;
 }
 
-
 /* ---------------------------------------------------------------------
  * Attempts
  * ---------------------------------------------------------------------
@@ -716,18 +247,17 @@ progress_cb(void *userp, curl_off_t dltotal, curl_off_t dlnow,
  * transfer and adds it to the multi handle.  Raises only before the
  * handle is in the multi; the reset callback cleans up either way.
  */
-static void
-start_attempt(PsvcTransfer *t)
+void
+psvc_http_start_attempt(PsvcTransfer *t)
 {
 	CURL	   *easy;
-	CURLMcode	mrc;
 
 	Assert(t->easy == NULL);
 
 	/* rate limiter: one unit of budget per attempt, may wait (ratelimit.c) */
 	psvc_rl_acquire(t->rl);
 
-	easy = pool_get();
+	easy = psvc_http_pool_get();
 	t->easy = easy;
 
 	t->len = 0;
@@ -781,21 +311,17 @@ start_attempt(PsvcTransfer *t)
 		}
 	}
 
-	mrc = curl_multi_add_handle(multi, easy);
-	if (mrc != CURLM_OK)
-		elog(ERROR, "could not add a libcurl handle: %s", curl_multi_strerror(mrc));
-	t->in_multi = true;
+	psvc_http_add_handle(t);
 	t->state = XFER_RUNNING;
-	n_attempts++;
 }
 
 /*
- * Called by collect_finished when libcurl reports an attempt of t done:
+ * Called by the pump (http_wait.c) when libcurl reports an attempt of t done:
  * records the outcome, gives the handle back, and either schedules a
  * retry or completes the transfer.
  */
-static void
-attempt_finished(PsvcTransfer *t, CURLcode code)
+void
+psvc_http_attempt_finished(PsvcTransfer *t, CURLcode code)
 {
 	CURL	   *easy = t->easy;
 	long		status = 0;
@@ -836,7 +362,7 @@ attempt_finished(PsvcTransfer *t, CURLcode code)
 		 * have done something that must not be done twice: then it ends
 		 * as a lost connection, whose outcome is unknown.
 		 */
-		interrupt_seen = true;
+		psvc_http_note_interrupt();
 		if (!t->idempotent && pretransfer_us > 0)
 			t->outcome = OUTCOME_LOST;
 		else
@@ -862,10 +388,7 @@ attempt_finished(PsvcTransfer *t, CURLcode code)
 
 	if (delay_ms >= 0)
 	{
-		detach_handle(t);
-		t->state = XFER_BACKOFF;
-		t->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), delay_ms);
-		n_backoff++;
+		psvc_http_schedule_retry(t, delay_ms);
 		return;
 	}
 
@@ -907,17 +430,13 @@ complete_transfer(PsvcTransfer *t)
 	resp->rl_wait_ms = psvc_rl_waited_ms(t->rl);	/* ratelimit.c */
 	resp->url_for_explain = t->description;
 
-	detach_handle(t);
+	psvc_http_detach_handle(t);
 	if (t->headers != NULL)
 	{
 		curl_slist_free_all(t->headers);
 		t->headers = NULL;
 	}
-	if (t->linked)
-	{
-		dlist_delete(&t->node);
-		t->linked = false;
-	}
+	psvc_http_unlink(t);
 	t->resp = resp;
 	t->state = XFER_DONE;
 }
@@ -937,13 +456,13 @@ should_retry(PsvcTransfer *t)
 
 		if (t->status >= 200 && t->status < 300)
 			return false;
-		rule = status_rule(t->status);
+		rule = psvc_http_status_rule(t->status);
 		any = rule->retry_any;
 		idempotent = rule->retry_idempotent;
 	}
 	else
 	{
-		const PsvcFailureRule *rule = failure_rule(t->outcome);
+		const PsvcFailureRule *rule = psvc_http_failure_rule(t->outcome);
 
 		any = rule->retry_any;
 		idempotent = rule->retry_idempotent;
@@ -1012,327 +531,6 @@ retry_after_ms(CURL *easy)
 		return (long) Min(secs, (curl_off_t) 86400) * 1000;
 	return -1;
 }
-
-static const PsvcStatusRule *
-status_rule(long status)
-{
-	int			i;
-
-	for (i = 0; i < lengthof(status_rules); i++)
-		if (status >= status_rules[i].lo && status <= status_rules[i].hi)
-			return &status_rules[i];
-	elog(ERROR, "no rule for HTTP status %ld", status);
-	return NULL;				/* keep compiler quiet */
-}
-
-static const PsvcFailureRule *
-failure_rule(PsvcOutcome outcome)
-{
-	int			i;
-
-	for (i = 0; i < lengthof(failure_rules); i++)
-		if (failure_rules[i].outcome == outcome)
-			return &failure_rules[i];
-	elog(ERROR, "no rule for transfer outcome %d", (int) outcome);
-	return NULL;				/* keep compiler quiet */
-}
-
-
-/* ---------------------------------------------------------------------
- * Pumping and waiting
- * ---------------------------------------------------------------------
- */
-
-/*
- * Lets every transfer progress without blocking: sockets that are ready,
- * curl's expired timers, completed attempts, due retries.  Runs
- * CHECK_FOR_INTERRUPTS when the progress callback aborted an attempt.
- */
-static void
-pump(void)
-{
-	if (multi == NULL || dlist_is_empty(&active_transfers))
-		return;
-
-	/* every call into libcurl is followed by collect_finished */
-	if (n_backoff > 0)
-		start_due_retries();
-	if (n_sockets > 0)
-		drive_ready_sockets();
-	drive_timer();
-	collect_finished();
-
-	if (interrupt_seen)
-	{
-		interrupt_seen = false;
-		CHECK_FOR_INTERRUPTS();
-	}
-}
-
-/* Hands libcurl the sockets that poll(2) says are ready now. */
-static void
-drive_ready_sockets(void)
-{
-	struct pollfd local[16];
-	struct pollfd *fds = local;
-	int			n = n_sockets;
-	int			i;
-	int			running;
-
-	if (n > lengthof(local))
-		fds = palloc(n * sizeof(struct pollfd));
-	for (i = 0; i < n; i++)
-	{
-		fds[i].fd = sockets[i].fd;
-		fds[i].events = ((sockets[i].what & CURL_POLL_IN) ? POLLIN : 0) |
-			((sockets[i].what & CURL_POLL_OUT) ? POLLOUT : 0);
-		fds[i].revents = 0;
-	}
-	if (poll(fds, n, 0) > 0)
-	{
-		/* the socket callback may change sockets[]; fds is our copy */
-		for (i = 0; i < n; i++)
-		{
-			int			mask = 0;
-			CURLMcode	mrc;
-
-			if (fds[i].revents == 0)
-				continue;
-			if (fds[i].revents & (POLLIN | POLLHUP))
-				mask |= CURL_CSELECT_IN;
-			if (fds[i].revents & POLLOUT)
-				mask |= CURL_CSELECT_OUT;
-			if (fds[i].revents & (POLLERR | POLLNVAL))
-				mask |= CURL_CSELECT_ERR;
-			mrc = curl_multi_socket_action(multi, fds[i].fd, mask, &running);
-			if (mrc != CURLM_OK && mrc != CURLM_BAD_SOCKET)
-				elog(ERROR, "libcurl failed: %s", curl_multi_strerror(mrc));
-		}
-	}
-	if (fds != local)
-		pfree(fds);
-}
-
-/* Runs libcurl's timers when they are due. */
-static void
-drive_timer(void)
-{
-	long		ms = -1;
-	int			running;
-
-	if (curl_multi_timeout(multi, &ms) == CURLM_OK && ms == 0)
-	{
-		CURLMcode	mrc = curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT,
-												   0, &running);
-
-		if (mrc != CURLM_OK)
-			elog(ERROR, "libcurl failed: %s", curl_multi_strerror(mrc));
-	}
-}
-
-/* Takes libcurl's reports of completed attempts. */
-static void
-collect_finished(void)
-{
-	CURLMsg    *msg;
-	int			left;
-
-	while ((msg = curl_multi_info_read(multi, &left)) != NULL)
-	{
-		PsvcTransfer *t = NULL;
-		CURLcode	code = msg->data.result;
-
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		if (curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **) &t) != CURLE_OK ||
-			t == NULL)
-			elog(ERROR, "libcurl reported an unknown transfer");
-		attempt_finished(t, code);
-	}
-}
-
-/* Starts the next attempt of every transfer whose backoff is over. */
-static void
-start_due_retries(void)
-{
-	dlist_mutable_iter iter;
-	TimestampTz now = GetCurrentTimestamp();
-
-	dlist_foreach_modify(iter, &active_transfers)
-	{
-		PsvcTransfer *t = dlist_container(PsvcTransfer, node, iter.cur);
-
-		if (t->state == XFER_BACKOFF && t->retry_at <= now)
-		{
-			n_backoff--;
-			t->state = XFER_RUNNING;	/* start_attempt sets it again */
-			start_attempt(t);
-		}
-	}
-}
-
-/*
- * Whether wait_set watches exactly what curl asked for: the same sockets
- * (descriptor and inode: fstat tells a reused descriptor number from the
- * socket the set holds) for the same events.  Cheap: one fstat per socket,
- * and nothing at all when curl has not called socket_cb since the build.
- */
-static bool
-wait_set_current(void)
-{
-	int			wanted = 0;
-	int			i;
-
-	if (wait_set == NULL || n_watched < 0)
-		return false;
-	if (!sockets_changed)
-		return true;
-
-	for (i = 0; i < n_sockets; i++)
-	{
-		int			j;
-		struct stat st;
-
-		if ((sockets[i].what & (CURL_POLL_IN | CURL_POLL_OUT)) == 0)
-			continue;
-		wanted++;
-		for (j = 0; j < n_watched; j++)
-			if (watched[j].fd == sockets[i].fd)
-				break;
-		if (j == n_watched || watched[j].what != sockets[i].what)
-			return false;
-		if (fstat(sockets[i].fd, &st) != 0 ||
-			st.st_dev != watched[j].dev || st.st_ino != watched[j].ino)
-			return false;
-	}
-	if (wanted != n_watched)
-		return false;
-	sockets_changed = false;
-	return true;
-}
-
-/*
- * Makes wait_set anew: the latch, postmaster death, and every socket curl
- * wants watched, remembered in watched[].  Raises if the set cannot be
- * made; the next wait then builds it again.
- */
-static void
-build_wait_set(void)
-{
-	int			i;
-	int			n = 0;
-
-	/* until the set is complete, nothing matches it */
-	n_watched = -1;
-	if (wait_set != NULL)
-	{
-		FreeWaitEventSet(wait_set);
-		wait_set = NULL;
-	}
-	if (watched != NULL)
-		pfree(watched);
-	watched = MemoryContextAlloc(TopMemoryContext,
-								 Max(n_sockets, 1) * sizeof(PsvcWatched));
-
-	wait_set = CreateWaitEventSet(TopMemoryContext, n_sockets + 2);
-	AddWaitEventToSet(wait_set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
-	/* as WaitLatch does: a single-user backend has no postmaster to watch */
-	if (IsUnderPostmaster)
-		AddWaitEventToSet(wait_set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
-	for (i = 0; i < n_sockets; i++)
-	{
-		uint32		ev = 0;
-		struct stat st;
-		PsvcWatched *w;
-
-		if (sockets[i].what & CURL_POLL_IN)
-			ev |= WL_SOCKET_READABLE;
-		if (sockets[i].what & CURL_POLL_OUT)
-			ev |= WL_SOCKET_WRITEABLE;
-		if (ev == 0)
-			continue;
-		AddWaitEventToSet(wait_set, ev, sockets[i].fd, NULL, NULL);
-		/* an unknown identity never matches: the next wait rebuilds */
-		w = &watched[n++];
-		w->fd = sockets[i].fd;
-		w->what = sockets[i].what;
-		w->dev = 0;
-		w->ino = 0;
-		if (fstat(sockets[i].fd, &st) == 0)
-		{
-			w->dev = st.st_dev;
-			w->ino = st.st_ino;
-		}
-		else
-			w->what = -1;
-	}
-	n_watched = n;
-	sockets_changed = false;
-}
-
-/*
- * Sleeps until a socket curl watches is ready, curl's timer or a retry is
- * due, or the latch is set; then resets the latch, hands ready sockets to
- * libcurl and runs CHECK_FOR_INTERRUPTS.
- */
-static void
-wait_for_activity(void)
-{
-	WaitEvent	events[16];
-	long		timeout = -1;
-	int			nevents;
-	int			i;
-	int			running;
-
-	if (curl_multi_timeout(multi, &timeout) != CURLM_OK)
-		timeout = -1;
-	if (n_backoff > 0)
-	{
-		dlist_iter iter;
-		TimestampTz now = GetCurrentTimestamp();
-
-		dlist_foreach(iter, &active_transfers)
-		{
-			PsvcTransfer *t = dlist_container(PsvcTransfer, node, iter.cur);
-
-			if (t->state == XFER_BACKOFF)
-			{
-				long		ms = TimestampDifferenceMilliseconds(now, t->retry_at);
-
-				if (timeout < 0 || ms < timeout)
-					timeout = ms;
-			}
-		}
-	}
-	if (timeout < 0 || timeout > PSVC_HTTP_MAX_WAIT_MS)
-		timeout = PSVC_HTTP_MAX_WAIT_MS;
-	if (timeout == 0)
-		return;
-
-	if (!wait_set_current())
-		build_wait_set();
-
-	nevents = WaitEventSetWait(wait_set, timeout, events, lengthof(events),
-							   PG_WAIT_EXTENSION);
-	ResetLatch(MyLatch);
-	for (i = 0; i < nevents; i++)
-	{
-		int			mask = 0;
-		CURLMcode	mrc;
-
-		if (events[i].events & WL_SOCKET_READABLE)
-			mask |= CURL_CSELECT_IN;
-		if (events[i].events & WL_SOCKET_WRITEABLE)
-			mask |= CURL_CSELECT_OUT;
-		if (mask == 0)
-			continue;
-		mrc = curl_multi_socket_action(multi, events[i].fd, mask, &running);
-		if (mrc != CURLM_OK && mrc != CURLM_BAD_SOCKET)
-			elog(ERROR, "libcurl failed: %s", curl_multi_strerror(mrc));
-	}
-	CHECK_FOR_INTERRUPTS();
-}
-
 
 /* ---------------------------------------------------------------------
  * URLs
@@ -1428,7 +626,6 @@ psvc_http_describe(const PsvcHttpRequest *req)
 	return buf.data;
 }
 
-
 /* ---------------------------------------------------------------------
  * The interface
  * ---------------------------------------------------------------------
@@ -1448,7 +645,7 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	StringInfoData buf;
 	char	   *key;
 
-	ensure_multi();
+	psvc_http_ensure_multi();
 
 	oldcxt = MemoryContextSwitchTo(cxt);
 	t = palloc0(sizeof(PsvcTransfer));
@@ -1531,23 +728,13 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	t->rl = psvc_rl_prepare(req, cxt);
 
 	INSTR_TIME_SET_CURRENT(t->started);
-	dlist_push_tail(&active_transfers, &t->node);
-	t->linked = true;
-	start_attempt(t);
-	pump();						/* get the connection going */
+	psvc_http_link(t);
+	psvc_http_start_attempt(t);
+	psvc_http_pump();						/* get the connection going */
 	return t;
 }
 
-/*
- * Lets running transfers progress without blocking: one poll(2) and a
- * look at curl's timer while transfers run, nothing otherwise.  May raise
- * PostgreSQL's cancel error when an interrupt is pending.
- */
-void
-psvc_http_poll(void)
-{
-	pump();
-}
+
 
 /*
  * True when psvc_http_finish(t) would not wait.  Does not drive the
@@ -1562,7 +749,7 @@ psvc_http_done(PsvcTransfer *t)
 /*
  * The response of a request that return_unknown gives back instead of
  * raising: status 0, outcome_unknown, and a sentence saying what went
- * wrong (the detail report_failure would have given).  In t's context.
+ * wrong (the detail psvc_http_report_failure would have given).  In t's context.
  */
 static PsvcHttpResponse *
 unknown_outcome(PsvcTransfer *t)
@@ -1602,10 +789,10 @@ psvc_http_finish(PsvcTransfer *t)
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
-		pump();
+		psvc_http_pump();
 		if (t->state != XFER_RUNNING && t->state != XFER_BACKOFF)
 			break;
-		wait_for_activity();
+		psvc_http_wait();
 	}
 	INSTR_TIME_SET_CURRENT(waited);
 	INSTR_TIME_SUBTRACT(waited, start);
@@ -1627,12 +814,12 @@ psvc_http_finish(PsvcTransfer *t)
 		MemoryContext oldcxt = MemoryContextSwitchTo(t->cxt);
 
 		t->resp->status = 0;
-		t->resp->error = failure_text(t);
-		t->resp->error_sqlstate = failure_rule(t->outcome)->sqlstate;
+		t->resp->error = psvc_http_failure_text(t);
+		t->resp->error_sqlstate = psvc_http_failure_rule(t->outcome)->sqlstate;
 		MemoryContextSwitchTo(oldcxt);
 		return t->resp;
 	}
-	report_failure(t);
+	psvc_http_report_failure(t);
 }
 
 /*
@@ -1650,443 +837,4 @@ PsvcHttpResponse *
 psvc_http_request(const PsvcHttpRequest *req)
 {
 	return psvc_http_finish(psvc_http_start(req, CurrentMemoryContext));
-}
-
-/*
- * Counters of this backend's client, for tests and EXPLAIN ANALYZE.
- */
-void
-psvc_http_counters(PsvcHttpCounters *c)
-{
-	dlist_iter	iter;
-
-	c->attempts = n_attempts;
-	c->connects = n_connects;
-	c->idle_handles = pool_len;
-	c->busy_handles = handles_out;
-	c->sockets = n_sockets;
-	c->transfers = 0;
-	dlist_foreach(iter, &active_transfers)
-		c->transfers++;
-}
-
-
-/* ---------------------------------------------------------------------
- * Errors
- * ---------------------------------------------------------------------
- */
-
-/*
- * At most max bytes of s, made safe for a message: control characters
- * become spaces, bytes that are not valid UTF-8 in a UTF-8 database (and
- * every non-ASCII byte otherwise) become '?'.  Allocates in
- * CurrentMemoryContext.
- */
-static char *
-sanitize(const char *s, size_t len, size_t max)
-{
-	StringInfoData buf;
-	size_t		i = 0;
-	bool		utf8 = (GetDatabaseEncoding() == PG_UTF8);
-
-	initStringInfo(&buf);
-	while (i < len && i < max)
-	{
-		unsigned char c = (unsigned char) s[i];
-
-		if (c < 0x80)
-		{
-			appendStringInfoChar(&buf, (c < 0x20 || c == 0x7f) ? ' ' : (char) c);
-			i++;
-		}
-		else
-		{
-			int			l = pg_utf_mblen((const unsigned char *) s + i);
-
-			if (utf8 && i + l <= len && i + l <= max &&
-				pg_utf8_islegal((const unsigned char *) s + i, l))
-			{
-				appendBinaryStringInfo(&buf, s + i, l);
-				i += l;
-			}
-			else
-			{
-				appendStringInfoChar(&buf, '?');
-				i++;
-			}
-		}
-	}
-	if (i < len)
-		appendStringInfoString(&buf, "...");
-	return buf.data;
-}
-
-/* A service's message, sanitized, ending with a full stop. */
-static char *
-sentence(const char *s, size_t max)
-{
-	char	   *clean = sanitize(s, strlen(s), max);
-	size_t		len = strlen(clean);
-
-	if (len > 0 && strchr(".!?", clean[len - 1]) == NULL)
-		return psprintf("%s.", clean);
-	return clean;
-}
-
-/* What the JSON walk of an error body looks for. */
-typedef struct ErrorBody
-{
-	int			depth;
-	char	   *field[3];		/* member being read at depths 1 and 2 */
-	bool		array[3];		/* depth is an array */
-	char	   *error;			/* {"error":"..."} */
-	char	   *code;			/* {"error":{"code":...}} */
-	char	   *message;		/* {"error":{"message":...}} */
-	char	   *title;			/* problem+json */
-	char	   *detail;			/* problem+json */
-	char	   *top_message;	/* {"message":"..."} */
-} ErrorBody;
-
-static void
-eb_object_start(void *state)
-{
-	ErrorBody  *eb = (ErrorBody *) state;
-
-	eb->depth++;
-	if (eb->depth < lengthof(eb->field))
-	{
-		eb->field[eb->depth] = NULL;
-		eb->array[eb->depth] = false;
-	}
-}
-
-static void
-eb_array_start(void *state)
-{
-	ErrorBody  *eb = (ErrorBody *) state;
-
-	eb->depth++;
-	if (eb->depth < lengthof(eb->field))
-	{
-		eb->field[eb->depth] = NULL;
-		eb->array[eb->depth] = true;
-	}
-}
-
-static void
-eb_end(void *state)
-{
-	((ErrorBody *) state)->depth--;
-}
-
-static void
-eb_field(void *state, char *fname, bool isnull)
-{
-	ErrorBody  *eb = (ErrorBody *) state;
-
-	if (eb->depth < lengthof(eb->field))
-		eb->field[eb->depth] = fname;
-}
-
-static void
-eb_scalar(void *state, char *token, JsonTokenType type)
-{
-	ErrorBody  *eb = (ErrorBody *) state;
-	const char *f;
-
-	if (type == JSON_TOKEN_NULL)
-		return;
-	if (eb->depth == 1 && !eb->array[1] && (f = eb->field[1]) != NULL)
-	{
-		if (strcmp(f, "error") == 0)
-			eb->error = token;
-		else if (strcmp(f, "title") == 0)
-			eb->title = token;
-		else if (strcmp(f, "detail") == 0)
-			eb->detail = token;
-		else if (strcmp(f, "message") == 0)
-			eb->top_message = token;
-	}
-	else if (eb->depth == 2 && !eb->array[1] && !eb->array[2] &&
-			 eb->field[1] != NULL && strcmp(eb->field[1], "error") == 0 &&
-			 (f = eb->field[2]) != NULL)
-	{
-		if (strcmp(f, "code") == 0)
-			eb->code = token;
-		else if (strcmp(f, "message") == 0)
-			eb->message = token;
-	}
-}
-
-/* Nesting depth of a JSON text, strings skipped; stops past limit. */
-static int
-json_depth(const char *s, size_t len, int limit)
-{
-	int			depth = 0;
-	int			deepest = 0;
-	bool		in_string = false;
-	size_t		i;
-
-	for (i = 0; i < len && deepest <= limit; i++)
-	{
-		char		c = s[i];
-
-		if (in_string)
-		{
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_string = false;
-		}
-		else if (c == '"')
-			in_string = true;
-		else if (c == '{' || c == '[')
-		{
-			depth++;
-			deepest = Max(deepest, depth);
-		}
-		else if (c == '}' || c == ']')
-			depth--;
-	}
-	return deepest;
-}
-
-/*
- * The errdetail sentence for a service's error body: its error code and
- * message when the body has one of the shapes the services use
- * ({"error":{"code","message"}}, {"error":"..."}, problem+json), else the
- * start of the body.  Parses with PostgreSQL's JSON parser, which reports
- * malformed input instead of raising.  Allocates in CurrentMemoryContext.
- */
-static char *
-service_error_detail(const char *body, size_t len)
-{
-	ErrorBody	eb;
-	const size_t max = PSVC_HTTP_DETAIL_BYTES;
-
-	memset(&eb, 0, sizeof(eb));
-	if (len > 0 && len < MaxAllocSize &&
-		json_depth(body, len, PSVC_HTTP_ERROR_JSON_DEPTH) <= PSVC_HTTP_ERROR_JSON_DEPTH)
-	{
-		JsonLexContext *lex;
-		JsonSemAction sem;
-
-		memset(&sem, 0, sizeof(sem));
-		sem.semstate = &eb;
-		sem.object_start = eb_object_start;
-		sem.object_end = eb_end;
-		sem.array_start = eb_array_start;
-		sem.array_end = eb_end;
-		sem.object_field_start = eb_field;
-		sem.scalar = eb_scalar;
-		lex = makeJsonLexContextCstringLen(unconstify(char *, body), (int) len,
-										   PG_UTF8, true);
-		if (pg_parse_json(lex, &sem) != JSON_SUCCESS)
-			memset(&eb, 0, sizeof(eb));
-	}
-
-	if (eb.code != NULL && eb.message != NULL)
-		return psprintf("The service reported error \"%s\": %s",
-						sanitize(eb.code, strlen(eb.code), max),
-						sentence(eb.message, max));
-	if (eb.code != NULL)
-		return psprintf("The service reported error \"%s\".",
-						sanitize(eb.code, strlen(eb.code), max));
-	if (eb.message != NULL)
-		return psprintf("The service reported: %s", sentence(eb.message, max));
-	if (eb.error != NULL)
-		return psprintf("The service reported: %s", sentence(eb.error, max));
-	if (eb.title != NULL && eb.detail != NULL)
-		return psprintf("The service reported \"%s\": %s",
-						sanitize(eb.title, strlen(eb.title), max),
-						sentence(eb.detail, max));
-	if (eb.title != NULL || eb.detail != NULL || eb.top_message != NULL)
-	{
-		const char *m = eb.detail ? eb.detail : eb.title ? eb.title : eb.top_message;
-
-		return psprintf("The service reported: %s", sentence(m, max));
-	}
-	if (len == 0)
-		return pstrdup("The response had no body.");
-	return psprintf("The service answered: %s", sanitize(body, len, max));
-}
-
-/* The context line of an error: the request, never the key or the URL. */
-static char *
-request_context(const char *method, const char *route, const char *servername,
-				int retries)
-{
-	if (retries == 1)
-		return psprintf("HTTP request %s %s to server \"%s\", retried once",
-						method, route, servername);
-	if (retries > 1)
-		return psprintf("HTTP request %s %s to server \"%s\", retried %d times",
-						method, route, servername, retries);
-	return psprintf("HTTP request %s %s to server \"%s\"",
-					method, route, servername);
-}
-
-/*
- * Raises the error for an HTTP status by status_rules[]: the message names
- * method, route template and status, the detail carries the service's
- * error, the context line the request.  Never the key or the URL.
- */
-static void
-report_status(const char *method, const char *route, const char *servername,
-			  long status, const char *body, size_t len, int retries)
-{
-	const PsvcStatusRule *rule = status_rule(status);
-	char	   *context = request_context(method, route, servername, retries);
-
-	ereport(ERROR,
-			(errcode(rule->sqlstate),
-			 errmsg("%s %s failed with HTTP status %ld", method, route, status),
-			 errdetail_internal("%s", service_error_detail(body, len)),
-			 rule->hint == HINT_API_KEY ?
-			 errhint("Set a valid api_key option on the user mapping for server \"%s\" and the current user.",
-					 servername) : 0,
-			 rule->hint == HINT_RATE_LIMIT ?
-			 errhint("The service's rate limit was still exceeded after %d retries; try again later, or raise partner_svc.max_retries.",
-					 retries) : 0,
-			 errcontext("%s", context)));
-	pg_unreachable();
-}
-
-/* Raises the error for t's last attempt, which did not succeed. */
-static void
-report_failure(PsvcTransfer *t)
-{
-	const PsvcFailureRule *rule;
-	const char *why;
-	const char *unknown;
-	char	   *context;
-
-	if (t->outcome == OUTCOME_HTTP)
-		report_status(t->method, t->route, t->servername, t->status,
-					  t->resp->body, t->resp->body_len, t->retries);
-
-	rule = failure_rule(t->outcome);
-	why = t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror(t->curl_code);
-	unknown = t->idempotent ? NULL :
-		"The outcome of the request is unknown: the service may have carried it out.";
-	context = request_context(t->method, t->route, t->servername, t->retries);
-
-	switch (t->outcome)
-	{
-		case OUTCOME_CONNECT:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("could not connect to server \"%s\" for %s %s",
-							t->servername, t->method, t->route),
-					 errdetail_internal("libcurl reported: %s.", why),
-					 errhint("Check the base_url option of server \"%s\" and that the service is running.",
-							 t->servername),
-					 errcontext("%s", context)));
-			break;
-		case OUTCOME_CONNECT_TIMEOUT:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("could not connect to server \"%s\" for %s %s within %ld ms",
-							t->servername, t->method, t->route, t->connect_timeout_ms),
-					 errhint("The limit is set by partner_svc.connect_timeout."),
-					 errcontext("%s", context)));
-			break;
-		case OUTCOME_TIMEOUT:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("%s %s timed out after %ld ms",
-							t->method, t->route, t->request_timeout_ms),
-					 unknown ? errdetail("%s", unknown) : 0,
-					 errhint("The limit is set by partner_svc.request_timeout."),
-					 errcontext("%s", context)));
-			break;
-		case OUTCOME_LOST:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("connection to server \"%s\" was lost during %s %s",
-							t->servername, t->method, t->route),
-					 errdetail_internal("libcurl reported: %s.%s%s", why,
-										unknown ? " " : "", unknown ? unknown : ""),
-					 errcontext("%s", context)));
-			break;
-		case OUTCOME_TOO_BIG:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("response to %s %s is larger than %zu bytes",
-							t->method, t->route, PSVC_HTTP_MAX_BODY),
-					 errcontext("%s", context)));
-			break;
-		case OUTCOME_NO_MEMORY:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("out of memory"),
-					 errdetail("Failed while receiving the response to %s %s.",
-							   t->method, t->route),
-					 errcontext("%s", context)));
-			break;
-		default:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("%s %s failed", t->method, t->route),
-					 errdetail_internal("libcurl reported: %s.", why),
-					 errcontext("%s", context)));
-			break;
-	}
-	pg_unreachable();
-}
-
-/*
- * One sentence on a failure without an HTTP status, for callers that set
- * report_transport_errors: what happened and, when the request may have
- * been carried out, that its outcome is unknown.  Allocates in
- * CurrentMemoryContext.
- */
-static char *
-failure_text(PsvcTransfer *t)
-{
-	const char *why = t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror(t->curl_code);
-	const char *unknown = t->idempotent ? "" :
-		" The outcome of the request is unknown: the service may have carried it out.";
-
-	switch (t->outcome)
-	{
-		case OUTCOME_CONNECT:
-			return psprintf("Could not connect: libcurl reported: %s.", why);
-		case OUTCOME_CONNECT_TIMEOUT:
-			return psprintf("Could not connect within %ld ms.", t->connect_timeout_ms);
-		case OUTCOME_TIMEOUT:
-			return psprintf("Timed out after %ld ms.%s", t->request_timeout_ms, unknown);
-		case OUTCOME_LOST:
-			return psprintf("The connection was lost: libcurl reported: %s.%s", why, unknown);
-		case OUTCOME_TOO_BIG:
-			return psprintf("The response was larger than %zu bytes.", PSVC_HTTP_MAX_BODY);
-		case OUTCOME_NO_MEMORY:
-			return pstrdup("Out of memory while receiving the response.");
-		default:
-			return psprintf("libcurl reported: %s.", why);
-	}
-}
-
-/*
- * For callers that asked for return_errors (or report_transport_errors)
- * and then decided the response is an error after all: raises what
- * psvc_http_finish would have raised (for status 0, the same SQLSTATE
- * with the failure's sentence as detail).
- */
-void
-psvc_http_raise(const PsvcHttpRequest *req, const PsvcHttpResponse *resp)
-{
-	const char *servername = req->server->servername ? req->server->servername : "";
-
-	if (resp->status == 0 && resp->error != NULL)
-		ereport(ERROR,
-				(errcode(resp->error_sqlstate),
-				 errmsg("%s %s to server \"%s\" failed", req->method, req->route,
-						servername),
-				 errdetail_internal("%s", resp->error),
-				 errcontext("%s", request_context(req->method, req->route,
-												  servername, resp->retries))));
-	report_status(req->method, req->route,
-				  req->server->servername ? req->server->servername : "",
-				  resp->status, resp->body, resp->body_len, resp->retries);
 }
