@@ -2,7 +2,9 @@
  *
  * json_decode.c
  *		  Decoding of list and detail responses into items and the values of
- *		  the requested fields, in one pass of PostgreSQL's JSON parser.
+ *		  the requested fields, in one pass of PostgreSQL's JSON parser: the
+ *		  semantic actions.  The body's encoding, the de-escaping of
+ *		  strings, the errors and the cursor peek are in json_decode_util.c.
  *
  * A response body is parsed once, by pg_parse_json, without de-escaping
  * (need_escapes = false): the lexer then validates every token but copies
@@ -39,21 +41,9 @@
  * ends at prev_token_terminator when object_field_start runs.  Only JSON
  * whitespace can stand between those delimiters and the name.
  *
- * The body is JSON over HTTP, hence UTF-8 (RFC 8259).  It is validated,
- * and converted when the database encoding differs, before parsing; values
- * are therefore in the server encoding.  The lexer alone does not check
- * the encoding.
- *
- * Cursor peek: psvc_json_peek_cursor reads next_cursor from the tail of a
- * body by a byte search, so a scan can ask for the next page before it
- * decodes this one (see fdw_scan.c).  It knows nothing of the structure,
- * so its answer is only a guess that the decoded page confirms or not.
- *
- * Errors: malformed JSON raises ERRCODE_FDW_INVALID_STRING_FORMAT with the
- * parser's own detail (the remote side sent an unreadable reply; the user's
- * input is not at fault, so not 22P02); a body of another shape raises
- * ERRCODE_FDW_ERROR with a detail that says what was expected.  When both
- * apply, the malformed JSON is reported.
+ * The body is validated as UTF-8 and converted to the server encoding
+ * before parsing (json_decode_util.c), so values are in the server
+ * encoding.  Malformed JSON is reported before a body of another shape.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -70,26 +60,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 
-#include "partner_svc.h"
-
-/* How far from the end of a body psvc_json_peek_cursor looks. */
-#define PEEK_WINDOW		8192
-
-/* What was wrong with the shape of a well-formed body. */
-typedef enum ShapeProblem
-{
-	SHAPE_OK = 0,
-	SHAPE_BODY_NOT_ENVELOPE,	/* items_key given, body not an object */
-	SHAPE_BODY_NOT_ARRAY,		/* list without items_key, body not an array */
-	SHAPE_BODY_NOT_OBJECT,		/* single item without items_key */
-	SHAPE_NO_ITEMS_MEMBER,		/* items_key absent from the body */
-	SHAPE_ITEMS_NOT_ARRAY,		/* list: items member not an array */
-	SHAPE_ITEM_NOT_OBJECT,		/* single: items member not an object */
-	SHAPE_ELEMENT_NOT_OBJECT,	/* list: an element is not an object */
-	SHAPE_PAGINATION_NOT_OBJECT,
-	SHAPE_HAS_MORE_NOT_BOOLEAN,
-	SHAPE_CURSOR_NOT_STRING
-} ShapeProblem;
+#include "json_decode_int.h"
 
 /* What object_field_end must do with the value that just ended. */
 #define CAPTURE_NONE	(-1)
@@ -143,14 +114,9 @@ typedef struct DecodeState
 	int			problem_index;
 } DecodeState;
 
-static void report_invalid_json(JsonParseErrorType error, JsonLexContext *lex,
-								const char *what) pg_attribute_noreturn();
 static void report_shape(DecodeState *st, const char *what) pg_attribute_noreturn();
-static const char *token_kind(JsonTokenType token);
 static void note_problem(DecodeState *st, ShapeProblem problem,
 						 JsonTokenType token);
-static char *unescape_string(const char *token, int len, const char *what,
-							  bool report);
 static char *copy_value(DecodeState *st, const char *start, const char *end,
 						JsonTokenType token);
 static void member_name(DecodeState *st, const char **name, int *len);
@@ -166,66 +132,6 @@ static void on_element_start(void *state, bool isnull);
 static void on_element_end(void *state, bool isnull);
 static void items_member_start(DecodeState *st);
 static void pagination_member_start(DecodeState *st);
-static void encoding_error_context(void *arg);
-
-/*
- * Raises the error for a body that the parser rejected.  The detail is the
- * parser's; the context shows the text of the offending line up to the
- * error, as PostgreSQL's own json input does.
- */
-static void
-report_invalid_json(JsonParseErrorType error, JsonLexContext *lex,
-					const char *what)
-{
-	const char *end = lex->token_terminator;
-	const char *start = lex->line_start;
-	bool		cut = false;
-	int			sqlstate = ERRCODE_FDW_INVALID_STRING_FORMAT;
-
-	/* Show at most about 50 bytes, starting on a character boundary. */
-	while (end - start >= 50)
-	{
-		start += pg_mblen(start);
-		cut = true;
-	}
-
-	/* Not the partner's fault: the server encoding cannot hold the text. */
-	if (error == JSON_UNICODE_CODE_POINT_ZERO ||
-		error == JSON_UNICODE_HIGH_ESCAPE)
-		sqlstate = ERRCODE_UNTRANSLATABLE_CHARACTER;
-
-	ereport(ERROR,
-			(errcode(sqlstate),
-			 errmsg("invalid JSON in the response of %s", what),
-			 errdetail_internal("%s", json_errdetail(error, lex)),
-			 errcontext("JSON data, line %d: %s%.*s",
-						lex->line_number, cut ? "..." : "",
-						(int) (end - start), start)));
-}
-
-/* How a detail names the kind of value found where another was expected. */
-static const char *
-token_kind(JsonTokenType token)
-{
-	switch (token)
-	{
-		case JSON_TOKEN_OBJECT_START:
-			return "an object";
-		case JSON_TOKEN_ARRAY_START:
-			return "an array";
-		case JSON_TOKEN_STRING:
-			return "a string";
-		case JSON_TOKEN_NUMBER:
-			return "a number";
-		case JSON_TOKEN_TRUE:
-		case JSON_TOKEN_FALSE:
-			return "a boolean";
-		case JSON_TOKEN_NULL:
-			return "null";
-		default:
-			return "an unexpected token";
-	}
-}
 
 /*
  * Records the first shape problem.  Parsing goes on, so that malformed JSON
@@ -250,126 +156,8 @@ note_problem(DecodeState *st, ShapeProblem problem, JsonTokenType token)
 static void
 report_shape(DecodeState *st, const char *what)
 {
-	const char *found = token_kind(st->problem_token);
-	const char *key = st->items_key;
-
-	switch (st->problem)
-	{
-		case SHAPE_BODY_NOT_ENVELOPE:
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("unexpected response shape from %s", what),
-					 errdetail("Expected a JSON object with member \"%s\", got %s.",
-							   key, found)));
-			break;
-		case SHAPE_BODY_NOT_ARRAY:
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("unexpected response shape from %s", what),
-					 errdetail("Expected a JSON array, got %s.", found)));
-			break;
-		case SHAPE_BODY_NOT_OBJECT:
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("unexpected response shape from %s", what),
-					 errdetail("Expected a JSON object, got %s.", found)));
-			break;
-		case SHAPE_NO_ITEMS_MEMBER:
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("unexpected response shape from %s", what),
-					 errdetail("Expected member \"%s\" in the top-level object, but it is absent.",
-							   key)));
-			break;
-		case SHAPE_ITEMS_NOT_ARRAY:
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("unexpected response shape from %s", what),
-					 errdetail("Expected member \"%s\" to be an array, got %s.",
-							   key, found)));
-			break;
-		case SHAPE_ITEM_NOT_OBJECT:
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("unexpected response shape from %s", what),
-					 errdetail("Expected member \"%s\" to be an object, got %s.",
-							   key, found)));
-			break;
-		case SHAPE_ELEMENT_NOT_OBJECT:
-			if (key)
-				ereport(ERROR,
-						(errcode(ERRCODE_FDW_ERROR),
-						 errmsg("unexpected response shape from %s", what),
-						 errdetail("Expected the elements of member \"%s\" to be objects, but the element at index %d is %s.",
-								   key, st->problem_index, found)));
-			else
-				ereport(ERROR,
-						(errcode(ERRCODE_FDW_ERROR),
-						 errmsg("unexpected response shape from %s", what),
-						 errdetail("Expected the elements of the array to be objects, but the element at index %d is %s.",
-								   st->problem_index, found)));
-			break;
-		case SHAPE_PAGINATION_NOT_OBJECT:
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("unexpected response shape from %s", what),
-					 errdetail("Expected member \"pagination\" to be an object, got %s.",
-							   found)));
-			break;
-		case SHAPE_HAS_MORE_NOT_BOOLEAN:
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("unexpected response shape from %s", what),
-					 errdetail("Expected \"pagination.has_more\" to be a boolean, got %s.",
-							   found)));
-			break;
-		case SHAPE_CURSOR_NOT_STRING:
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("unexpected response shape from %s", what),
-					 errdetail("Expected \"pagination.next_cursor\" to be a string or null, got %s.",
-							   found)));
-			break;
-		case SHAPE_OK:
-			break;
-	}
-	elog(ERROR, "unrecognized response shape problem %d", (int) st->problem);
-}
-
-/*
- * The de-escaped text of one string token (quotes included), lexed on its
- * own so that PostgreSQL's lexer does the de-escaping and the conversion of
- * \u escapes to the server encoding.  Allocates in CurrentMemoryContext.
- * The main pass has checked the token's syntax but not what its escapes
- * mean (surrogate pairs, \u0000): such a string raises the invalid-JSON
- * error if report, else gives NULL.  A character the server encoding lacks
- * always raises PostgreSQL's error, with what in its context.
- */
-static char *
-unescape_string(const char *token, int len, const char *what, bool report)
-{
-	JsonLexContext *lex;
-	JsonParseErrorType error;
-	ErrorContextCallback errcallback;
-
-	errcallback.callback = encoding_error_context;
-	errcallback.arg = unconstify(char *, what);
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
-
-	lex = makeJsonLexContextCstringLen(unconstify(char *, token), len,
-									   GetDatabaseEncoding(), true);
-	error = json_lex(lex);
-
-	error_context_stack = errcallback.previous;
-
-	if (error != JSON_SUCCESS)
-	{
-		if (!report)
-			return NULL;
-		report_invalid_json(error, lex, what);
-	}
-	return lex->strval->data;
+	psvc_json_report_shape(st->problem, st->problem_token, st->items_key,
+						   st->problem_index, what);
 }
 
 /*
@@ -386,7 +174,7 @@ copy_value(DecodeState *st, const char *start, const char *end,
 	if (token == JSON_TOKEN_STRING)
 	{
 		if (memchr(start + 1, '\\', end - start - 2) != NULL)
-			return unescape_string(start, end - start, st->what, true);
+			return psvc_json_unescape(start, end - start, st->what, true);
 		return pnstrdup(start + 1, end - start - 2);
 	}
 	return pnstrdup(start, end - start);
@@ -423,7 +211,7 @@ name_is(DecodeState *st, const char *name, int len,
 		return true;
 	if (len <= want_len || memchr(name, '\\', len) == NULL)
 		return false;
-	plain = unescape_string(name - 1, len + 2, st->what, false);
+	plain = psvc_json_unescape(name - 1, len + 2, st->what, false);
 	return plain != NULL && strcmp(plain, want) == 0;
 }
 
@@ -453,7 +241,7 @@ match_field(DecodeState *st, const char *name, int len)
 	/* Rare: an escaped member name.  Compare its de-escaped text. */
 	if (memchr(name, '\\', len) != NULL)
 	{
-		char	   *plain = unescape_string(name - 1, len + 2, st->what, false);
+		char	   *plain = psvc_json_unescape(name - 1, len + 2, st->what, false);
 
 		if (plain == NULL)
 			return -1;			/* a name no field can have */
@@ -706,13 +494,6 @@ on_element_end(void *state, bool isnull)
 		end_item(st, st->lex->prev_token_terminator);
 }
 
-/* Names the response in errors about its encoding. */
-static void
-encoding_error_context(void *arg)
-{
-	errcontext("response of %s", (const char *) arg);
-}
-
 /*
  * Decodes one response body into its items; see partner_svc.h for the
  * contract.  Every allocation (the page, the items, their values, the
@@ -733,7 +514,6 @@ psvc_json_decode_page(const char *body, size_t len,
 	DecodeState st;
 	JsonSemAction sem;
 	JsonParseErrorType error;
-	ErrorContextCallback errcallback;
 	PsvcPage   *page;
 	const char *text;
 	const char *first;
@@ -751,22 +531,7 @@ psvc_json_decode_page(const char *body, size_t len,
 	 * Validate the UTF-8, converting it if the server encoding differs; the
 	 * page's own copy of the body is the conversion or a plain copy.
 	 */
-	errcallback.callback = encoding_error_context;
-	errcallback.arg = unconstify(char *, what);
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
-	text = pg_any_to_server(body, (int) len, PG_UTF8);
-	error_context_stack = errcallback.previous;
-	if (text != body)
-		len = strlen(text);
-	else
-	{
-		char	   *copy = palloc(len + 1);
-
-		memcpy(copy, body, len);
-		copy[len] = '\0';
-		text = copy;
-	}
+	text = psvc_json_server_text(body, &len, what);
 
 	memset(&st, 0, sizeof(st));
 	page = palloc0(sizeof(PsvcPage));
@@ -837,7 +602,7 @@ psvc_json_decode_page(const char *body, size_t len,
 
 	error = pg_parse_json(st.lex, &sem);
 	if (error != JSON_SUCCESS)
-		report_invalid_json(error, st.lex, what);
+		psvc_json_report_invalid(error, st.lex, what);
 
 	/* The body is valid JSON, so its first byte tells its kind. */
 	switch (*first)
@@ -902,63 +667,4 @@ psvc_json_decode_page(const char *body, size_t len,
 		page->items[i].values = nfields > 0 ? st.value_pool + (Size) i * nfields : NULL;
 
 	return page;
-}
-
-/*
- * A guess at pagination.next_cursor, for asking for the next page before
- * this one is decoded: the value of the last "next_cursor" member that
- * starts in the last PEEK_WINDOW bytes of body, when that value is a
- * string of printable ASCII without escapes followed by '}' or ','.  NULL
- * otherwise (null, absent, escaped, elsewhere in a long body).  The search
- * does not parse: the text found may belong to an item, or the body may be
- * malformed, so the caller compares the guess with the cursor of the
- * decoded page before relying on it.  Costs a scan of the tail, never of
- * the body.  Allocates the result in CurrentMemoryContext.
- */
-char *
-psvc_json_peek_cursor(const char *body, size_t len)
-{
-	static const char key[] = "\"next_cursor\"";
-	const size_t keylen = sizeof(key) - 1;
-	const char *end = body + len;
-	size_t		low = len > PEEK_WINDOW ? len - PEEK_WINDOW : 0;
-	size_t		at;
-
-	if (len < keylen)
-		return NULL;
-	/* from the last possible position back to low, without leaving body */
-	for (at = len - keylen + 1; at-- > low;)
-	{
-		const char *v = body + at;
-		const char *start;
-		const char *close;
-
-		if (*v != '"' || memcmp(v, key, keylen) != 0)
-			continue;
-		v += keylen;
-		while (v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r'))
-			v++;
-		if (v == end || *v++ != ':')
-			return NULL;
-		while (v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r'))
-			v++;
-		if (v == end || *v++ != '"')
-			return NULL;		/* null, or not a string */
-		start = v;
-		for (close = start; close < end && *close != '"'; close++)
-		{
-			unsigned char c = (unsigned char) *close;
-
-			if (c < 0x20 || c > 0x7e || c == '\\')
-				return NULL;
-		}
-		if (close == end || close == start)
-			return NULL;
-		for (v = close + 1; v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r'); v++)
-			;
-		if (v == end || (*v != '}' && *v != ','))
-			return NULL;
-		return pnstrdup(start, close - start);
-	}
-	return NULL;
 }
