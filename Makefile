@@ -31,6 +31,11 @@ sql/partner_svc--0.1.sql: $(sort $(wildcard sql/install/*.sql))
 
 # PGXS knows no header dependencies; every module includes the one header.
 $(OBJS): src/partner_svc.h
+# ... and the files of one module their private header.
+$(filter src/http.o src/http_%.o,$(OBJS)): src/http_int.h
+$(filter src/json_decode%.o,$(OBJS)): src/json_decode_int.h
+$(filter src/fdw_modify%.o,$(OBJS)): src/fdw_modify_int.h
+$(filter src/ratelimit%.o,$(OBJS)): src/ratelimit_int.h
 
 SANDBOX = src/sandbox/partner_svc_sandbox
 SANDBOX_SRCS = $(wildcard src/sandbox/core/*.c src/sandbox/services/*.c)

@@ -2,31 +2,23 @@
  *
  * fdw_modify.c
  *		  INSERT, UPDATE and DELETE on writable partner_svc foreign tables:
- *		  one request per row, as the endpoint catalogue describes.
+ *		  one request per row, as the endpoint catalogue describes: the
+ *		  executor's callbacks.  The row's body and the row made from the
+ *		  answer are built in fdw_modify_row.c.
  *
  * What a statement sends is data (PsvcModifyDef in endpoints.c): the
  * method and route of each operation, the member that identifies a row
- * (its value fills the route's {name}), and the body style.  A row becomes
- *	- a JSON object of its member columns (todos): on INSERT every non-NULL
- *	  column, on UPDATE exactly the columns the statement assigns (NULL as
- *	  null), under their JSON member names; or
- *	- a JSON string of its one column (notifications).
- * Numbers and booleans go as JSON numbers and booleans, json/jsonb as
- * they are, everything else as a JSON string of its text.  The key column
- * is assigned by the service: it cannot be inserted or updated, and "raw"
- * (the whole item) is read-only.  A value check of the catalogue (the
- * email format) runs before anything is sent.
+ * (its value fills the route's {name}), and the body style; how a row
+ * becomes a body, and an answer a row, is in fdw_modify_row.c.
  *
  * Rows to UPDATE or DELETE come from a scan of the table; the scan's key
  * column travels as a junk column ("psvc_key", added by
  * psvc_fdw_add_update_targets).  A 404 from PUT or DELETE means the row
  * went away at the service after it was read: an error naming the key.
  *
- * RETURNING shows the row as the service answered it (the created todo
- * with its id, the updated todo, the stored address); when the answer has
- * no body, the row as sent.  DELETE ... RETURNING shows the row as read:
- * for it we also ask for the whole-row junk column, as PostgreSQL itself
- * does for UPDATE.
+ * RETURNING shows the row as the service answered it (fdw_modify_row.c);
+ * DELETE ... RETURNING shows the row as read: for it we also ask for the
+ * whole-row junk column, as PostgreSQL itself does for UPDATE.
  *
  * Retries: these requests change state, so http.c repeats them only when
  * nothing was done (429, no connection); any other failure is an error,
@@ -45,8 +37,6 @@
  */
 #include "postgres.h"
 
-#include <ctype.h>
-
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/pg_type.h"
@@ -60,51 +50,15 @@
 #include "optimizer/pathnode.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
-#include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "partner_svc.h"
+#include "fdw_modify_int.h"
 
 /* Names of our junk columns in the subplan of UPDATE and DELETE. */
 #define KEY_JUNK		"psvc_key"
 #define WHOLEROW_JUNK	"wholerow"
-
-/* A column of the table and how it maps. */
-typedef struct ModifyColumn
-{
-	AttrNumber	attno;
-	const char *name;
-	const PsvcColumnDef *def;
-	Oid			typid;
-	char		typcategory;
-	FmgrInfo	out;
-	FmgrInfo	in;
-	Oid			ioparam;
-	int32		typmod;
-	int			field;			/* index in fields[] of the answer, or -1 */
-} ModifyColumn;
-
-typedef struct PsvcModifyState
-{
-	Relation	rel;
-	const PsvcEndpoint *ep;
-	const PsvcModifyDef *md;
-	PsvcServer *server;
-	CmdType		op;
-	const PsvcRequestDef *rd;	/* the request of op */
-	const char *route_param;	/* the {name} of rd->route, or NULL */
-	int			ncols;
-	ModifyColumn *cols;			/* every column that is not dropped */
-	List	   *target_attrs;	/* attnums whose values are sent */
-	ModifyColumn *key;			/* the key column, or NULL */
-	AttrNumber	key_junk;		/* in the subplan's output, or 0 */
-	AttrNumber	wholerow_junk;	/* in the subplan's output, or 0 */
-	int			nfields;
-	const char **fields;		/* members read from an answer */
-	MemoryContext row_cxt;
-} PsvcModifyState;
 
 /* Error context: the row being written. */
 typedef struct RowErrorArg
@@ -270,37 +224,6 @@ psvc_fdw_plan_modify(PlannerInfo *root, ModifyTable *plan,
 	return list_make1(attrs);
 }
 
-/* The column of attno, or NULL. */
-static ModifyColumn *
-column_of(PsvcModifyState *st, AttrNumber attno)
-{
-	for (int i = 0; i < st->ncols; i++)
-		if (st->cols[i].attno == attno)
-			return &st->cols[i];
-	return NULL;
-}
-
-/*
- * Raises unless the row's value of c may be sent: the key is assigned by
- * the service, and only member columns (not "raw") map to the body.
- */
-static void
-check_writable(PsvcModifyState *st, ModifyColumn *c)
-{
-	if (c == NULL || (c != st->key && c->def->kind == PSVC_COL_FIELD))
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 st->op == CMD_INSERT ?
-			 errmsg("cannot insert a value into column \"%s\" of foreign table \"%s\"",
-					c->name, RelationGetRelationName(st->rel)) :
-			 errmsg("cannot update column \"%s\" of foreign table \"%s\"",
-					c->name, RelationGetRelationName(st->rel)),
-			 c == st->key ?
-			 errdetail("The service assigns it, and it identifies the row in requests.") :
-			 errdetail("Only columns that map to a member of the item can be written.")));
-}
-
 /*
  * The state of one table's modification, in the current (query) context.
  * Resolves every column, checks that the columns to send may be sent.
@@ -370,7 +293,7 @@ create_state(Relation rel, CmdType op, List *target_attrs)
 	/* UPDATE: only member columns other than the key can be assigned */
 	if (op == CMD_UPDATE)
 		foreach(lc, target_attrs)
-			check_writable(st, column_of(st, lfirst_int(lc)));
+			psvc_fdw_modify_check_writable(st, psvc_fdw_modify_column(st, lfirst_int(lc)));
 
 	st->row_cxt = AllocSetContextCreate(CurrentMemoryContext, "partner_svc modify row",
 										ALLOCSET_DEFAULT_SIZES);
@@ -411,222 +334,6 @@ psvc_fdw_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 		if (!TupleDescAttr(desc, i)->attisdropped)
 			attrs = lappend_int(attrs, i + 1);
 	rinfo->ri_FdwState = create_state(rinfo->ri_RelationDesc, CMD_INSERT, attrs);
-}
-
-/* Appends value d of column c as a JSON value. */
-static void
-append_json_value(StringInfo buf, ModifyColumn *c, Datum d)
-{
-	char	   *text = OutputFunctionCall(&c->out, d);
-
-	if (c->typcategory == TYPCATEGORY_BOOLEAN)
-		appendStringInfoString(buf, DatumGetBool(d) ? "true" : "false");
-	else if (c->typcategory == TYPCATEGORY_NUMERIC &&
-			 (isdigit((unsigned char) text[0]) ||
-			  (text[0] == '-' && isdigit((unsigned char) text[1]))))
-		appendStringInfoString(buf, text);	/* not NaN, Infinity, money */
-	else if (c->typid == JSONBOID || c->typid == JSONOID)
-		appendStringInfoString(buf, text);
-	else
-		escape_json(buf, text);
-}
-
-/*
- * Is s an email address as the scheduler accepts it: at most 254 bytes,
- * local@domain; the local part of letters, digits and
- * !#$%&'*+/=?^_`{|}~- with single dots inside; the domain two or more
- * labels of letters, digits and inner hyphens (1 to 63 bytes), the last
- * of two or more letters.
- */
-static bool
-is_email(const char *s)
-{
-	const char *at = strchr(s, '@');
-	const char *p;
-	const char *label;
-	bool		last_alpha = true;
-	int			labels = 0;
-
-	if (strlen(s) > 254 || at == NULL || at == s || strchr(at + 1, '@') != NULL)
-		return false;
-	for (p = s; p < at; p++)
-	{
-		if (*p == '.')
-		{
-			if (p == s || p + 1 == at || p[1] == '.')
-				return false;
-		}
-		else if (!(isascii((unsigned char) *p) && isalnum((unsigned char) *p)) &&
-				 strchr("!#$%&'*+/=?^_`{|}~-", *p) == NULL)
-			return false;
-	}
-	label = at + 1;
-	for (p = label;; p++)
-	{
-		if (*p == '.' || *p == '\0')
-		{
-			int			len = p - label;
-
-			if (len < 1 || len > 63 || label[0] == '-' || p[-1] == '-')
-				return false;
-			labels++;
-			last_alpha = len >= 2;
-			for (const char *q = label; q < p; q++)
-				if (!(isascii((unsigned char) *q) && isalpha((unsigned char) *q)))
-					last_alpha = false;
-			if (*p == '\0')
-				break;
-			label = p + 1;
-		}
-		else if (!(isascii((unsigned char) *p) && isalnum((unsigned char) *p)) && *p != '-')
-			return false;
-	}
-	return labels >= 2 && last_alpha;
-}
-
-/* Runs the catalogue's value check on column c's value text. */
-static void
-check_value(PsvcModifyState *st, ModifyColumn *c, const char *text)
-{
-	if (st->md->check == PSVC_CHECK_EMAIL && !is_email(text))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid email address \"%s\" for column \"%s\" of foreign table \"%s\"",
-						text, c->name, RelationGetRelationName(st->rel)),
-				 errdetail("An address is local@domain of at most 254 bytes: the local part of letters, digits and !#$%%&'*+/=?^_`{|}~- with single inner dots; the domain two or more labels of letters, digits and inner hyphens, the last one of two or more letters."),
-				 errhint("Nothing was sent to the service.")));
-}
-
-/*
- * The body of a request for the row in slot (all attributes fetched):
- * see the file header.  NULL when the operation sends none (DELETE).
- * Raises for values that cannot be written.  CurrentMemoryContext.
- */
-static StringInfo
-build_body(PsvcModifyState *st, TupleTableSlot *slot)
-{
-	StringInfo	buf;
-	ListCell   *lc;
-	int			nsent = 0;
-	const char **sent;
-
-	if (st->op == CMD_DELETE)
-		return NULL;
-	buf = makeStringInfo();
-	sent = palloc(sizeof(char *) * Max(st->ncols, 1));
-	if (st->md->body == PSVC_BODY_OBJECT)
-		appendStringInfoChar(buf, '{');
-
-	foreach(lc, st->target_attrs)
-	{
-		AttrNumber	attno = lfirst_int(lc);
-		ModifyColumn *c = column_of(st, attno);
-		bool		isnull = slot->tts_isnull[attno - 1];
-		Datum		d = slot->tts_values[attno - 1];
-		bool		dup = false;
-
-		/* INSERT: a NULL column is left out, so the service's default holds */
-		if (c == NULL || (st->op == CMD_INSERT && isnull))
-			continue;
-		check_writable(st, c);
-
-		if (!isnull && st->md->check != PSVC_CHECK_NONE && st->md->check_field &&
-			strcmp(c->def->field, st->md->check_field) == 0)
-			check_value(st, c, OutputFunctionCall(&c->out, d));
-
-		if (st->md->body == PSVC_BODY_STRING)
-		{
-			if (c->def->field[0] != '\0')
-				continue;
-			escape_json(buf, OutputFunctionCall(&c->out, d));
-			nsent++;
-			continue;
-		}
-
-		for (int i = 0; i < nsent; i++)
-			if (strcmp(sent[i], c->def->field) == 0)
-				dup = true;
-		if (dup)
-			continue;
-		if (nsent > 0)
-			appendStringInfoChar(buf, ',');
-		escape_json(buf, c->def->field);
-		appendStringInfoChar(buf, ':');
-		if (isnull)
-			appendStringInfoString(buf, "null");
-		else
-			append_json_value(buf, c, d);
-		sent[nsent++] = c->def->field;
-	}
-
-	if (st->md->body == PSVC_BODY_OBJECT)
-		appendStringInfoChar(buf, '}');
-	else if (nsent == 0)
-	{
-		ModifyColumn *c = NULL;
-
-		for (int i = 0; i < st->ncols; i++)
-			if (st->cols[i].def->kind == PSVC_COL_FIELD &&
-				st->cols[i].def->field[0] == '\0')
-				c = &st->cols[i];
-		ereport(ERROR,
-				(errcode(ERRCODE_NOT_NULL_VIOLATION),
-				 errmsg("null value in column \"%s\" of foreign table \"%s\" cannot be sent",
-						c ? c->name : "?", RelationGetRelationName(st->rel)),
-				 errdetail("The body of %s %s is the value of this column.",
-						   st->rd->method, st->rd->route)));
-	}
-	return buf;
-}
-
-/*
- * Replaces the row in slot by the service's answer, if it has one: each
- * member column from its member (absent: NULL), "raw" from the whole
- * item.  Materializes the slot, so the row outlives the per-row context.
- */
-static void
-store_answer(PsvcModifyState *st, TupleTableSlot *slot, PsvcHttpResponse *resp)
-{
-	PsvcPage   *page;
-	PsvcItem   *it;
-	size_t		i = 0;
-
-	while (i < resp->body_len && isspace((unsigned char) resp->body[i]))
-		i++;
-	if (i == resp->body_len)
-	{
-		ExecMaterializeSlot(slot);
-		return;
-	}
-	page = psvc_json_decode_page(resp->body, resp->body_len, NULL, true,
-								 st->nfields, st->fields,
-								 psprintf("%s %s", st->rd->method, st->rd->route));
-	if (page->nitems == 0)
-	{
-		ExecMaterializeSlot(slot);
-		return;
-	}
-	it = &page->items[0];
-
-	ExecClearTuple(slot);
-	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
-	for (int c = 0; c < st->ncols; c++)
-	{
-		ModifyColumn *col = &st->cols[c];
-		char	   *text = NULL;
-
-		if (col->def->kind == PSVC_COL_RAW)
-			text = pnstrdup(it->json, it->json_len);
-		else if (col->field >= 0)
-			text = it->values[col->field];
-		if (text == NULL)
-			continue;
-		slot->tts_values[col->attno - 1] = InputFunctionCall(&col->in, text,
-															 col->ioparam, col->typmod);
-		slot->tts_isnull[col->attno - 1] = false;
-	}
-	ExecStoreVirtualTuple(slot);
-	ExecMaterializeSlot(slot);
 }
 
 /*
@@ -686,7 +393,7 @@ modify_row(PsvcModifyState *st, TupleTableSlot *slot, TupleTableSlot *planSlot)
 	if (st->op != CMD_DELETE)
 		slot_getallattrs(slot);
 
-	body = build_body(st, slot);
+	body = psvc_fdw_modify_body(st, slot);
 	req.server = st->server;
 	req.method = st->rd->method;
 	req.route = st->rd->route;
@@ -715,7 +422,7 @@ modify_row(PsvcModifyState *st, TupleTableSlot *slot, TupleTableSlot *planSlot)
 			ExecMaterializeSlot(slot);
 	}
 	else
-		store_answer(st, slot, resp);
+		psvc_fdw_modify_store_answer(st, slot, resp);
 
 	error_context_stack = errcb.previous;
 	MemoryContextSwitchTo(old);
