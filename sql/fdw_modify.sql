@@ -7,20 +7,6 @@
 SET search_path = public;
 CALL sandbox.clear_faults();
 
--- the SQLSTATE and message of a statement's error, and whether its
--- detail says the outcome is unknown
-CREATE FUNCTION pg_temp.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  st text; msg text; det text;
-BEGIN
-  EXECUTE stmt;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RETURN st || ': ' || msg ||
-    CASE WHEN det LIKE '%outcome of the request is unknown%' THEN ' (outcome unknown)' ELSE '' END;
-END $$;
-
 -- a request path with the todo id made relative to base
 CREATE FUNCTION pg_temp.rel_path(path text, base bigint) RETURNS text LANGUAGE sql AS $$
   SELECT CASE WHEN path ~ '^/todos/[0-9]+$' AND substring(path FROM '[0-9]+$')::bigint >= base
@@ -128,9 +114,9 @@ SELECT method, path, status FROM sandbox.requests();
 --
 CALL sandbox.reset_stats();
 CALL sandbox.fault('{"route": "POST /todos", "kind": "error", "value": 503, "count": 1}');
-SELECT pg_temp.try($$INSERT INTO todos (title, user_id) VALUES ('Refused once', 1)$$);
+SELECT sandbox.try($$INSERT INTO todos (title, user_id) VALUES ('Refused once', 1)$$);
 CALL sandbox.fault('{"route": "POST /todos", "kind": "drop_after_apply", "count": 1}');
-SELECT pg_temp.try($$INSERT INTO todos (title, user_id) VALUES ('Answer lost', 1)$$);
+SELECT sandbox.try($$INSERT INTO todos (title, user_id) VALUES ('Answer lost', 1)$$);
 CALL sandbox.fault('{"route": "DELETE /todos/{id}", "kind": "429", "count": 1}');
 DELETE FROM todos WHERE title = 'Answer lost';
 SELECT method, route, status FROM sandbox.requests();
@@ -143,7 +129,7 @@ SELECT count(*) AS left FROM todos WHERE title IN ('Refused once', 'Answer lost'
 CALL sandbox.reset_stats();
 INSERT INTO notifications VALUES ('not-an-email');
 SELECT left(a, 20) AS address,
-       split_part(pg_temp.try(format('INSERT INTO notifications VALUES (%L)', a)), ':', 1) AS sqlstate
+       split_part(sandbox.try(format('INSERT INTO notifications VALUES (%L)', a)), ':', 1) AS sqlstate
 FROM unnest(ARRAY['@example.com', 'ops@example', 'ops@@example.com', 'o..ps@example.com',
                   '.ops@example.com', 'ops@-example.com', 'ops@example.c', 'ops@example.c0m',
                   'o ps@example.com', 'ops@exa_mple.com', repeat('a', 250) || '@example.com']) AS a;

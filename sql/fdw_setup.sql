@@ -56,6 +56,32 @@ LANGUAGE sql AS $$
   ORDER BY 1
 $$;
 
+-- helpers any test role may call (sandbox.call itself needs a superuser)
+GRANT USAGE ON SCHEMA sandbox TO PUBLIC;
+
+-- the SQLSTATE a statement fails with ('ok' when it does not)
+CREATE FUNCTION sandbox.sqlstate_of(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE stmt;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE;
+END $$;
+
+-- the SQLSTATE and message of a statement's error, and whether its
+-- detail says the outcome is unknown
+CREATE FUNCTION sandbox.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  st text; msg text; det text;
+BEGIN
+  EXECUTE stmt;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+  RETURN st || ': ' || msg ||
+    CASE WHEN det LIKE '%outcome of the request is unknown%' THEN ' (outcome unknown)' ELSE '' END;
+END $$;
+
 CREATE SERVER movies FOREIGN DATA WRAPPER partner_svc
   OPTIONS (service 'movies', base_url :'sandbox_url');
 CREATE SERVER orders FOREIGN DATA WRAPPER partner_svc

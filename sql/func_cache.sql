@@ -7,15 +7,6 @@ CALL sandbox.clear_faults();
 -- refused connections fail at once, without backoff
 SET partner_svc.max_retries = 0;
 
--- the SQLSTATE a statement fails with ('ok' when it does not)
-CREATE FUNCTION pg_temp.sqlstate_of(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE stmt;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  RETURN SQLSTATE;
-END $$;
-
 -- repeated calls: every one is sent
 CALL sandbox.reset_stats();
 SELECT count(*) FILTER (WHERE partner_svc.movie_summary('inception') LIKE '%Cobb%') AS calls
@@ -26,10 +17,10 @@ SELECT method, path, status FROM sandbox.requests();
 -- listens fails to connect (HV00N), and nothing reaches the sandbox
 ALTER SERVER movies OPTIONS (SET base_url 'http://127.0.0.1:9');
 CALL sandbox.reset_stats();
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS moved;
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS moved;
 SELECT count(*) AS requests FROM sandbox.requests();
 ALTER SERVER movies OPTIONS (SET base_url :'sandbox_url');
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS back;
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS back;
 SELECT method, path, status FROM sandbox.requests();
 
 -- a second server of the service, inside a transaction, is seen at once;
@@ -37,16 +28,16 @@ SELECT method, path, status FROM sandbox.requests();
 -- "movies" is the one server again
 CALL sandbox.reset_stats();
 BEGIN;
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS before;
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS before;
 CREATE SERVER movies_elsewhere FOREIGN DATA WRAPPER partner_svc
   OPTIONS (service 'movies', base_url 'http://127.0.0.1:9');
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS two_servers;
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS two_servers;
 SET client_min_messages = warning;
 DROP SERVER movies CASCADE;
 RESET client_min_messages;
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS only_elsewhere;
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS only_elsewhere;
 ROLLBACK;
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS after_rollback;
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS after_rollback;
 SELECT method, path, status FROM sandbox.requests();
 
 -- USAGE is checked at every call, for the current user, even when the
@@ -54,11 +45,11 @@ SELECT method, path, status FROM sandbox.requests();
 CREATE ROLE psvc_cache_user;
 GRANT USAGE ON SCHEMA partner_svc TO psvc_cache_user;
 SET ROLE psvc_cache_user;
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS without_usage;
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS without_usage;
 RESET ROLE;
 GRANT USAGE ON FOREIGN SERVER movies TO psvc_cache_user;
 SET ROLE psvc_cache_user;
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS with_usage;
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS with_usage;
 RESET ROLE;
 REVOKE USAGE ON FOREIGN SERVER movies FROM psvc_cache_user;
 REVOKE USAGE ON SCHEMA partner_svc FROM psvc_cache_user;

@@ -5,15 +5,6 @@
 SET search_path = public;
 CALL sandbox.clear_faults();
 
--- the SQLSTATE a statement fails with ('ok' when it does not)
-CREATE FUNCTION pg_temp.sqlstate_of(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE stmt;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  RETURN SQLSTATE;
-END $$;
-
 SELECT p.proname, pg_get_function_arguments(p.oid) AS arguments,
        pg_get_function_result(p.oid) AS result, p.prosecdef, p.provolatile, p.proisstrict
 FROM pg_proc p
@@ -50,8 +41,8 @@ SELECT path, status FROM sandbox.requests();
 CALL sandbox.reset_stats();
 SELECT partner_svc.movie_ending('no-such-movie');
 SELECT partner_svc.movie_detail('no-such-movie');
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.movie_summary('no-such-movie')$$) AS summary,
-       pg_temp.sqlstate_of($$SELECT partner_svc.movie_profile('no-such-movie')$$) AS profile;
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.movie_summary('no-such-movie')$$) AS summary,
+       sandbox.sqlstate_of($$SELECT partner_svc.movie_profile('no-such-movie')$$) AS profile;
 SELECT path, status FROM sandbox.requests();
 
 -- NULL gives NULL; a movie reference of 0 or over 255 characters is
@@ -59,7 +50,7 @@ SELECT path, status FROM sandbox.requests();
 CALL sandbox.reset_stats();
 SELECT partner_svc.movie_summary(NULL) IS NULL AS summary, partner_svc.movie_detail(NULL) IS NULL AS detail;
 SELECT partner_svc.movie_summary('');
-SELECT pg_temp.sqlstate_of(format('SELECT partner_svc.movie_profile(%L)', repeat('m', 256)));
+SELECT sandbox.sqlstate_of(format('SELECT partner_svc.movie_profile(%L)', repeat('m', 256)));
 SELECT count(*) AS requests FROM sandbox.requests();
 
 -- several movie servers: name one; a server of another service is refused
@@ -96,7 +87,7 @@ SELECT method, path, status FROM sandbox.requests();
 -- digits: 400 invalid_question_id), and an unknown question is P0002
 CALL sandbox.reset_stats();
 SELECT partner_svc.business_question('BQ-XX-001');
-SELECT id, pg_temp.sqlstate_of(format('SELECT partner_svc.business_question_answer(%L)', id)) AS refused
+SELECT id, sandbox.sqlstate_of(format('SELECT partner_svc.business_question_answer(%L)', id)) AS refused
 FROM unnest(ARRAY['bq-gf-001', 'BQ-GF', 'BQ-GF-', 'BQ-GF001', 'BQ-GFX-001', 'BQ-GF-0/1',
                   'BQ-GF-' || repeat('1', 33), 'XBQ-GF-001']) id;
 SELECT count(*) AS requests FROM sandbox.requests();
@@ -110,7 +101,7 @@ GRANT USAGE ON SCHEMA partner_svc TO regress_fc_user;
 CALL sandbox.reset_stats();
 SET ROLE regress_fc_user;
 SELECT partner_svc.business_question('BQ-GF-001');
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$);
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$);
 RESET ROLE;
 SELECT count(*) AS requests FROM sandbox.requests();
 REVOKE ALL ON SCHEMA partner_svc FROM regress_fc_user;
@@ -164,7 +155,7 @@ CALL sandbox.reset_stats();
 SELECT partner_svc.generate('{"prompt": "a"}') IS NOT NULL AS first,
        partner_svc.generate('{"prompt": "b"}') IS NOT NULL AS second;
 SELECT partner_svc.generate('{"prompt": "c"}');
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.generate('{"prompt": "d"}')$$);
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.generate('{"prompt": "d"}')$$);
 SELECT method, route, status, count(*) FROM sandbox.requests() GROUP BY 1, 2, 3 ORDER BY 3;
 RESET partner_svc.max_retries;
 CALL sandbox.set(format('{"rate_limit.POST /v1/generate": null, "retry_after": true, "rl_window_ms": 60000, "rl_offset_ms": %s}', :'rl_offset'));

@@ -9,15 +9,6 @@ CALL sandbox.clear_faults();
 -- polling reads one order's status often: lift the per-order limits
 CALL sandbox.set('{"rate_limit.GET /orders/{id}/status": 10000, "rate_limit.GET /orders/{id}": 10000}');
 
--- the SQLSTATE a statement fails with ('ok' when it does not)
-CREATE FUNCTION pg_temp.sqlstate_of(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE stmt;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  RETURN SQLSTATE;
-END $$;
-
 -- polls an order's status until it is want (at most about 10 s)
 CREATE FUNCTION pg_temp.wait_status(id text, want text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -219,7 +210,7 @@ SELECT r ->> 'custom_id' AS custom_id, r ->> 'status' AS status, r ->> 'id' LIKE
 FROM partner_svc.cancel_pending('FO-PEND-1') r;
 SELECT partner_svc.order_status('FO-PEND-1');
 SELECT partner_svc.cancel_pending('FO-PEND-1');
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.cancel_pending('FO-PEND-1')$$);
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.cancel_pending('FO-PEND-1')$$);
 SELECT method, route, path, status FROM sandbox.requests() ORDER BY seq LIMIT 4;
 
 --
@@ -240,15 +231,15 @@ SELECT method, route, status FROM sandbox.requests();
 -- unknown orders: 404 order_not_found is an error (P0002)
 CALL sandbox.reset_stats();
 SELECT partner_svc.order_detail('FO-NONE');
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.order_status('FO-NONE')$$) AS status,
-       pg_temp.sqlstate_of($$SELECT partner_svc.cancel_pending('FO-NONE')$$) AS cancel_pending,
-       pg_temp.sqlstate_of($$SELECT partner_svc.cancel_deferred('FO-NONE')$$) AS cancel_deferred;
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.order_status('FO-NONE')$$) AS status,
+       sandbox.sqlstate_of($$SELECT partner_svc.cancel_pending('FO-NONE')$$) AS cancel_pending,
+       sandbox.sqlstate_of($$SELECT partner_svc.cancel_deferred('FO-NONE')$$) AS cancel_deferred;
 SELECT method, route, path, status FROM sandbox.requests();
 
 -- a custom id twice: 409 custom_id_exists → 55000; validate reports it
 SELECT partner_svc.validate_order(jsonb_set(p, '{vignettes,0,custom_id}', '"FO-PEND-1"')) FROM base;
 SELECT partner_svc.create_order(jsonb_set(p, '{vignettes,0,custom_id}', '"FO-PEND-1"')) FROM base;
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.create_order(jsonb_set(p, '{vignettes,0,custom_id}', '"FO-PEND-1"')) FROM base$$);
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.create_order(jsonb_set(p, '{vignettes,0,custom_id}', '"FO-PEND-1"')) FROM base$$);
 
 --
 -- lost answers: create_order never creates twice
@@ -375,7 +366,7 @@ GRANT USAGE ON SCHEMA partner_svc TO regress_fo_user;
 CALL sandbox.reset_stats();
 SET ROLE regress_fo_user;
 SELECT partner_svc.order_status('FO-PEND-1');
-SELECT pg_temp.sqlstate_of($$SELECT partner_svc.create_order('{}')$$);
+SELECT sandbox.sqlstate_of($$SELECT partner_svc.create_order('{}')$$);
 RESET ROLE;
 GRANT USAGE ON FOREIGN SERVER orders TO regress_fo_user;
 SET ROLE regress_fo_user;

@@ -6,20 +6,6 @@
 SET search_path = public;
 CALL sandbox.clear_faults();
 
--- the SQLSTATE and message of a statement's error, and whether its
--- detail says the outcome is unknown
-CREATE FUNCTION pg_temp.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  st text; msg text; det text;
-BEGIN
-  EXECUTE stmt;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RETURN st || ': ' || msg ||
-    CASE WHEN det LIKE '%outcome of the request is unknown%' THEN ' (outcome unknown)' ELSE '' END;
-END $$;
-
 -- an admin route's JSON answer
 CREATE FUNCTION pg_temp.admin(path text) RETURNS jsonb LANGUAGE sql AS $$
   SELECT string_agg(l, '')::jsonb FROM sandbox.call('GET', path, NULL, 'sandbox-key') AS l
@@ -102,10 +88,10 @@ SELECT method, route, status FROM sandbox.requests();
 CALL sandbox.reset_stats();
 SELECT partner_svc.delete_job(:clone_id);
 SELECT count(*) AS left FROM user_jobs WHERE id = :clone_id;
-SELECT pg_temp.try(format('SELECT partner_svc.delete_job(%s)', :clone_id));
-SELECT pg_temp.try(format('SELECT partner_svc.run_job(%s)', :clone_id));
-SELECT pg_temp.try(format('SELECT partner_svc.job_execution_summary(%s)', :clone_id));
-SELECT pg_temp.try('SELECT partner_svc.send_execution_email(1)');
+SELECT sandbox.try(format('SELECT partner_svc.delete_job(%s)', :clone_id));
+SELECT sandbox.try(format('SELECT partner_svc.run_job(%s)', :clone_id));
+SELECT sandbox.try(format('SELECT partner_svc.job_execution_summary(%s)', :clone_id));
+SELECT sandbox.try('SELECT partner_svc.send_execution_email(1)');
 SELECT method, route, status FROM sandbox.requests() WHERE route <> '/api/user-jobs/{id}' OR method <> 'GET';
 \set VERBOSITY terse
 SELECT partner_svc.delete_job(:clone_id);
@@ -128,17 +114,17 @@ SELECT method, route, status FROM sandbox.requests();
 --
 CALL sandbox.reset_stats();
 CALL sandbox.fault('{"route": "GET /api/user-jobs/run/{jobId}", "kind": "error", "value": 503, "count": 1}');
-SELECT pg_temp.try(format('SELECT partner_svc.run_job(%s)', :job_id));
+SELECT sandbox.try(format('SELECT partner_svc.run_job(%s)', :job_id));
 CALL sandbox.fault('{"route": "GET /api/user-jobs/clone/{jobId}", "kind": "drop_after_apply", "count": 1}');
-SELECT pg_temp.try(format('SELECT partner_svc.clone_job(%s)', :job_id));
+SELECT sandbox.try(format('SELECT partner_svc.clone_job(%s)', :job_id));
 CALL sandbox.fault('{"route": "GET /api/email/jobExecution/{id}", "kind": "error", "value": 500, "count": 1}');
-SELECT pg_temp.try(format('SELECT partner_svc.send_execution_email(%s)', :exec_id));
+SELECT sandbox.try(format('SELECT partner_svc.send_execution_email(%s)', :exec_id));
 -- a plain read is retried
 CALL sandbox.fault('{"route": "GET /api/user-jobs/user-job-executions/{jobId}", "kind": "error", "value": 503, "count": 1}');
-SELECT pg_temp.try(format('SELECT partner_svc.job_execution_summary(%s)', :job_id));
+SELECT sandbox.try(format('SELECT partner_svc.job_execution_summary(%s)', :job_id));
 -- a 429 is retried for every operation: the service did nothing
 CALL sandbox.fault('{"route": "GET /api/user-jobs/pause/{jobId}", "kind": "429", "count": 1}');
-SELECT pg_temp.try(format('SELECT partner_svc.pause_job(%s)', :job_id));
+SELECT sandbox.try(format('SELECT partner_svc.pause_job(%s)', :job_id));
 SELECT method, route, status FROM sandbox.requests();
 CALL sandbox.clear_faults();
 -- the clone whose answer was lost was made, once
