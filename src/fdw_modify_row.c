@@ -268,7 +268,7 @@ psvc_fdw_modify_store_answer(PsvcModifyState *st, TupleTableSlot *slot, PsvcHttp
 		return;
 	}
 	page = psvc_json_decode_page(resp->body, resp->body_len, NULL, true,
-								 st->nfields, st->fields,
+								 st->nfields, st->fields, false,
 								 psprintf("%s %s", st->rd->method, st->rd->route));
 	if (page->nitems == 0)
 	{

@@ -53,6 +53,7 @@
 #include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -70,6 +71,7 @@ typedef struct ScanColumn
 	FmgrInfo	in;
 	Oid			ioparam;
 	int32		typmod;
+	bool		decoded_jsonb;	/* raw as jsonb: from PsvcItem.jsonb */
 	Datum		echo_datum;		/* the echoed value, as the column's type */
 	int			echo_for;		/* the stream value it was made for, or -1 */
 } ScanColumn;
@@ -108,6 +110,7 @@ typedef struct PsvcScanState
 	ScanColumn *cols;
 	int			nfields;
 	const char **fields;
+	bool		want_jsonb;		/* some column is raw as jsonb */
 	int			npushed;
 	PushedValue *pushed;
 	int			fan;			/* index in pushed[] of the array, or -1 */
@@ -470,6 +473,7 @@ advance(PsvcScanState *st)
 		st->page = psvc_json_decode_page(resp->body, resp->body_len,
 										 st->detail ? st->ep->detail_items_key : st->ep->items_key,
 										 st->detail, st->nfields, st->fields,
+										 st->want_jsonb,
 										 psprintf("GET %s", st->detail ? st->ep->detail_route : st->ep->route));
 		MemoryContextSwitchTo(old);
 		error_context_stack = errcb.previous;
@@ -534,6 +538,12 @@ fill_slot(PsvcScanState *st, TupleTableSlot *slot, PsvcItem *it)
 		char	   *text = NULL;
 
 		arg.column = c->def->name;
+		if (c->decoded_jsonb && it->jsonb != NULL)
+		{
+			slot->tts_values[a] = PointerGetDatum(it->jsonb);
+			slot->tts_isnull[a] = false;
+			continue;
+		}
 		if (c->def->kind == PSVC_COL_RAW)
 			text = pnstrdup(it->json, it->json_len);
 		else if (c->field >= 0)
@@ -646,6 +656,12 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		getTypeInputInfo(att->atttypid, &infunc, &c->ioparam);
 		fmgr_info(infunc, &c->in);
 		c->typmod = att->atttypmod;
+		/* raw of type jsonb (not a domain): the decoder makes it */
+		if (c->def->kind == PSVC_COL_RAW && infunc == F_JSONB_IN)
+		{
+			c->decoded_jsonb = true;
+			st->want_jsonb = true;
+		}
 	}
 
 	st->scan_cxt = AllocSetContextCreate(node->ss.ps.state->es_query_cxt,

@@ -41,6 +41,12 @@
  * ends at prev_token_terminator when object_field_start runs.  Only JSON
  * whitespace can stand between those delimiters and the name.
  *
+ * With want_jsonb (a scan that returns the column raw as jsonb), other
+ * actions wrap these and also feed every token of each item to a jsonb
+ * builder (json_decode_jsonb.c), so the item's jsonb comes out of this
+ * one pass instead of a second parse of its text by jsonb_in; without it,
+ * the parser calls no action for scalars or container ends, as before.
+ *
  * The body is validated as UTF-8 and converted to the server encoding
  * before parsing (json_decode_util.c), so values are in the server
  * encoding.  Malformed JSON is reported before a body of another shape.
@@ -103,6 +109,11 @@ typedef struct DecodeState
 	/* where the name of the next member of the current object begins */
 	const char *name_from;
 
+	/* the item's jsonb, built as it is parsed (want_jsonb) */
+	bool		want_jsonb;
+	PsvcItemJsonb jb;
+	const char *scalar_start;	/* where the value being parsed begins */
+
 	/* the result */
 	PsvcPage   *page;
 	int			items_alloc;
@@ -131,6 +142,13 @@ static void on_field_end(void *state, char *fname, bool isnull);
 static void on_element_start(void *state, bool isnull);
 static void on_element_end(void *state, bool isnull);
 static void items_member_start(DecodeState *st);
+static void jb_object_start(void *state);
+static void jb_object_end(void *state);
+static void jb_array_start(void *state);
+static void jb_array_end(void *state);
+static void jb_field_start(void *state, char *fname, bool isnull);
+static void jb_element_start(void *state, bool isnull);
+static void jb_scalar(void *state, char *token, JsonTokenType tokentype);
 static void pagination_member_start(DecodeState *st);
 
 /*
@@ -276,6 +294,11 @@ begin_item(DecodeState *st, const char *start, JsonTokenType token)
 	st->item_token = token;
 	st->in_item = true;
 	st->capture = CAPTURE_NONE;
+	if (st->want_jsonb)
+	{
+		psvc_json_jb_begin(&st->jb);
+		st->scalar_start = start;
+	}
 }
 
 /* Ends the current item, whose value ends just before end. */
@@ -288,6 +311,7 @@ end_item(DecodeState *st, const char *end)
 	item->json = st->item_start;
 	item->json_len = end - st->item_start;
 	item->values = NULL;		/* set when the pool stops moving */
+	item->jsonb = st->want_jsonb ? psvc_json_jb_end(&st->jb, item->json_len) : NULL;
 	if (st->want_self)
 	{
 		char	   *self = copy_value(st, st->item_start, end, st->item_token);
@@ -495,6 +519,95 @@ on_element_end(void *state, bool isnull)
 }
 
 /*
+ * The actions with want_jsonb: they wrap the ones above and, while an
+ * item is read, feed its tokens to the item's jsonb builder
+ * (json_decode_jsonb.c).  The parser calls an object's or array's start
+ * action before it raises lex_level, and a scalar's action after it has
+ * lexed past the scalar: the scalar's text is then from scalar_start, set
+ * where each member or element begins, to prev_token_terminator.
+ */
+
+static void
+jb_object_start(void *state)
+{
+	DecodeState *st = (DecodeState *) state;
+
+	on_object_start(state);
+	if (st->in_item)
+		psvc_json_jb_container(&st->jb, WJB_BEGIN_OBJECT);
+}
+
+static void
+jb_object_end(void *state)
+{
+	DecodeState *st = (DecodeState *) state;
+
+	if (st->in_item)
+		psvc_json_jb_container(&st->jb, WJB_END_OBJECT);
+}
+
+static void
+jb_array_start(void *state)
+{
+	DecodeState *st = (DecodeState *) state;
+
+	if (st->in_item)
+		psvc_json_jb_container(&st->jb, WJB_BEGIN_ARRAY);
+}
+
+static void
+jb_array_end(void *state)
+{
+	DecodeState *st = (DecodeState *) state;
+
+	if (st->in_item)
+		psvc_json_jb_container(&st->jb, WJB_END_ARRAY);
+}
+
+static void
+jb_field_start(void *state, char *fname, bool isnull)
+{
+	DecodeState *st = (DecodeState *) state;
+	bool		inside = st->in_item;
+
+	/* A member of the item, or the envelope's member that is the item. */
+	on_field_start(state, fname, isnull);
+	if (!st->in_item)
+		return;
+	if (inside)
+	{
+		const char *name;
+		int			len;
+
+		member_name(st, &name, &len);
+		psvc_json_jb_key(&st->jb, name - 1, len + 2);
+	}
+	st->scalar_start = st->lex->token_start;
+}
+
+static void
+jb_element_start(void *state, bool isnull)
+{
+	DecodeState *st = (DecodeState *) state;
+
+	on_element_start(state, isnull);
+	if (st->in_item)
+		st->scalar_start = st->lex->token_start;
+}
+
+static void
+jb_scalar(void *state, char *token, JsonTokenType tokentype)
+{
+	DecodeState *st = (DecodeState *) state;
+
+	if (st->in_item)
+		psvc_json_jb_scalar(&st->jb, st->scalar_start,
+							st->lex->prev_token_terminator, token, tokentype);
+	if (token != NULL)
+		pfree(token);
+}
+
+/*
  * Decodes one response body into its items; see partner_svc.h for the
  * contract.  Every allocation (the page, the items, their values, the
  * page's copy of the body, in the server encoding) is made in
@@ -509,7 +622,7 @@ PsvcPage *
 psvc_json_decode_page(const char *body, size_t len,
 					  const char *items_key, bool single,
 					  int nfields, const char *const *fields,
-					  const char *what)
+					  bool want_jsonb, const char *what)
 {
 	DecodeState st;
 	JsonSemAction sem;
@@ -543,6 +656,9 @@ psvc_json_decode_page(const char *body, size_t len,
 	st.nfields = nfields;
 	st.fields = fields;
 	st.capture = CAPTURE_NONE;
+	st.want_jsonb = want_jsonb;
+	if (want_jsonb)
+		psvc_json_jb_init(&st.jb);
 	if (nfields > 0)
 	{
 		st.field_len = palloc(nfields * sizeof(int));
@@ -599,6 +715,16 @@ psvc_json_decode_page(const char *body, size_t len,
 	sem.object_field_end = on_field_end;
 	sem.array_element_start = on_element_start;
 	sem.array_element_end = on_element_end;
+	if (want_jsonb)
+	{
+		sem.object_start = jb_object_start;
+		sem.object_end = jb_object_end;
+		sem.array_start = jb_array_start;
+		sem.array_end = jb_array_end;
+		sem.object_field_start = jb_field_start;
+		sem.array_element_start = jb_element_start;
+		sem.scalar = jb_scalar;
+	}
 
 	error = pg_parse_json(st.lex, &sem);
 	if (error != JSON_SUCCESS)
@@ -661,6 +787,9 @@ psvc_json_decode_page(const char *body, size_t len,
 
 	if (st.problem != SHAPE_OK)
 		report_shape(&st, what);
+
+	if (want_jsonb)
+		psvc_json_jb_free(&st.jb);
 
 	/* The pool has stopped moving: point the items at their values. */
 	for (i = 0; i < page->nitems; i++)

@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * json_decode_int.h
- *		  Internals shared by json_decode.c and json_decode_util.c, and by
- *		  no other file.
+ *		  Internals shared by json_decode.c, json_decode_util.c and
+ *		  json_decode_jsonb.c, and by no other file.
  *
  * The public side of the decoder (psvc_json_decode_page,
  * psvc_json_peek_cursor) is in partner_svc.h; this header holds what the
- * decoder's semantic actions (json_decode.c) use of its helpers
- * (json_decode_util.c): the text of the body and of its strings, and the
- * errors.
+ * decoder's semantic actions (json_decode.c) use of its helpers: the text
+ * of the body and of its strings, and the errors (json_decode_util.c),
+ * and the building of items' jsonb (json_decode_jsonb.c).
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -21,6 +21,7 @@
 #define PSVC_JSON_DECODE_INT_H
 
 #include "common/jsonapi.h"
+#include "utils/jsonb.h"
 
 #include "partner_svc.h"
 
@@ -54,6 +55,28 @@ extern const char *psvc_json_server_text(const char *body, size_t *len,
  */
 extern char *psvc_json_unescape(const char *token, int len, const char *what,
 								bool report);
+
+/*
+ * The jsonb of one item, built from the tokens the decoder's actions feed
+ * (json_decode_jsonb.c).  ok turns false where jsonb_in must make it.
+ */
+typedef struct PsvcItemJsonb
+{
+	bool		ok;
+	JsonbParseState *state;
+	JsonbValue *result;
+	MemoryContext cxt;			/* the building's garbage */
+} PsvcItemJsonb;
+
+extern void psvc_json_jb_init(PsvcItemJsonb *b);
+extern void psvc_json_jb_free(PsvcItemJsonb *b);
+extern void psvc_json_jb_begin(PsvcItemJsonb *b);
+extern Jsonb *psvc_json_jb_end(PsvcItemJsonb *b, int text_len);
+extern void psvc_json_jb_container(PsvcItemJsonb *b, JsonbIteratorToken token);
+extern void psvc_json_jb_key(PsvcItemJsonb *b, const char *token, int len);
+extern void psvc_json_jb_scalar(PsvcItemJsonb *b, const char *start,
+								const char *end, const char *token,
+								JsonTokenType type);
 
 /* Raises the error for a body that the parser rejected. */
 extern void psvc_json_report_invalid(JsonParseErrorType error,

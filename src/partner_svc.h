@@ -202,6 +202,12 @@ typedef struct PsvcItem
 	 * array's JSON text.
 	 */
 	char	  **values;
+	/*
+	 * With want_jsonb, the item as jsonb_in would make it of json, built
+	 * in the decoding pass; NULL without want_jsonb, or when jsonb_in must
+	 * make it (items whose jsonb_in might raise, which then raises there).
+	 */
+	Jsonb	   *jsonb;
 } PsvcItem;
 
 typedef struct PsvcPage
@@ -219,14 +225,15 @@ typedef struct PsvcPage
  * when the body itself is the array.  With single, that member (or the
  * body) is one object and gives one item.  fields are member names of each
  * item; "" stands for the item itself (lists of strings).  Only the
- * requested fields are extracted.  Allocates in CurrentMemoryContext (the
+ * requested fields are extracted; with want_jsonb, each item's jsonb too
+ * (PsvcItem.jsonb).  Allocates in CurrentMemoryContext (the
  * caller's per-page context).  Malformed JSON or another shape raises an
  * ERROR whose message names "what" (method and route template).
  */
 extern PsvcPage *psvc_json_decode_page(const char *body, size_t len,
 									   const char *items_key, bool single,
 									   int nfields, const char *const *fields,
-									   const char *what);
+									   bool want_jsonb, const char *what);
 
 /*
  * A guess at pagination.next_cursor read from the end of a body without
