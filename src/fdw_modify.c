@@ -271,18 +271,7 @@ create_state(Relation rel, CmdType op, List *target_attrs)
 		fmgr_info(func, &c->out);
 		getTypeInputInfo(c->typid, &func, &c->ioparam);
 		fmgr_info(func, &c->in);
-		c->field = -1;
-		if (c->def->kind == PSVC_COL_FIELD && c->def->field)
-		{
-			for (int f = 0; f < st->nfields; f++)
-				if (strcmp(st->fields[f], c->def->field) == 0)
-					c->field = f;
-			if (c->field < 0)
-			{
-				c->field = st->nfields;
-				st->fields[st->nfields++] = c->def->field;
-			}
-		}
+		c->field = psvc_fdw_field_index(c->def, st->fields, &st->nfields);
 		if (att->attnum == keyno)
 			st->key = c;
 	}

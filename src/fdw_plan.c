@@ -142,6 +142,24 @@ psvc_fdw_column_def(const PsvcEndpoint *ep, Oid relid, Form_pg_attribute att)
 }
 
 /*
+ * The position of a member column's JSON member in fields (the list of
+ * members a page decode extracts), appending it when it is new; -1 for a
+ * column that is not a member (raw, path, echo-only).  fields must have
+ * room for one more entry.
+ */
+int
+psvc_fdw_field_index(const PsvcColumnDef *def, const char **fields, int *nfields)
+{
+	if (def->kind != PSVC_COL_FIELD || def->field == NULL)
+		return -1;
+	for (int f = 0; f < *nfields; f++)
+		if (strcmp(fields[f], def->field) == 0)
+			return f;
+	fields[*nfields] = def->field;
+	return (*nfields)++;
+}
+
+/*
  * Recognises "col = expr", "expr = col" and "col = ANY(expr)" where col is
  * a column of this relation and expr does not use it, with the equality
  * operator of the column's type.  Returns the attnum, or 0.

@@ -635,20 +635,9 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 
 		c->attno = att->attnum;
 		c->def = psvc_fdw_column_def(st->ep, RelationGetRelid(st->rel), att);
-		c->field = -1;
+		c->field = psvc_fdw_field_index(c->def, st->fields, &st->nfields);
 		c->echo = -1;
 		c->echo_for = -1;
-		if (c->def->kind == PSVC_COL_FIELD && c->def->field)
-		{
-			for (int f = 0; f < st->nfields; f++)
-				if (strcmp(st->fields[f], c->def->field) == 0)
-					c->field = f;
-			if (c->field < 0)
-			{
-				c->field = st->nfields;
-				st->fields[st->nfields++] = c->def->field;
-			}
-		}
 		for (int p = 0; p < st->npushed; p++)
 			if (strcmp(st->pushed[p].def->name, c->def->name) == 0 &&
 				(st->pushed[p].def->kind == PSVC_COL_PATH || st->pushed[p].def->param))

@@ -351,6 +351,8 @@ extern ForeignScan *psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel,
  */
 extern const PsvcColumnDef *psvc_fdw_column_def(const PsvcEndpoint *ep, Oid relid,
 												 Form_pg_attribute att);
+/* Index of a member column in a decode's field list; see fdw_plan.c. */
+extern int	psvc_fdw_field_index(const PsvcColumnDef *def, const char **fields, int *nfields);
 /* The endpoint of a foreign table, checked against its server's service. */
 extern const PsvcEndpoint *psvc_fdw_endpoint(Oid relid, PsvcServer **server);
 

@@ -13,18 +13,7 @@ bash test/setup.sh || exit 1
 echo "== building and installing partner_svc"
 build_install "$root" || { echo "build failed"; exit 1; }
 
-work=$(make_workdir)
-cleanup()
-{
-	stop_cluster
-	stop_sandbox
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-start_sandbox "$work" --key sandbox-key=standard --seed 1 || exit 1
-start_cluster "$work" || exit 1
+start_stack --key sandbox-key=standard --seed 1 || exit 1
 echo "== sandbox at $SANDBOX_URL, PostgreSQL on 127.0.0.1:$PGPORT"
 echo
 

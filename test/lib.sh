@@ -89,3 +89,15 @@ stop_cluster()
 		CLUSTER_DIR=
 	fi
 }
+
+# start_stack SANDBOX_ARGS...: a fresh workdir ($work), a sandbox and a
+# cluster in it, all stopped and removed when the script exits.  For the
+# demo and the benchmarks, which all need exactly this.
+start_stack()
+{
+	work=$(make_workdir)
+	trap 'stop_cluster; stop_sandbox; rm -rf "$work"' EXIT
+	trap 'exit 130' INT TERM
+	start_sandbox "$work" "$@" || { echo "sandbox did not start" >&2; return 1; }
+	start_cluster "$work" || { echo "cluster did not start" >&2; return 1; }
+}

@@ -41,14 +41,7 @@
 
 #include <curl/curl.h>
 
-/* The body of the last response; reused for every request. */
-typedef struct Buffer
-{
-	char	   *data;
-	size_t		len;
-	size_t		cap;
-	bool		oom;			/* set by the write callback, checked after */
-} Buffer;
+#include "bench_client.h"
 
 static void
 usage(FILE *out)
@@ -66,80 +59,6 @@ usage(FILE *out)
 			"Prints one line per repetition: raw COUNT MS US_PER_REQUEST\n");
 }
 
-static void die(const char *fmt,...) __attribute__((format(printf, 1, 2), noreturn));
-
-/* Reports a failure on standard error and exits with status 1. */
-static void
-die(const char *fmt,...)
-{
-	va_list		args;
-
-	fprintf(stderr, "call_floor: ");
-	va_start(args, fmt);
-	vfprintf(stderr, fmt, args);
-	va_end(args);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-/* libcurl write callback: appends to the Buffer; never longjmps. */
-static size_t
-on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	Buffer	   *buf = userdata;
-	size_t		n = size * nmemb;
-
-	if (buf->len + n + 1 > buf->cap)
-	{
-		size_t		cap = buf->cap ? buf->cap : 16 * 1024;
-		char	   *data;
-
-		while (cap < buf->len + n + 1)
-			cap *= 2;
-		data = realloc(buf->data, cap);
-		if (data == NULL)
-		{
-			buf->oom = true;
-			return 0;			/* makes curl fail the transfer */
-		}
-		buf->data = data;
-		buf->cap = cap;
-	}
-	memcpy(buf->data + buf->len, ptr, n);
-	buf->len += n;
-	buf->data[buf->len] = '\0';
-	return n;
-}
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
-/* One GET into buf; dies on a transport error or a status other than 200. */
-static void
-request(CURL *curl, Buffer *buf, const char *url)
-{
-	CURLcode	rc;
-	long		status = 0;
-
-	buf->len = 0;
-	if (buf->data)
-		buf->data[0] = '\0';
-	rc = curl_easy_perform(curl);
-	if (buf->oom)
-		die("out of memory");
-	if (rc != CURLE_OK)
-		die("request failed: %s", curl_easy_strerror(rc));
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status != 200)
-		die("HTTP %ld from %s: %.300s", status, url, buf->data ? buf->data : "");
-}
-
 int
 main(int argc, char **argv)
 {
@@ -155,6 +74,7 @@ main(int argc, char **argv)
 	Buffer		buf = {NULL, 0, 0, false};
 	int			i;
 
+	bench_program = "call_floor";
 	for (i = 1; i < argc; i++)
 	{
 		const char *opt = argv[i];
@@ -196,32 +116,31 @@ main(int argc, char **argv)
 	}
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		die("curl_global_init failed");
+		bench_die("curl_global_init failed");
 	curl = curl_easy_init();
 	if (curl == NULL)
-		die("curl_easy_init failed");
+		bench_die("curl_easy_init failed");
 	if (asprintf(&auth, "Authorization: Bearer %s", key) < 0 ||
 		asprintf(&url, "%s%s", base, path) < 0)
-		die("out of memory");
+		bench_die("out of memory");
 	headers = curl_slist_append(NULL, "Accept: application/json");
 	headers = curl_slist_append(headers, auth);
 	if (headers == NULL)
-		die("out of memory");
-	curl_easy_setopt(curl, CURLOPT_URL, url);
+		bench_die("out of memory");
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, bench_on_body);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &buf);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 
 	for (i = 0; i < repeat; i++)
 	{
-		double		start = now_ms();
+		double		start = bench_now_ms();
 		double		ms;
 		int			n;
 
 		for (n = 0; n < count; n++)
-			request(curl, &buf, url);
-		ms = now_ms() - start;
+			bench_get(curl, &buf, url);
+		ms = bench_now_ms() - start;
 		printf("raw %d %.1f %.1f\n", count, ms, ms * 1000.0 / count);
 		fflush(stdout);
 	}

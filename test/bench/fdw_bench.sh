@@ -34,19 +34,7 @@ echo "== build and install"
 build_install "$root" || { echo "build failed"; exit 1; }
 make -C test/bench -s >/dev/null || { echo "build of test/bench failed"; exit 1; }
 
-work=$(make_workdir)
-cleanup()
-{
-	stop_cluster
-	stop_sandbox
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-echo "== start sandbox and cluster"
-start_sandbox "$work" --key sandbox-key=standard --seed 1 || { echo "sandbox did not start"; exit 1; }
-start_cluster "$work" || { echo "cluster did not start"; exit 1; }
+start_stack --key sandbox-key=standard --seed 1 || exit 1
 
 echo "== measure"
 perl test/bench/fdw_bench.pl --sandbox "$SANDBOX_URL" --sandbox-pid "$SANDBOX_PID" \

@@ -53,6 +53,8 @@
 #include <time.h>
 
 #include <curl/curl.h>
+
+#include "bench_client.h"
 #include <jansson.h>
 
 typedef enum Mode
@@ -60,15 +62,6 @@ typedef enum Mode
 	MODE_FETCH_ONLY,
 	MODE_JANSSON
 } Mode;
-
-/* The body of the last response; reused for every page. */
-typedef struct Buffer
-{
-	char	   *data;
-	size_t		len;
-	size_t		cap;
-	bool		oom;			/* set by the write callback, checked after */
-} Buffer;
 
 /* What one page gave. */
 typedef struct Page
@@ -101,78 +94,6 @@ usage(FILE *out)
 			"time during the walk).\n");
 }
 
-static void die(const char *fmt,...) __attribute__((format(printf, 1, 2), noreturn));
-
-/* Reports a failure on standard error and exits with status 1. */
-static void
-die(const char *fmt,...)
-{
-	va_list		args;
-
-	fprintf(stderr, "fetch_floor: ");
-	va_start(args, fmt);
-	vfprintf(stderr, fmt, args);
-	va_end(args);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-/* libcurl write callback: appends to the Buffer; never longjmps. */
-static size_t
-on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	Buffer	   *buf = userdata;
-	size_t		n = size * nmemb;
-
-	if (buf->len + n + 1 > buf->cap)
-	{
-		size_t		cap = buf->cap ? buf->cap : 64 * 1024;
-		char	   *data;
-
-		while (cap < buf->len + n + 1)
-			cap *= 2;
-		data = realloc(buf->data, cap);
-		if (data == NULL)
-		{
-			buf->oom = true;
-			return 0;			/* makes curl fail the transfer */
-		}
-		buf->data = data;
-		buf->cap = cap;
-	}
-	memcpy(buf->data + buf->len, ptr, n);
-	buf->len += n;
-	buf->data[buf->len] = '\0';
-	return n;
-}
-
-static double
-clock_ms(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
-static double
-now_ms(void)
-{
-	return clock_ms(CLOCK_MONOTONIC);
-}
-
-/* CPU time of the process (all threads, user and system). */
-static double
-cpu_ms(void)
-{
-	return clock_ms(CLOCK_PROCESS_CPUTIME_ID);
-}
-
-/*
- * next_cursor by a byte search: the value after "next_cursor", either null
- * or a string.  The sandbox's cursors need no escapes; one that has them is
- * an error here rather than a silently wrong cursor.
- */
 static char *
 find_cursor(const Buffer *buf)
 {
@@ -183,21 +104,21 @@ find_cursor(const Buffer *buf)
 	char	   *cursor;
 
 	if (p == NULL)
-		die("no next_cursor in the response: %.200s", buf->data);
+		bench_die("no next_cursor in the response: %.200s", buf->data);
 	p += sizeof(key) - 1;
 	while (p < end && (*p == ' ' || *p == ':' || *p == '\t' || *p == '\n' || *p == '\r'))
 		p++;
 	if (end - p >= 4 && memcmp(p, "null", 4) == 0)
 		return NULL;
 	if (p >= end || *p != '"')
-		die("next_cursor is neither a string nor null: %.200s", p);
+		bench_die("next_cursor is neither a string nor null: %.200s", p);
 	p++;
 	close = memchr(p, '"', end - p);
 	if (close == NULL || memchr(p, '\\', close - p) != NULL)
-		die("next_cursor is not a plain string: %.200s", p);
+		bench_die("next_cursor is not a plain string: %.200s", p);
 	cursor = strndup(p, close - p);
 	if (cursor == NULL)
-		die("out of memory");
+		bench_die("out of memory");
 	return cursor;
 }
 
@@ -259,17 +180,17 @@ parse_jansson(const Buffer *buf)
 	json_t	   *item;
 
 	if (root == NULL)
-		die("invalid JSON in a response: %s", error.text);
+		bench_die("invalid JSON in a response: %s", error.text);
 	data = json_object_get(root, "data");
 	if (!json_is_array(data))
-		die("the response has no \"data\" array");
+		bench_die("the response has no \"data\" array");
 	json_array_foreach(data, i, item)
 	{
 		const char *name;
 		json_t	   *member;
 
 		if (!json_is_object(item))
-			die("an item is not an object");
+			bench_die("an item is not an object");
 		json_object_foreach(item, name, member)
 			touch(member);
 		page.items++;
@@ -279,33 +200,12 @@ parse_jansson(const Buffer *buf)
 	{
 		page.next_cursor = strdup(json_string_value(cursor));
 		if (page.next_cursor == NULL)
-			die("out of memory");
+			bench_die("out of memory");
 	}
 	else if (cursor != NULL && !json_is_null(cursor))
-		die("pagination.next_cursor is neither a string nor null");
+		bench_die("pagination.next_cursor is neither a string nor null");
 	json_decref(root);
 	return page;
-}
-
-/* GETs one page into buf; dies on a transport error or a non-200 status. */
-static void
-fetch(CURL *curl, Buffer *buf, const char *url)
-{
-	CURLcode	rc;
-	long		status = 0;
-
-	buf->len = 0;
-	if (buf->data)
-		buf->data[0] = '\0';
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	rc = curl_easy_perform(curl);
-	if (buf->oom)
-		die("out of memory");
-	if (rc != CURLE_OK)
-		die("request failed: %s", curl_easy_strerror(rc));
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status != 200)
-		die("HTTP %ld from %s: %.300s", status, url, buf->data ? buf->data : "");
 }
 
 int
@@ -323,6 +223,7 @@ main(int argc, char **argv)
 	Buffer		buf = {NULL, 0, 0, false};
 	int			i;
 
+	bench_program = "fetch_floor";
 	for (i = 1; i < argc; i++)
 	{
 		const char *opt = argv[i];
@@ -388,16 +289,16 @@ main(int argc, char **argv)
 	}
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		die("curl_global_init failed");
+		bench_die("curl_global_init failed");
 	curl = curl_easy_init();
 	if (curl == NULL)
-		die("curl_easy_init failed");
+		bench_die("curl_easy_init failed");
 	if (asprintf(&auth, "Authorization: Bearer %s", key) < 0)
-		die("out of memory");
+		bench_die("out of memory");
 	headers = curl_slist_append(NULL, auth);
 	headers = curl_slist_append(headers, "Accept: application/json");
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, bench_on_body);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &buf);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
@@ -407,8 +308,8 @@ main(int argc, char **argv)
 		long		items = 0;
 		long		pages = 0;
 		char	   *cursor = NULL;
-		double		start = now_ms();
-		double		cpu_start = cpu_ms();
+		double		start = bench_now_ms();
+		double		cpu_start = bench_cpu_ms();
 
 		do
 		{
@@ -418,7 +319,7 @@ main(int argc, char **argv)
 			if (cursor == NULL)
 			{
 				if (asprintf(&url, "%s%s?limit=%d", base, path, limit) < 0)
-					die("out of memory");
+					bench_die("out of memory");
 			}
 			else
 			{
@@ -427,11 +328,11 @@ main(int argc, char **argv)
 				if (escaped == NULL ||
 					asprintf(&url, "%s%s?limit=%d&cursor=%s",
 							 base, path, limit, escaped) < 0)
-					die("out of memory");
+					bench_die("out of memory");
 				curl_free(escaped);
 				free(cursor);
 			}
-			fetch(curl, &buf, url);
+			bench_get(curl, &buf, url);
 			free(url);
 			pages++;
 
@@ -448,7 +349,7 @@ main(int argc, char **argv)
 
 		printf("%s %ld %ld %.1f %.1f\n",
 			   mode == MODE_JANSSON ? "jansson" : "fetch-only",
-			   items, pages, now_ms() - start, cpu_ms() - cpu_start);
+			   items, pages, bench_now_ms() - start, bench_cpu_ms() - cpu_start);
 		fflush(stdout);
 	}
 

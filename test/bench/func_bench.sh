@@ -65,18 +65,7 @@ if [ "$build" -eq 1 ]; then
 fi
 make -s -C test/bench call_floor >/dev/null || { echo "call_floor: build failed" >&2; exit 1; }
 
-work=$(make_workdir)
-cleanup()
-{
-	stop_cluster
-	stop_sandbox
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-start_sandbox "$work" --key sandbox-key=standard --seed 1 || exit 1
-start_cluster "$work" || exit 1
+start_stack --key sandbox-key=standard --seed 1 || exit 1
 
 psql_q()
 {

@@ -27,17 +27,7 @@ secs=${1:-5}
 rounds=${2:-3}
 
 build_install "$root"
-work=$(make_workdir)
-cleanup()
-{
-	stop_cluster
-	stop_sandbox
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-start_sandbox "$work" --key sandbox-key=standard --no-rate-limits --seed 3
-start_cluster "$work"
+start_stack --key sandbox-key=standard --no-rate-limits --seed 3 || exit 1
 cat >>"$work/data/postgresql.conf" <<CONF
 max_connections = 40
 CONF
