@@ -3,34 +3,59 @@
 # every .c under src/sandbox/ part of the sandbox.
 
 EXTENSION = partner_svc
+# The one place the version is written.  It becomes default_version of
+# partner_svc.control (from partner_svc.control.in), the C macro
+# PSVC_VERSION (partner_svc.version(), the User-Agent), the sandbox's
+# --version, the name of the install script, and is checked against
+# META.json by the test suite.
+EXTVERSION = 0.2
+
 MODULE_big = partner_svc
-# The install script is assembled from sql/install/*.sql, one file per
-# area (wrapper, functions, rate limiter, webhooks), in name order.
-DATA_built = sql/partner_svc--0.1.sql
+# sql/partner_svc--$(EXTVERSION).sql, the install script, is assembled from
+# sql/install/*.sql, one file per area, in name order.  The install scripts
+# of released versions are frozen and tracked (DATA).  Each upgrade script
+# sql/partner_svc--OLD--NEW.sql is assembled from sql/upgrade/OLD--NEW/*.sql
+# in name order.
+UPGRADE_DIRS = $(sort $(notdir $(wildcard sql/upgrade/*--*)))
+UPGRADE_SCRIPTS = $(foreach d,$(UPGRADE_DIRS),sql/partner_svc--$(d).sql)
+DATA = $(filter-out sql/partner_svc--$(EXTVERSION).sql $(UPGRADE_SCRIPTS),\
+	$(wildcard sql/partner_svc--*.sql))
+DATA_built = sql/partner_svc--$(EXTVERSION).sql $(UPGRADE_SCRIPTS)
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 PG_CONFIG ?= pg_config
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -DPSVC_VERSION=\"$(EXTVERSION)\"
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
 SHLIB_LINK = -lcurl -lmicrohttpd
 
-# pg_regress is driven by test/run_tests.sh (throw-away instance, sandbox).
-EXTRA_CLEAN = src/sandbox/partner_svc_sandbox
+EXTRA_CLEAN = src/sandbox/partner_svc_sandbox partner_svc.control
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# Every module includes the one shared header: a change to it (a struct's
-# layout) must rebuild them all.
-$(OBJS): src/partner_svc.h
+# The control file is generated: its default_version is EXTVERSION.
+partner_svc.control: partner_svc.control.in Makefile
+	sed 's/@EXTVERSION@/$(EXTVERSION)/g' $< > $@
 
-sql/partner_svc--0.1.sql: $(sort $(wildcard sql/install/*.sql))
-	( echo '-- partner_svc--0.1.sql: built by make from the files sql/install/NN_name.sql; do not edit'; \
+all: partner_svc.control
+
+sql/partner_svc--$(EXTVERSION).sql: $(sort $(wildcard sql/install/*.sql))
+	( echo '-- partner_svc--$(EXTVERSION).sql: built by make from the files sql/install/NN_name.sql; do not edit'; \
 	  echo; printf '%s\n' '\echo Use "CREATE EXTENSION partner_svc" to load this file. \quit'; \
 	  for f in $^; do echo; echo "-- from $$f"; sed '/^\\echo Use/d; /^-- complain if script/d' $$f; done ) > $@
 
-# PGXS knows no header dependencies; every module includes the one header.
-$(OBJS): src/partner_svc.h
+# sql/partner_svc--OLD--NEW.sql from sql/upgrade/OLD--NEW/*.sql.
+define upgrade_rule
+sql/partner_svc--$(1).sql: $$(sort $$(wildcard sql/upgrade/$(1)/*.sql)) Makefile
+	( echo '-- partner_svc--$(1).sql: built by make from the files sql/upgrade/$(1)/NN_name.sql; do not edit'; \
+	  echo; printf '%s\n' '\echo Use "ALTER EXTENSION partner_svc UPDATE TO '"'"'$(lastword $(subst --, ,$(1)))'"'"'" to load this file. \quit'; \
+	  for f in $$(sort $$(wildcard sql/upgrade/$(1)/*.sql)); do echo; echo "-- from $$$$f"; sed '/^\\echo Use/d; /^-- complain if script/d' $$$$f; done ) > $$@
+endef
+$(foreach d,$(UPGRADE_DIRS),$(eval $(call upgrade_rule,$(d))))
+
+# PGXS knows no header dependencies; every module includes the one header,
+# and the version comes from this Makefile.
+$(OBJS): src/partner_svc.h Makefile
 # ... and the files of one module their private header.
 $(filter src/http.o src/http_%.o,$(OBJS)): src/http_int.h
 $(filter src/json_decode%.o,$(OBJS)): src/json_decode_int.h
@@ -40,11 +65,12 @@ $(filter src/ratelimit%.o,$(OBJS)): src/ratelimit_int.h
 SANDBOX = src/sandbox/partner_svc_sandbox
 SANDBOX_SRCS = $(wildcard src/sandbox/core/*.c src/sandbox/services/*.c)
 SANDBOX_CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -Werror \
-	-Wno-unused-parameter -Wno-missing-field-initializers -pthread
+	-Wno-unused-parameter -Wno-missing-field-initializers -pthread \
+	-DSANDBOX_VERSION=\"$(EXTVERSION)\"
 
 all: $(SANDBOX)
 
-$(SANDBOX): $(SANDBOX_SRCS) src/sandbox/sandbox.h
+$(SANDBOX): $(SANDBOX_SRCS) src/sandbox/sandbox.h Makefile
 	$(CC) $(SANDBOX_CFLAGS) -Isrc/sandbox -o $@ $(SANDBOX_SRCS) \
 		-lmicrohttpd -ljansson -lcurl -lm
 

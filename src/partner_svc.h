@@ -26,11 +26,15 @@
 #include "nodes/plannodes.h"
 
 /*
- * Version of this build of the library.  It equals default_version of
- * partner_svc.control; partner_svc.version() returns it, so a session can
+ * Version of this build of the library.  The Makefile passes it
+ * (-DPSVC_VERSION from EXTVERSION, which also sets default_version of
+ * partner_svc.control); partner_svc.version() returns it, so a session can
  * tell when the installed SQL objects and the loaded library disagree.
+ * Built outside the Makefile (an analyser), it reads "unknown".
  */
-#define PSVC_VERSION "0.1"
+#ifndef PSVC_VERSION
+#define PSVC_VERSION "unknown"
+#endif
 
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"

@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SANDBOX_VERSION "0.1"
+/* The Makefile passes EXTVERSION, the extension's version. */
+#ifndef SANDBOX_VERSION
+#define SANDBOX_VERSION "unknown"
+#endif
 #define MAX_SETS 64
 
 static void

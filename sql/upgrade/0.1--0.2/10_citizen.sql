@@ -1,0 +1,7 @@
+-- 10_citizen.sql: part of the upgrade script partner_svc--0.1--0.2.sql
+-- (make concatenates sql/upgrade/0.1--0.2/*.sql in name order).
+--
+-- The versioning itself changes no SQL object: partner_svc.version() now
+-- returns the library's version, which comes from EXTVERSION in the
+-- Makefile.  The sandbox helpers live in their own extension
+-- (partner_svc_sandbox_helpers), so they are not part of this delta.
