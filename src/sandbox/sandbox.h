@@ -157,6 +157,11 @@ extern int64_t sb_now_ms(void);		/* monotonic real ms */
 extern int64_t sb_wall_ms(void);	/* epoch ms, real */
 extern int64_t sb_scaled_ms(double sandbox_ms);	/* sandbox ms -> real ms */
 extern int64_t sb_sandbox_now_ms(void);	/* monotonic sandbox ms */
+/* POST /_sandbox/clock: move sandbox time forward, stop or restart it */
+extern void sb_clock_advance(int64_t sandbox_ms);
+extern void sb_clock_freeze(bool freeze);
+extern bool sb_clock_frozen(void);
+extern int64_t sb_clock_advanced_ms(void);
 extern void sb_iso8601(int64_t epoch_ms, char *buf, size_t len);
 
 extern uint64_t sb_hash(uint64_t a, uint64_t b);	/* seeded, pure */

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  * admin.c
  *	  The sandbox's own control routes under /_sandbox/: health, knobs,
- *	  stats and the request log, fault rules, reset.
+ *	  stats and the request log, fault rules, the clock, reset.
  *
  * These routes are not part of any partner document; tests and
  * downstream suites use them to steer the fake and to check what a client
@@ -230,11 +230,71 @@ rl_reset(sb_request *req, sb_response *resp)
 	sb_reply_json(resp, 200, json_pack("{s:b}", "reset", 1));
 }
 
-/* Forgets everything: data of every service, timers, faults, stats. */
+static void
+clock_get(sb_request *req, sb_response *resp)
+{
+	sb_reply_json(resp, 200, json_pack("{s:I, s:b, s:I}",
+									   "now_ms", (json_int_t) sb_sandbox_now_ms(),
+									   "frozen", sb_clock_frozen(),
+									   "advanced_ms", (json_int_t) sb_clock_advanced_ms()));
+}
+
+/*
+ * {"advance_ms": N} moves sandbox time N ms forward at once (every timer
+ * it passes fires, in order); {"freeze": true} stops it, {"freeze": false}
+ * lets it run on from where it stood.  Both may be given: the freeze is
+ * applied first.  Time never goes back, so N must not be negative.
+ */
+static void
+clock_post(sb_request *req, sb_response *resp)
+{
+	json_t	   *body = sb_json_body(req, resp, false);
+	const char *name;
+	json_t	   *value;
+	json_t	   *advance = NULL;
+	json_t	   *freeze = NULL;
+
+	if (body == NULL)
+		return;
+	if (!json_is_object(body))
+	{
+		json_decref(body);
+		sb_reply_error(req, resp, 400, "invalid_clock", "the body must be a JSON object");
+		return;
+	}
+	json_object_foreach(body, name, value)
+	{
+		if (strcmp(name, "advance_ms") == 0 && json_is_integer(value) &&
+			json_integer_value(value) >= 0)
+			advance = value;
+		else if (strcmp(name, "freeze") == 0 && json_is_boolean(value))
+			freeze = value;
+		else
+		{
+			sb_reply_error(req, resp, 400, "invalid_clock",
+						   "\"%s\" is not a valid clock field: use \"advance_ms\" (an integer >= 0) or \"freeze\" (a boolean)",
+						   name);
+			json_decref(body);
+			return;
+		}
+	}
+	if (freeze)
+		sb_clock_freeze(json_is_true(freeze));
+	if (advance)
+		sb_clock_advance((int64_t) json_integer_value(advance));
+	json_decref(body);
+	clock_get(req, resp);
+}
+
+/*
+ * Forgets everything: data of every service, timers, faults, stats; a
+ * frozen clock runs again (sandbox time itself never goes back).
+ */
 static void
 reset_all(sb_request *req, sb_response *resp)
 {
 	sb_timers_clear();
+	sb_clock_freeze(false);
 	sb_faults_clear();
 	sb_stats_reset();
 	sb_rl_reset();
@@ -256,6 +316,8 @@ static const sb_route admin_routes[] = {
 	{"POST", "/_sandbox/faults", SB_ADMIN, SB_STYLE_PLAIN, NULL, faults_post},
 	{"DELETE", "/_sandbox/faults", SB_ADMIN, SB_STYLE_PLAIN, NULL, faults_delete},
 	{"POST", "/_sandbox/rate-limits/reset", SB_ADMIN, SB_STYLE_PLAIN, NULL, rl_reset},
+	{"GET", "/_sandbox/clock", SB_ADMIN, SB_STYLE_PLAIN, NULL, clock_get},
+	{"POST", "/_sandbox/clock", SB_ADMIN, SB_STYLE_PLAIN, NULL, clock_post},
 	{"POST", "/_sandbox/reset", SB_ADMIN, SB_STYLE_PLAIN, NULL, reset_all},
 	{NULL}
 };

@@ -16,6 +16,7 @@ extern void sb_services_reset(void);
 /* timers.c */
 extern void sb_timers_start(void);
 extern void sb_timers_clear(void);
+extern void sb_timers_wake(void);	/* the sandbox clock moved */
 
 /* ratelimit.c */
 typedef struct sb_rl_verdict

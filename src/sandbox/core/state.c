@@ -8,7 +8,7 @@
  * interleaving easy to reason about; handlers are short and never block.
  *-------------------------------------------------------------------------
  */
-#include "sandbox.h"
+#include "core.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -79,13 +79,87 @@ sb_scaled_ms(double sandbox_ms)
 /*
  * Sandbox time runs 1/time_scale as fast as real time; it starts at zero
  * when the program starts, which is all durations and expiries need.
+ * POST /_sandbox/clock moves it forward at once (advance) or stops it
+ * (freeze) so that tests of the order state machine, webhook retries,
+ * cursor and file expiry or rate-limit windows need no sleeps.  The clock
+ * has its own mutex, a leaf: nothing else is taken while it is held.
  */
-int64_t
-sb_sandbox_now_ms(void)
+static pthread_mutex_t clock_lock = PTHREAD_MUTEX_INITIALIZER;
+static int64_t clock_advanced_ms = 0;	/* total of every advance */
+static bool clock_frozen = false;
+static int64_t clock_frozen_at = 0;	/* sandbox ms while frozen */
+
+/* Sandbox ms from the real clock alone; clock_lock held. */
+static int64_t
+running_now_ms(void)
 {
 	if (start_ms < 0)
 		start_ms = sb_now_ms();
-	return (int64_t) ((double) (sb_now_ms() - start_ms) / sb_cfg.time_scale);
+	return (int64_t) ((double) (sb_now_ms() - start_ms) / sb_cfg.time_scale) +
+		clock_advanced_ms;
+}
+
+int64_t
+sb_sandbox_now_ms(void)
+{
+	int64_t		now;
+
+	pthread_mutex_lock(&clock_lock);
+	now = clock_frozen ? clock_frozen_at : running_now_ms();
+	pthread_mutex_unlock(&clock_lock);
+	return now;
+}
+
+void
+sb_clock_advance(int64_t sandbox_ms)
+{
+	pthread_mutex_lock(&clock_lock);
+	clock_advanced_ms += sandbox_ms;
+	if (clock_frozen)
+		clock_frozen_at += sandbox_ms;
+	pthread_mutex_unlock(&clock_lock);
+	sb_timers_wake();
+}
+
+void
+sb_clock_freeze(bool freeze)
+{
+	pthread_mutex_lock(&clock_lock);
+	if (freeze && !clock_frozen)
+	{
+		clock_frozen_at = running_now_ms();
+		clock_frozen = true;
+	}
+	else if (!freeze && clock_frozen)
+	{
+		/* run on from where it stood: no jump over the frozen span */
+		clock_frozen = false;
+		clock_advanced_ms += clock_frozen_at - running_now_ms();
+	}
+	pthread_mutex_unlock(&clock_lock);
+	sb_timers_wake();
+}
+
+bool
+sb_clock_frozen(void)
+{
+	bool		f;
+
+	pthread_mutex_lock(&clock_lock);
+	f = clock_frozen;
+	pthread_mutex_unlock(&clock_lock);
+	return f;
+}
+
+int64_t
+sb_clock_advanced_ms(void)
+{
+	int64_t		a;
+
+	pthread_mutex_lock(&clock_lock);
+	a = clock_advanced_ms;
+	pthread_mutex_unlock(&clock_lock);
+	return a;
 }
 
 void

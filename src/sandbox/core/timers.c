@@ -3,8 +3,12 @@
  *	  Delayed work on sandbox time: order state changes, job executions,
  *	  anything a document says happens "later".
  *
- * One thread sleeps on a condition variable until the earliest deadline,
- * then runs the callback with the state lock held.  The timer list has
+ * Deadlines are on the sandbox clock (sb_sandbox_now_ms), so that
+ * POST /_sandbox/clock advancing it fires every timer it passes at once,
+ * and freezing it holds them all.  One thread sleeps on a condition
+ * variable until the earliest deadline (converted to real time, or for
+ * ever while the clock is frozen; a clock change wakes it), then runs the
+ * callback with the state lock held.  The timer list has
  * its own mutex, always taken after (never while waiting for) the state
  * lock, so handlers may add timers while holding the state lock.
  *-------------------------------------------------------------------------
@@ -18,7 +22,7 @@
 
 typedef struct timer
 {
-	int64_t		due;			/* monotonic real ms */
+	int64_t		due;			/* sandbox ms */
 	uint64_t	seq;			/* ties keep insertion order */
 	sb_timer_fn fn;
 	void	   *arg;
@@ -44,7 +48,7 @@ sb_timer_add(double delay_sandbox_ms, sb_timer_fn fn, void *arg)
 	timer	   *t = malloc(sizeof(timer));
 	timer	  **p;
 
-	t->due = sb_now_ms() + sb_scaled_ms(delay_sandbox_ms);
+	t->due = sb_sandbox_now_ms() + (int64_t) (delay_sandbox_ms + 0.5);
 	t->fn = fn;
 	t->arg = arg;
 	pthread_mutex_lock(&tlock);
@@ -78,20 +82,29 @@ sb_timers_clear(void)
 	pthread_mutex_unlock(&tlock);
 }
 
+/* The sandbox clock was advanced, frozen or restarted: recompute the wait. */
+void
+sb_timers_wake(void)
+{
+	pthread_mutex_lock(&tlock);
+	pthread_cond_signal(&tcond);
+	pthread_mutex_unlock(&tlock);
+}
+
 static void *
 timer_main(void *unused)
 {
 	pthread_mutex_lock(&tlock);
 	for (;;)
 	{
-		int64_t		now = sb_now_ms();
+		int64_t		now = sb_sandbox_now_ms();
 
-		if (head == NULL)
+		if (head == NULL || (head->due > now && sb_clock_frozen()))
 			pthread_cond_wait(&tcond, &tlock);
 		else if (head->due > now)
 		{
 			struct timespec ts;
-			int64_t		due = head->due;
+			int64_t		due = sb_now_ms() + sb_scaled_ms((double) (head->due - now));
 
 			ts.tv_sec = due / 1000;
 			ts.tv_nsec = (due % 1000) * 1000000;

@@ -1,0 +1,114 @@
+# The sandbox clock (POST /_sandbox/clock): advancing it fires the timers it
+# passes at once (the order state machine at real-time scale, where a
+# sandbox minute is a real minute), freezing it holds them, reset lets it
+# run again, and bad bodies are refused.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Sandbox;
+use Test::More;
+use JSON::PP ();
+use Time::HiRes qw(sleep time);
+
+my $T = JSON::PP::true;
+my $F = JSON::PP::false;
+
+sub paid_order
+{
+	my ($cid) = @_;
+	return { terms_and_privacy_accepted => $T, order_has_been_paid => $T,
+		vehicles => [{ plate => 'LJ AB-123', country => 'SI' }],
+		vignettes => [{ custom_id => $cid, name => "SI e-vignette $cid", period => '1_year',
+			start_date => '2020-01-01' }],
+		user => { email => 'ana@example.com' } };
+}
+
+sub clock { my ($sb, $body) = @_; $sb->req(defined $body ? 'POST' : 'GET', '/_sandbox/clock',
+	defined $body ? (json => $body) : ()) }
+
+# Real-time scale: the state machine's first step (CREATED -> PENDING) is a
+# real minute away, far beyond this test's run.
+my $sb = Sandbox->start(keys => ['k1=standard'], args => ['--time-scale', '1', '--seed', '3']);
+
+sub create
+{
+	my $r = $sb->req('POST', '/public/orders', key => 'k1', json => paid_order($_[0]));
+	is($r->{status}, 201, "create $_[0]") or diag $r->{body};
+	return $r->{json}{data}{orders}[0]{id} // $r->{json}{data}{transaction}{orders}[0]{id};
+}
+sub status_of { $sb->req('GET', "/public/orders/$_[0]/status", key => 'k1')->{json}{data}{status} }
+
+my $c = clock($sb);
+is($c->{status}, 200, 'GET clock');
+is($c->{json}{frozen}, $F, 'not frozen at start');
+is($c->{json}{advanced_ms}, 0, 'not advanced at start');
+
+# --- advance fires every timer it passes, in order ---
+my $o = create('C-1');
+ok(defined $o, 'order id') or diag explain $o;
+is(status_of($o), 'CREATED', 'CREATED right after create');
+my $before = clock($sb)->{json}{now_ms};
+$c = clock($sb, { advance_ms => 61_000 });
+is($c->{status}, 200, 'advance 61 s: 200') or diag $c->{body};
+cmp_ok($c->{json}{now_ms} - $before, '>=', 61_000, 'now_ms moved by at least the advance');
+is($c->{json}{advanced_ms}, 61_000, 'advanced_ms counts the advance');
+
+# the timer thread runs the callback just after the answer; poll (bounded)
+sub wait_status
+{
+	my ($id, $want) = @_;
+	my $s;
+	for (1 .. 200)
+	{
+		$s = status_of($id);
+		return $s if $s eq $want;
+		sleep 0.05;
+	}
+	return $s;
+}
+is(wait_status($o, 'PENDING'), 'PENDING', 'one sandbox minute later: PENDING');
+clock($sb, { advance_ms => 120_000 });
+is(wait_status($o, 'ACTIVE'), 'ACTIVE', 'two more minutes: ACTIVE');
+
+# --- freeze holds timers, however far real time moves ---
+$sb->reset_all;
+$sb = undef;
+$sb = Sandbox->start(keys => ['k1=standard'], args => ['--time-scale', '0.001', '--seed', '3']);
+# at this scale a sandbox minute is 60 real ms
+$c = clock($sb, { freeze => $T });
+is($c->{json}{frozen}, $T, 'frozen');
+my $o2 = create('C-2');
+my $n1 = clock($sb)->{json}{now_ms};
+sleep 0.5;    # about eight sandbox minutes, were the clock running
+is(clock($sb)->{json}{now_ms}, $n1, 'frozen: now_ms stands still');
+is(status_of($o2), 'CREATED', 'frozen: the order stays CREATED');
+$c = clock($sb, { advance_ms => 60_000 });
+is($c->{json}{now_ms}, $n1 + 60_000, 'advance while frozen: exactly the advance');
+is($c->{json}{frozen}, $T, 'still frozen after the advance');
+is(wait_status($o2, 'PENDING'), 'PENDING', 'advance while frozen fires the due timer');
+sleep 0.3;
+is(status_of($o2), 'PENDING', 'and only that one: the next step is still two minutes away');
+$c = clock($sb, { freeze => $F });
+is($c->{json}{frozen}, $F, 'unfrozen');
+cmp_ok($c->{json}{now_ms}, '>=', $n1 + 60_000, 'runs on from where it stood (no jump back)');
+cmp_ok($c->{json}{now_ms}, '<', $n1 + 60_000 + 5_000, 'and no jump over the frozen span');
+is(wait_status($o2, 'ACTIVE'), 'ACTIVE', 'running again: ACTIVE in its time');
+
+# --- reset unfreezes; time never goes back ---
+clock($sb, { freeze => $T });
+$sb->reset_all;
+is(clock($sb)->{json}{frozen}, $F, 'reset: the clock runs again');
+cmp_ok(clock($sb)->{json}{now_ms}, '>=', $n1 + 60_000, 'reset: sandbox time does not go back');
+
+# --- bad bodies ---
+for my $bad ([{ advance_ms => -1 }, 'negative advance'], [{ advance_ms => 1.5 }, 'fractional advance'],
+	[{ freeze => 'yes' }, 'freeze not boolean'], [{ tick => 1 }, 'unknown field'], [[1], 'not an object'])
+{
+	my $r = clock($sb, $bad->[0]);
+	is($r->{status}, 400, "$bad->[1]: 400");
+	like($r->{body}, qr/invalid_clock/, "$bad->[1]: invalid_clock");
+}
+is(clock($sb)->{json}{frozen}, $F, 'a refused body changes nothing');
+
+done_testing();
