@@ -2,7 +2,7 @@
 # fakes the partner services.  Every .c under src/ is part of the extension,
 # every .c under src/sandbox/ part of the sandbox.
 
-EXTENSION = partner_svc
+EXTENSION = partner_svc partner_svc_sandbox_helpers
 # The one place the version is written.  It becomes default_version of
 # partner_svc.control (from partner_svc.control.in), the C macro
 # PSVC_VERSION (partner_svc.version(), the User-Agent), the sandbox's
@@ -21,6 +21,10 @@ UPGRADE_SCRIPTS = $(foreach d,$(UPGRADE_DIRS),sql/partner_svc--$(d).sql)
 DATA = $(filter-out sql/partner_svc--$(EXTVERSION).sql $(UPGRADE_SCRIPTS),\
 	$(wildcard sql/partner_svc--*.sql))
 DATA_built = sql/partner_svc--$(EXTVERSION).sql $(UPGRADE_SCRIPTS)
+# The kit for downstream test suites (docs/testing-with-the-sandbox.md): the
+# helpers extension and the runner.
+DATA += kit/partner_svc_sandbox_helpers--1.0.sql
+SCRIPTS = kit/partner_svc_regress
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -I$(srcdir)/src -DPSVC_VERSION=\"$(EXTVERSION)\"
@@ -30,8 +34,32 @@ SHLIB_LINK = -lcurl -lmicrohttpd
 
 EXTRA_CLEAN = src/sandbox/partner_svc_sandbox partner_svc.control
 
+# Tests.  make installcheck runs, against the running server at PGHOST /
+# PGPORT (as PGUSER, a superuser; the server must preload partner_svc:
+# shared_preload_libraries = 'partner_svc'):
+#  - the pg_regress suite, sql/NAME.sql against expected/NAME.out, in the
+#    order of test/schedule, with a sandbox that test/with_sandbox.sh starts
+#    for the run (or the one at PSVC_SANDBOX_URL, if set);
+#  - the TAP tests (prove_installcheck): the sandbox's own tests over HTTP
+#    (test/sandbox/t) and the scenarios (test/scenario), which make their own
+#    throw-away clusters (PostgreSQL::Test::Cluster) and so must not run as
+#    root.
+# bash test/run_tests.sh does all of it from a fresh machine, as root.
+REGRESS = $(shell sed -e 's/\#.*//' $(srcdir)/test/schedule)
+TAP_TESTS = 1
+PROVE_TESTS = $(wildcard test/sandbox/t/*.t) $(wildcard test/scenario/*.t)
+
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The sandbox fixture of the pg_regress suite wraps pg_regress: it starts
+# the installed sandbox, exports PSVC_SANDBOX_URL (the tests read it with
+# \getenv), runs pg_regress and stops the sandbox, keeping its status.
+pg_regress_installcheck = $(SHELL) $(srcdir)/test/with_sandbox.sh \
+	$(top_builddir)/src/test/regress/pg_regress --inputdir=$(srcdir) \
+	--bindir='$(bindir)' $(pg_regress_locale_flags) $(EXTRA_REGRESS_OPTS)
+PROVE_FLAGS = --timer
+installcheck prove_installcheck: export SANDBOX_BIN = $(bindir)/partner_svc_sandbox
 
 # The control file is generated: its default_version is EXTVERSION.
 partner_svc.control: partner_svc.control.in Makefile
@@ -76,9 +104,33 @@ $(SANDBOX): $(SANDBOX_SRCS) src/sandbox/sandbox.h Makefile
 
 sandbox: $(SANDBOX)
 
-install: install-sandbox
+install: install-sandbox install-path
 
 install-sandbox: $(SANDBOX)
 	$(INSTALL_PROGRAM) $(SANDBOX) '$(DESTDIR)$(bindir)/partner_svc_sandbox'
 
-.PHONY: sandbox install-sandbox
+# partner_svc_sandbox and partner_svc_regress go into PostgreSQL's bindir,
+# which is often not on PATH (Debian: /usr/lib/postgresql/15/bin).  When
+# root installs for real (no DESTDIR), symlinks to them go into PATH_BINDIR
+# too, so both are commands; make install PATH_BINDIR= skips that.
+PATH_BINDIR = /usr/local/bin
+KIT_PROGRAMS = partner_svc_sandbox partner_svc_regress
+
+install-path: install-sandbox
+	@if [ -z '$(DESTDIR)' ] && [ -n '$(PATH_BINDIR)' ] && [ "$$(id -u)" -eq 0 ] && \
+	    [ '$(PATH_BINDIR)' != '$(bindir)' ]; then \
+		mkdir -p '$(PATH_BINDIR)' && \
+		for p in $(KIT_PROGRAMS); do ln -sfn '$(bindir)'/$$p '$(PATH_BINDIR)'/$$p || exit 1; done; \
+	fi
+
+uninstall: uninstall-kit
+
+uninstall-kit:
+	rm -f '$(DESTDIR)$(bindir)/partner_svc_sandbox'
+	@if [ -z '$(DESTDIR)' ] && [ -n '$(PATH_BINDIR)' ]; then \
+		for p in $(KIT_PROGRAMS); do \
+			[ "$$(readlink '$(PATH_BINDIR)'/$$p 2>/dev/null)" != '$(bindir)'/$$p ] || rm -f '$(PATH_BINDIR)'/$$p; \
+		done; \
+	fi
+
+.PHONY: sandbox install-sandbox install-path uninstall-kit
