@@ -41,7 +41,7 @@ $$ SELECT '''' || pg_catalog.replace(t, '''', '''\''''') || '''' $$;
 -- percent-encodes every byte but the unreserved characters (RFC 3986)
 CREATE FUNCTION @extschema@.urlencode(t text) RETURNS text
 LANGUAGE sql IMMUTABLE STRICT AS $$
-  SELECT pg_catalog.coalesce(pg_catalog.string_agg(
+  SELECT coalesce(pg_catalog.string_agg(
            CASE WHEN b BETWEEN 48 AND 57 OR b BETWEEN 65 AND 90 OR b BETWEEN 97 AND 122
                      OR b IN (45, 46, 95, 126)
                 THEN pg_catalog.chr(b)
@@ -87,7 +87,7 @@ BEGIN
   END;
   SELECT pg_catalog.max(o.n) INTO last_n FROM pg_temp.partner_svc_sandbox_out o;
   SELECT o.line::integer INTO status FROM pg_temp.partner_svc_sandbox_out o WHERE o.n = last_n;
-  SELECT pg_catalog.coalesce(pg_catalog.string_agg(pg_catalog.coalesce(o.line, ''), E'\n' ORDER BY o.n), '')
+  SELECT coalesce(pg_catalog.string_agg(coalesce(o.line, ''), E'\n' ORDER BY o.n), '')
     INTO response FROM pg_temp.partner_svc_sandbox_out o WHERE o.n < last_n;
   IF status IS NULL OR status = 0 THEN
     RAISE EXCEPTION 'could not reach the sandbox for % %', method, path

@@ -240,8 +240,9 @@ clock_get(sb_request *req, sb_response *resp)
 }
 
 /*
- * {"advance_ms": N} moves sandbox time N ms forward at once (every timer
- * it passes fires, in order); {"freeze": true} stops it, {"freeze": false}
+ * {"advance_ms": N} moves sandbox time N ms forward at once; every timer
+ * it passes fires, in order, before the answer (webhooks they queue are
+ * still sent by the delivery thread, as always); {"freeze": true} stops it, {"freeze": false}
  * lets it run on from where it stood.  Both may be given: the freeze is
  * applied first.  Time never goes back, so N must not be negative.
  */
@@ -281,7 +282,10 @@ clock_post(sb_request *req, sb_response *resp)
 	if (freeze)
 		sb_clock_freeze(json_is_true(freeze));
 	if (advance)
+	{
 		sb_clock_advance((int64_t) json_integer_value(advance));
+		sb_timers_run_due();
+	}
 	json_decref(body);
 	clock_get(req, resp);
 }

@@ -17,6 +17,7 @@ extern void sb_services_reset(void);
 extern void sb_timers_start(void);
 extern void sb_timers_clear(void);
 extern void sb_timers_wake(void);	/* the sandbox clock moved */
+extern void sb_timers_run_due(void);	/* state lock held */
 
 /* ratelimit.c */
 typedef struct sb_rl_verdict

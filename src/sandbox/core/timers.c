@@ -91,6 +91,38 @@ sb_timers_wake(void)
 	pthread_mutex_unlock(&tlock);
 }
 
+/*
+ * Runs every timer due on the sandbox clock now, in order, including those
+ * the callbacks add and that are due as well.  Called with the state lock
+ * held, by POST /_sandbox/clock after an advance, so that the answer comes
+ * after everything the advance caused (a timer the timer thread took off
+ * the list just before runs as soon as the lock is free).
+ */
+void
+sb_timers_run_due(void)
+{
+	for (;;)
+	{
+		int64_t		now = sb_sandbox_now_ms();
+		timer	   *t;
+		bool		current;
+
+		pthread_mutex_lock(&tlock);
+		t = head;
+		if (t == NULL || t->due > now)
+		{
+			pthread_mutex_unlock(&tlock);
+			return;
+		}
+		head = t->next;
+		current = t->generation == timers_generation;
+		pthread_mutex_unlock(&tlock);
+		if (current)
+			t->fn(t->arg);
+		free(t);
+	}
+}
+
 static void *
 timer_main(void *unused)
 {
