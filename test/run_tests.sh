@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # run_tests.sh: the whole test suite of partner_svc, from a fresh Debian
-# bookworm machine, as root:
+# bookworm machine, as root, in one command:
 #   1. installs the packages it needs (test/setup.sh),
-#   2. builds and installs the extension and the sandbox,
-#   3. runs the pg_regress suite against a throw-away cluster that preloads
-#      partner_svc, with a sandbox on a loopback port (test/regress.sh),
-#   4. runs the sandbox's own tests over real HTTP (prove test/sandbox/t),
-#   5. runs the scenario tests under test/scenario/ if any (test/scenario.sh:
-#      PostgreSQL's TAP framework, as the postgres user),
+#   2. builds and installs the extension, the sandbox and the kit,
+#   3. static checks (test/static_checks.sh): versions agree, docs name no
+#      file outside the repository, test/schedule lists every test,
+#   4. make installcheck, the PGXS way, against a throw-away cluster that
+#      preloads partner_svc: the pg_regress suite (sandbox started by
+#      test/with_sandbox.sh) and the TAP tests (prove_installcheck: the
+#      sandbox's own tests and the scenarios, upgrade 0.1 -> 0.2 included);
+#      as the postgres user, in a copy of the tree that user owns,
+#   5. checks that make installcheck fails when a regression test or a TAP
+#      test fails,
+#   6. the example downstream suite through the installed kit, exactly as a
+#      user runs it (partner_svc_regress test/downstream), and that the
+#      runner fails on a wrong expected file,
+#   7. the shell commands shown in README.md, in a throwaway environment
+#      (test/readme_check.sh),
 # stops everything it started, and exits non-zero on any failure.
 set -uo pipefail
 
@@ -22,7 +31,7 @@ build_install "$root" || { echo "build failed"; exit 1; }
 work=$(make_workdir)
 cleanup()
 {
-	stop_sandbox
+	stop_cluster
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -44,22 +53,88 @@ suite()
 	fi
 }
 
-regress()
+# A copy of the built tree owned by postgres (PostgreSQL's TAP framework
+# and pg_regress's temporary files must not belong to root; the repository
+# may live where postgres cannot read).  tar keeps the timestamps, so make
+# finds everything built.
+tree=$work/tree
+mkdir -p "$tree"
+tar -C "$root" --exclude=./.git --exclude=./tmp_check --exclude=./results -cf - . | tar -C "$tree" -xf -
+chown -R postgres: "$tree"
+
+# make TARGET... in the copy, as postgres, against the throw-away cluster.
+make_as_postgres()
 {
-	start_sandbox "$work" --key sandbox-key=standard --key premium-key=premium \
-		--key enterprise-key=enterprise --seed 1 || return 1
-	PSVC_SANDBOX_URL=$SANDBOX_URL bash test/regress.sh "$root"
-	local rc=$?
-	stop_sandbox
-	return $rc
+	runuser -u postgres -- env PATH="$PG_BIN:$PATH" PGHOST="$PGHOST" PGPORT="$PGPORT" \
+		PGUSER=postgres make -C "$tree" --no-print-directory PG_CONFIG="$PG_BIN/pg_config" "$@"
 }
 
-suite "pg_regress" regress
-suite "sandbox tests" env SANDBOX_BIN="$PG_BIN/partner_svc_sandbox" \
-	prove --timer -I test/sandbox/lib test/sandbox/t
-if compgen -G "test/scenario/*.t" >/dev/null; then
-	suite "scenario tests" env PG_CONFIG="$PG_BIN/pg_config" bash test/scenario.sh "$root"
-fi
+installcheck()
+{
+	start_cluster "$work" || return 1
+	if ! make_as_postgres installcheck; then
+		[ -s "$tree/regression.diffs" ] && { echo "======== regression.diffs ========"; cat "$tree/regression.diffs"; }
+		return 1
+	fi
+}
+
+# The same target must fail when a test fails: a regression test whose
+# expected output is wrong, and a TAP test that fails.
+installcheck_fails()
+{
+	local rc
+	[ -n "${CLUSTER_DIR:-}" ] || start_cluster "$work" || return 1
+	cp "$tree/expected/gucs.out" "$work/gucs.out.saved"
+	echo "a line the test does not print" >>"$tree/expected/gucs.out"
+	make_as_postgres installcheck REGRESS=gucs TAP_TESTS= >"$work/fail1.log" 2>&1
+	rc=$?
+	cp "$work/gucs.out.saved" "$tree/expected/gucs.out"
+	if [ "$rc" -eq 0 ] || ! grep -q "a line the test does not print" "$tree/regression.diffs"; then
+		echo "make installcheck did not fail on a wrong expected file (rc $rc)"
+		cat "$work/fail1.log"
+		return 1
+	fi
+	echo "a wrong expected file: make installcheck failed (rc $rc), as it must"
+	printf '%s\n' 'use Test::More;' 'ok(0, "a deliberately failing test");' 'done_testing();' \
+		>"$tree/test/deliberate_failure.t"
+	chown postgres: "$tree/test/deliberate_failure.t"
+	make_as_postgres installcheck REGRESS= PROVE_TESTS=test/deliberate_failure.t >"$work/fail2.log" 2>&1
+	rc=$?
+	rm -f "$tree/test/deliberate_failure.t"
+	if [ "$rc" -eq 0 ] || ! grep -q "a deliberately failing test" "$work/fail2.log"; then
+		echo "make installcheck did not fail on a failing TAP test (rc $rc)"
+		cat "$work/fail2.log"
+		return 1
+	fi
+	echo "a failing TAP test: make installcheck failed (rc $rc), as it must"
+}
+
+# The downstream example, run as a user runs it: the installed runner, from
+# the repository's root.  Then a copy with one wrong expected line must fail.
+downstream()
+{
+	local rc
+	partner_svc_regress test/downstream || return 1
+	rm -rf test/downstream/results test/downstream/regression.diffs test/downstream/regression.out
+	cp -r test/downstream "$work/downstream_bad"
+	sed -i 's/^ PENDING$/ DEFERRED/' "$work/downstream_bad/expected/orders.out"
+	grep -q '^ DEFERRED$' "$work/downstream_bad/expected/orders.out" || { echo "could not spoil the copy"; return 1; }
+	partner_svc_regress "$work/downstream_bad" >"$work/downstream_bad.log" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ] || ! grep -q '^- DEFERRED' "$work/downstream_bad.log"; then
+		echo "partner_svc_regress did not fail on a wrong expected file (rc $rc)"
+		cat "$work/downstream_bad.log"
+		return 1
+	fi
+	echo "a wrong expected file: partner_svc_regress failed (rc $rc), as it must"
+}
+
+suite "static checks" bash test/static_checks.sh
+suite "make installcheck (pg_regress, sandbox tests, scenarios)" installcheck
+suite "make installcheck fails when a test fails" installcheck_fails
+stop_cluster
+suite "downstream suite through partner_svc_regress" downstream
+suite "README commands" bash test/readme_check.sh
 
 echo
 echo "suites: $passed passed, $failed failed"

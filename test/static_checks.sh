@@ -1,0 +1,79 @@
+#!/bin/bash
+#
+# test/static_checks.sh: checks that need no server.
+#   - one version: EXTVERSION of the Makefile is default_version of the
+#     generated partner_svc.control, the version of META.json (and of what
+#     it provides), and no source file writes a version literal of its own;
+#   - the frozen install scripts and the upgrade directories make a path
+#     from every released version to EXTVERSION;
+#   - test/schedule lists every regression test (sql/*.sql but the install
+#     scripts) and nothing else, so make installcheck skips none;
+#   - docs/*.md, README.md and test/downstream/README.md name no file
+#     outside the repository (no machine paths, no design or specification
+#     files that are not in it).
+# Run from anywhere; exits non-zero and says why on the first kind of
+# failure found (all failures of that kind are listed).
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+fail=0
+bad() { echo "static_checks: $*" >&2; fail=1; }
+
+# --- versions ---
+ver=$(sed -n 's/^EXTVERSION[[:space:]]*=[[:space:]]*//p' Makefile)
+[ -n "$ver" ] || bad "no EXTVERSION in Makefile"
+[ -f partner_svc.control ] || bad "partner_svc.control is not built (run make)"
+ctl=$(sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\(.*\)'/\1/p" partner_svc.control 2>/dev/null)
+[ "$ctl" = "$ver" ] || bad "partner_svc.control says default_version '$ctl', Makefile EXTVERSION '$ver'"
+grep -q "@EXTVERSION@" partner_svc.control.in || bad "partner_svc.control.in does not take its version from EXTVERSION"
+meta=$(perl -MJSON::PP -e 'local $/; my $m = JSON::PP->new->decode(<STDIN>);
+	print join(" ", $m->{version}, map { $m->{provides}{$_}{version} } sort keys %{ $m->{provides} })' <META.json) ||
+	bad "META.json is not valid JSON"
+for v in $meta; do
+	[ "$v" = "$ver" ] || bad "META.json says version $v, Makefile EXTVERSION $ver"
+done
+if grep -rnE '#define[[:space:]]+(PSVC|SANDBOX)_VERSION[[:space:]]+"[0-9]' src; then
+	bad "a version literal in the sources (it comes from EXTVERSION)"
+fi
+[ ! -f "sql/partner_svc--$ver.sql" ] || ! git -C "$root" ls-files --error-unmatch "sql/partner_svc--$ver.sql" >/dev/null 2>&1 ||
+	bad "sql/partner_svc--$ver.sql is tracked; it is built from sql/install/"
+
+# --- upgrade path: every frozen version has a path up to EXTVERSION ---
+for f in sql/partner_svc--*.sql; do
+	base=$(basename "$f" .sql)
+	v=${base#partner_svc--}
+	case "$v" in *--*|"$ver") continue ;; esac
+	cur=$v
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[ "$cur" = "$ver" ] && break
+		next=$(ls -d sql/upgrade/"$cur"--* 2>/dev/null | head -n 1)
+		[ -n "$next" ] || break
+		cur=${next##*--}
+	done
+	[ "$cur" = "$ver" ] || bad "no upgrade path from $v to $ver under sql/upgrade/"
+done
+for d in sql/upgrade/*--*; do
+	[ -d "$d" ] || continue
+	ls "$d"/*.sql >/dev/null 2>&1 || bad "$d holds no .sql file"
+done
+
+# --- test/schedule and sql/ agree ---
+scheduled=$(sed -e 's/#.*//' test/schedule | tr -s '[:space:]' '\n' | sed '/^$/d' | sort)
+tests=$(for f in sql/*.sql; do b=$(basename "$f" .sql); case "$b" in partner_svc--*) ;; *) echo "$b" ;; esac; done | sort)
+if [ "$scheduled" != "$tests" ]; then
+	bad "test/schedule and sql/*.sql differ:"
+	diff <(echo "$scheduled") <(echo "$tests") | sed 's/^/    /' >&2
+fi
+for t in $tests; do
+	[ -f "expected/$t.out" ] || bad "sql/$t.sql has no expected/$t.out"
+done
+
+# --- docs name nothing outside the repository ---
+docs=(README.md docs/*.md test/downstream/README.md)
+if grep -nE '(^|[^[:alnum:]_.])(/work/|/usr/|/opt/|/root/|/home/|/etc/)|shared/|DESIGN(\.md)?|STYLE\.md|spec/[[:alnum:]]|/spec\b' "${docs[@]}"; then
+	bad "the lines above name files outside the repository (or machine paths)"
+fi
+
+[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs: ok"
+exit "$fail"
