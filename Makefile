@@ -55,7 +55,7 @@ include $(PGXS)
 # The sandbox fixture of the pg_regress suite wraps pg_regress: it starts
 # the installed sandbox, exports PSVC_SANDBOX_URL (the tests read it with
 # \getenv), runs pg_regress and stops the sandbox, keeping its status.
-pg_regress_installcheck = $(SHELL) $(srcdir)/test/with_sandbox.sh \
+pg_regress_installcheck = bash $(srcdir)/test/with_sandbox.sh \
 	$(top_builddir)/src/test/regress/pg_regress --inputdir=$(srcdir) \
 	--bindir='$(bindir)' $(pg_regress_locale_flags) $(EXTRA_REGRESS_OPTS)
 PROVE_FLAGS = --timer

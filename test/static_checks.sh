@@ -75,5 +75,19 @@ if grep -nE '(^|[^[:alnum:]_.])(/work/|/usr/|/opt/|/root/|/home/|/etc/)|shared/|
 	bad "the lines above name files outside the repository (or machine paths)"
 fi
 
+# --- source files the docs name exist, and errors.md names the file that
+# holds the tables it mirrors ---
+for f in $(grep -ohE '`src/[[:alnum:]_/]+\.[ch]`' "${docs[@]}" | tr -d '`' | sort -u); do
+	[ -f "$f" ] || bad "the docs name $f, which does not exist"
+done
+rules_file=$(grep -oE 'failure_rules\[\]` in[[:space:]]*$|failure_rules\[\]` in `src/[[:alnum:]_]+\.c`' docs/errors.md | grep -oE 'src/[[:alnum:]_]+\.c')
+if [ -z "$rules_file" ]; then
+	rules_file=$(tr '\n' ' ' <docs/errors.md | grep -oE 'failure_rules\[\]` in[[:space:]]+`src/[[:alnum:]_]+\.c`' | grep -oE 'src/[[:alnum:]_]+\.c')
+fi
+for table in status_rules failure_rules; do
+	grep -qE "^static const [A-Za-z]+ $table\[\] = " "${rules_file:-/dev/null}" 2>/dev/null ||
+		bad "docs/errors.md says $table[] is in '${rules_file:-?}', which does not define it"
+done
+
 [ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs: ok"
 exit "$fail"
