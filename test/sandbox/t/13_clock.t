@@ -10,6 +10,7 @@ use Sandbox;
 use Test::More;
 use JSON::PP ();
 use Time::HiRes qw(sleep time);
+use IO::Socket::INET;
 
 my $T = JSON::PP::true;
 my $F = JSON::PP::false;
@@ -70,6 +71,47 @@ sub wait_status
 is(status_of($o), 'PENDING', 'one sandbox minute later: PENDING, as soon as the advance answers');
 clock($sb, { advance_ms => 120_000 });
 is(status_of($o), 'ACTIVE', 'two more minutes: ACTIVE');
+
+# --- webhook retries run on the sandbox clock too ---
+# a port nobody listens on: every delivery fails at once, and the retry
+# comes a sandbox minute later, a real minute at this scale
+my $tmp = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0, Listen => 1, Proto => 'tcp')
+  or die "listen: $!";
+my $closed = $tmp->sockport;
+close $tmp;
+is($sb->req('PUT', '/_sandbox/orders/callback', key => 'k1',
+	json => { sandbox => "http://127.0.0.1:$closed/hook", production => "http://127.0.0.1:$closed/prod" })->{status},
+	200, 'callback set to a closed port');
+my $u = paid_order('C-W');
+$u->{order_has_been_paid} = $F;
+is($sb->req('POST', '/public/orders', key => 'k1', json => $u)->{status}, 201,
+	'unpaid order: CHECKOUT_STATUS_CHANGED is sent');
+# the attempts of the checkout event (the first order's timers send their
+# own webhooks as the clock moves)
+sub attempts { [ grep { $_->{event_type} eq 'CHECKOUT_STATUS_CHANGED' }
+	@{ $sb->req('GET', '/_sandbox/orders/webhooks', key => 'k1')->{json} } ] }
+sub wait_attempts
+{
+	my ($n) = @_;
+	for (1 .. 100)
+	{
+		my $a = attempts();
+		return $a if @$a >= $n;
+		sleep 0.05;
+	}
+	return attempts();
+}
+my $a = wait_attempts(1);
+is(scalar @$a, 1, 'one attempt');
+is($a->[0]{outcome}, 'retry_scheduled', 'it failed, a retry is scheduled');
+is($a->[0]{next_retry_in_min}, 1, 'in one sandbox minute');
+sleep 0.3;
+is(scalar @{ attempts() }, 1, 'no second attempt while the minute has not passed');
+clock($sb, { advance_ms => 60_000 });
+$a = wait_attempts(2);
+is(scalar @$a, 2, 'advancing a minute brings the retry at once');
+is($a->[1]{attempt}, 2, 'attempt 2');
+cmp_ok($a->[1]{sandbox_ms} - $a->[0]{sandbox_ms}, '>=', 60_000, 'a sandbox minute after the first');
 
 # --- freeze holds timers, however far real time moves ---
 $sb->reset_all;
