@@ -61,6 +61,13 @@ pg_regress_installcheck = bash $(srcdir)/test/with_sandbox.sh \
 PROVE_FLAGS = --timer
 installcheck prove_installcheck: export SANDBOX_BIN = $(bindir)/partner_svc_sandbox
 
+# The TAP tests alone (PGXS has the recipe but no target for it), e.g.
+# make prove_installcheck PROVE_TESTS=test/scenario/60_upgrade.t
+prove_installcheck:
+	$(prove_installcheck)
+
+.PHONY: prove_installcheck
+
 # The control file is generated: its default_version is EXTVERSION.
 partner_svc.control: partner_svc.control.in Makefile
 	sed 's/@EXTVERSION@/$(EXTVERSION)/g' $< > $@
