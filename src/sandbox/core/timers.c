@@ -136,7 +136,11 @@ timer_main(void *unused)
 		else if (head->due > now)
 		{
 			struct timespec ts;
-			int64_t		due = sb_now_ms() + sb_scaled_ms((double) (head->due - now));
+			int64_t		wait = sb_scaled_ms((double) (head->due - now));
+			int64_t		due;
+
+			/* sandbox time moves in steps of one real ms: never spin */
+			due = sb_now_ms() + (wait < 1 ? 1 : wait);
 
 			ts.tv_sec = due / 1000;
 			ts.tv_nsec = (due % 1000) * 1000000;
