@@ -47,9 +47,9 @@
  * one pass instead of a second parse of its text by jsonb_in; without it,
  * the parser calls no action for scalars or container ends, as before.
  *
- * The body is validated as UTF-8 and converted to the server encoding
- * before parsing (json_decode_util.c), so values are in the server
- * encoding.  Malformed JSON is reported before a body of another shape.
+ * The body arrives validated as UTF-8 and converted to the server
+ * encoding (http.c, the one place that converts responses), so values are
+ * in the server encoding.  Malformed JSON is reported before a body of another shape.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -640,10 +640,7 @@ psvc_json_decode_page(const char *body, size_t len,
 				 errdetail("The response has %zu bytes; the limit is %d.",
 						   len, INT_MAX - 1)));
 
-	/*
-	 * Validate the UTF-8, converting it if the server encoding differs; the
-	 * page's own copy of the body is the conversion or a plain copy.
-	 */
+	/* the page's own copy of the body (already in the server encoding) */
 	text = psvc_json_server_text(body, &len, what);
 
 	memset(&st, 0, sizeof(st));
