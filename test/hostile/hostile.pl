@@ -49,7 +49,8 @@
 #   emptyforever  every page: no items and a new next_cursor
 #   empty-N       N empty pages with cursors, then one page of one item
 # Any other movie: one page of one theme whose title is the movie as the
-# service decoded it (percent-decoding of the path segment).
+# service decoded it (percent-decoding of the path segment; its bytes are
+# sent back as they are, controls escaped).
 #
 # Functions' routes whose answers hold invalid UTF-8 (0xff in a string):
 #   GET  /files/{file_id}                       FileInfo
@@ -57,8 +58,8 @@
 #   GET  /api/user-jobs/run/{jobId}             Execution
 #   PUT  /api/user-jobs                         UserJob
 #   GET  /api/user-jobs/user-job-executions/{jobId}   summary
-# ... unless the {file_id} or {jobId}, or the body's "name", is "good":
-# then the same answer with valid UTF-8 ("é").
+# ... unless the {file_id} is "good", the {jobId} is 2, or the body holds
+# the string "good": then the same answer with valid UTF-8 ("é").
 #
 # Everything else: 404 {"error":{"code":"not_found"}}.
 use strict;
@@ -267,7 +268,7 @@ sub route
 	}
 	if ($path =~ m{^/api/user-jobs/run/([^/]+)$})
 	{
-		my $s = $1 eq 'good' ? $good : $bad;
+		my $s = $1 eq '2' ? $good : $bad;
 		return reply($c, 200, "{\"id\":1,\"status\":\"RUNNING$s\"}");
 	}
 	if ($path eq '/api/user-jobs' && $method eq 'PUT')
@@ -277,7 +278,7 @@ sub route
 	}
 	if ($path =~ m{^/api/user-jobs/user-job-executions/([^/]+)$})
 	{
-		my $s = $1 eq 'good' ? $good : $bad;
+		my $s = $1 eq '2' ? $good : $bad;
 		return reply($c, 200, "{\"jobId\":1,\"executions\":[{\"id\":1,\"status\":\"OK$s\"}]}");
 	}
 	return reply($c, 404, '{"error":{"code":"not_found"}}');
@@ -359,6 +360,6 @@ sub movie_list
 	}
 	my $title = pct_decode($movie);
 	$title =~ s/(["\\])/\\$1/g;
-	$title =~ s/([^\x20-\x7e])/sprintf('\\u%04x', ord($1))/ge;
+	$title =~ s/([\x00-\x1f])/sprintf('\\u%04x', ord($1))/ge;
 	return reply($c, 200, page([ theme(1, $title) ], undef));
 }
