@@ -145,6 +145,12 @@ for my $case (
 like(q1('postgres', "SELECT error_of(\$\$SELECT * FROM m.movie_themes WHERE movie = ''\$\$)"),
 	qr/^22023: invalid value for path parameter "movie"$/, 'the error names the parameter');
 
+# a URL libcurl would refuse (a 9 MB filter value): 54000, nothing sent
+$h->clear;
+like(q1('postgres', "SELECT error_of(\$\$SELECT * FROM o.orders WHERE status = repeat('x', 9000000)\$\$)"),
+	qr{^54000: request URL of GET /public/orders is too long$}, 'a 9 MB query value is 54000, not XX000');
+is_deeply($h->requests, [], 'and nothing is sent');
+
 # EXPLAIN shows the encoded path
 like(q1('postgres', "EXPLAIN (COSTS OFF) SELECT * FROM m.movie_themes WHERE movie = '..'"),
 	qr{Partner Request: GET /v1/movies/%2E%2E/content/themes\?limit=100}, 'EXPLAIN: a dot segment encoded');
