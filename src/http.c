@@ -58,6 +58,22 @@
  * "error_sqlstate" set) to decide for itself, e.g. an upload that reads
  * the file's size before resending a chunk whose answer was lost.
  *
+ * Paths.  Every path and query string is built by http_url.c from the
+ * route template and plain values, which checks the path values against
+ * the documents first (22023) and encodes every value; CURLOPT_PATH_AS_IS
+ * keeps libcurl from removing dot segments.
+ *
+ * Text.  Request bodies are text in the server encoding and are sent as
+ * UTF-8 (psvc_http_start); response bodies are UTF-8 and are verified and
+ * converted to the server encoding once, when the caller takes the
+ * response (psvc_http_finish, response_to_server).  No other code of the
+ * extension converts a body.
+ *
+ * Bounds.  A response body is read up to partner_svc.max_response_size,
+ * or a server's lower max_response_size: the buffer grows with the bytes
+ * received, never with a claimed Content-Length, and a larger claim or
+ * body ends the attempt (54000, naming the route and the setting).
+ *
  * Secrets.  The API key goes into one Authorization header and nowhere
  * else: not into the URL, the description used by EXPLAIN, any message or
  * context line.  CURLOPT_VERBOSE is never set, and curl's error buffer

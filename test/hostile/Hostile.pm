@@ -31,7 +31,9 @@ sub start
 			'--lifetime', $o{lifetime} // 1800)
 		  or die "exec: $!";
 	}
-	my $self = bless { pid => $pid, dir => $dir }, $class;
+	# owner: only the process that started the service stops it (not a
+	# child of the test that happens to destroy a copy of this object)
+	my $self = bless { pid => $pid, dir => $dir, owner => $$ }, $class;
 	my $deadline = time + 20;
 	while (time < $deadline && !$self->{port})
 	{
@@ -73,7 +75,7 @@ sub requests
 sub stop
 {
 	my ($self) = @_;
-	return unless $self->{pid};
+	return unless $self->{pid} && $self->{owner} == $$;
 	kill 'TERM', $self->{pid};
 	waitpid($self->{pid}, 0);
 	$self->{pid} = undef;

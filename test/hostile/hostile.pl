@@ -80,7 +80,12 @@ my $server = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
 my $started = time;
 my $stop = 0;
 $SIG{TERM} = $SIG{INT} = sub { $stop = 1 };
-$SIG{CHLD} = sub { 1 while waitpid(-1, WNOHANG) > 0 };
+# children still running, by pid: only these are stopped at exit (a pid
+# reaped long ago may belong to another process by then)
+my %kids;
+$SIG{CHLD} = sub {
+	while ((my $pid = waitpid(-1, WNOHANG)) > 0) { delete $kids{$pid}; }
+};
 $SIG{PIPE} = 'IGNORE';
 {
 	open(my $fh, '>', "$port_file.tmp") or die "$port_file: $!\n";
@@ -89,7 +94,6 @@ $SIG{PIPE} = 'IGNORE';
 	rename("$port_file.tmp", $port_file) or die "rename: $!\n";
 }
 
-my @kids;
 while (!$stop && time - $started < $lifetime)
 {
 	my $rin = '';
@@ -106,10 +110,15 @@ while (!$stop && time - $started < $lifetime)
 		serve($c);
 		exit 0;
 	}
-	push @kids, $pid;
+	$kids{$pid} = 1;
 	close $c;
 }
-kill 'TERM', @kids;
+$SIG{CHLD} = 'DEFAULT';
+for my $pid (keys %kids)
+{
+	# still ours only if not reaped yet: waitpid says so without blocking
+	kill('TERM', $pid) if waitpid($pid, WNOHANG) == 0;
+}
 exit 0;
 
 sub log_line

@@ -75,8 +75,10 @@ sub sent
 {
 	my ($db, $sql) = @_;
 	$h->clear;
-	$node->psql($db, $sql);
-	return $h->requests;
+	my ($rc, $out, $err) = $node->psql($db, $sql);
+	my $r = $h->requests;
+	diag("nothing reached the service; psql said: $err") if !@$r;
+	return $r;
 }
 
 sub q1
