@@ -38,6 +38,8 @@
 #   badutf8       one page whose title holds the byte 0xff
 #   claim1g       headers claim Content-Length 1 GB, then a few bytes and
 #                 the connection is held open (bounded)
+#   claim60m      headers claim Content-Length 60 MB, then a few bytes and
+#                 the connection is closed
 #   endless       a chunked body that never ends (bounded: 3 GB or the
 #                 lifetime, or until the client goes away)
 #   size-N        one valid page of at least N bytes (one long title)
@@ -51,6 +53,8 @@
 # Any other movie: one page of one theme whose title is the movie as the
 # service decoded it (percent-decoding of the path segment; its bytes are
 # sent back as they are, controls escaped).
+#
+# Todos: POST /todos answers the todo created, with the body's title.
 #
 # Functions' routes whose answers hold invalid UTF-8 (0xff in a string):
 #   GET  /files/{file_id}                       FileInfo
@@ -175,7 +179,8 @@ sub serve
 sub reply
 {
 	my ($c, $status, $body, %o) = @_;
-	my $reason = $status == 200 ? 'OK' : $status == 404 ? 'Not Found' : 'Error';
+	my $reason = $status == 200 ? 'OK' : $status == 201 ? 'Created' :
+	  $status == 404 ? 'Not Found' : 'Error';
 	print $c "HTTP/1.1 $status $reason\r\n",
 	  "Content-Type: application/json\r\n",
 	  "Content-Length: " . length($body) . "\r\n",
@@ -262,6 +267,14 @@ sub route
 		return movie_list($c, $1, qparam($query, 'cursor'));
 	}
 
+	# todos: a created todo echoes the title of the body
+	if ($path eq '/todos' && $method eq 'POST')
+	{
+		my ($title) = $body =~ /"title"\s*:\s*"((?:[^"\\]|\\.)*)"/;
+		$title //= '';
+		return reply($c, 201, "{\"id\":1,\"title\":\"$title\",\"completed\":false,\"userId\":1}");
+	}
+
 	# functions' answers with invalid UTF-8
 	my $bad = "\xff";
 	my $good = "\xc3\xa9";
@@ -319,6 +332,12 @@ sub movie_list
 		print $c "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n",
 		  "Content-Length: 1073741824\r\nConnection: close\r\n\r\n{\"data\":[";
 		sleep 30;
+		return;
+	}
+	if ($movie eq 'claim60m')
+	{
+		print $c "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n",
+		  "Content-Length: 62914560\r\nConnection: close\r\n\r\n{\"data\":[";
 		return;
 	}
 	if ($movie eq 'endless')

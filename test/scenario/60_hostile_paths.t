@@ -54,7 +54,7 @@ EXCEPTION WHEN OTHERS THEN
   RETURN SQLSTATE || ': ' || SQLERRM;
 END \$\$;
 };
-for my $svc (qw(orders movies files scheduler catalog))
+for my $svc (qw(orders movies files scheduler catalog todos))
 {
 	$setup .= qq{
 CREATE SERVER $svc FOREIGN DATA WRAPPER partner_svc
@@ -67,6 +67,7 @@ CREATE SCHEMA m;
 IMPORT FOREIGN SCHEMA movies FROM SERVER movies INTO m;
 CREATE SCHEMA o;
 IMPORT FOREIGN SCHEMA orders FROM SERVER orders INTO o;
+IMPORT FOREIGN SCHEMA todos FROM SERVER todos INTO o;
 };
 $node->safe_psql('postgres', $setup);
 
@@ -218,6 +219,10 @@ for my $db (qw(postgres latin1))
 	$h->clear;
 	$node->psql($db, "SELECT partner_svc.create_upload('caf' || $e)");
 	like($h->log, qr/^  body: .*"caf\\xc3\\xa9"/m, "$db: an escape_json body is sent as UTF-8");
+	$h->clear;
+	is(q1($db, "INSERT INTO o.todos (title, user_id) VALUES ('caf' || $e, 1) RETURNING title = 'caf' || $e"),
+		't', "$db: INSERT reads back the title it sent");
+	like($h->log, qr/^  body: .*"caf\\xc3\\xa9"/m, "$db: an INSERT's body is sent as UTF-8");
 	is(q1($db, "SELECT title FROM m.movie_themes WHERE movie = 'caf' || $e"), q1($db, "SELECT 'caf' || $e"),
 		"$db: the value comes back as it was sent");
 }
@@ -248,6 +253,18 @@ like(q1('postgres', "SELECT error_of(\$\$SELECT * FROM small_themes WHERE movie 
 	'over the server option: 54000 naming the option');
 is(q1('postgres', "SELECT sqlstate_of(\$\$CREATE SERVER bad_size FOREIGN DATA WRAPPER partner_svc OPTIONS (service 'movies', base_url 'http://127.0.0.1:1', max_response_size 'lots')\$\$)"),
 	'22023', 'an invalid max_response_size is refused');
+
+# a claim under the bound reserves nothing: the backend's address space
+# does not grow by the 60 MB claimed (VmPeak counts even untouched memory)
+my $peak = q1('postgres', q{
+CREATE FUNCTION vm_peak_kb() RETURNS bigint LANGUAGE sql AS $$
+  SELECT substring(pg_read_file('/proc/self/status') FROM 'VmPeak:\s+(\d+) kB')::bigint $$;
+SELECT vm_peak_kb() AS before \gset
+SELECT sqlstate_of($$SELECT * FROM m.movie_themes WHERE movie = 'claim60m'$$);
+SELECT vm_peak_kb() - :before});
+my ($claim_state, $grew) = split /\n/, $peak;
+is($claim_state, '08006', 'a body shorter than its claim is a lost connection');
+cmp_ok($grew, '<', 30 * 1024, "a 60 MB claim reserved nothing (VmPeak grew by $grew kB)");
 
 like(q1('postgres', "SELECT error_of(\$\$SELECT * FROM m.movie_themes WHERE movie = 'claim1g'\$\$)"),
 	qr{^54000: response to GET /v1/movies/\{movie\}/content/themes is larger than partner_svc.max_response_size},
