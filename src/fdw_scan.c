@@ -22,10 +22,13 @@
  * request is dropped and the right one sent.  Under a LIMIT, only while
  * the next page's size does not depend on the rows being decoded.
  *
- * Memory: the scan's state lives in the per-scan context; each transfer
- * in a context of its own, deleted once its page is decoded (deleting it
- * also releases its curl handle, see http.c); decoded items and the row
- * values built from them in the per-page context, reset before the next
+ * Memory: the scan's state lives in the per-scan context, what one run
+ * of it makes (values, streams, cursors) in the run context, reset by a
+ * rescan; each transfer in a context of its own (deleting it also
+ * releases its curl handle, see http.c), kept while the page decoded from
+ * its response is current, since the page points into the body instead
+ * of copying it; decoded items and the row values built from them in the
+ * per-page context, reset, and the response deleted, before the next
  * page is decoded.  So a scan of any length holds at most a page in
  * decoding plus the transfers in flight.
  *
@@ -137,6 +140,8 @@ typedef struct PsvcScanState
 								 * makes (values, streams, cursors); reset
 								 * by each rescan */
 	MemoryContext page_cxt;
+	MemoryContext page_body_cxt;	/* the response the page points into
+									 * (its transfer's context), or NULL */
 
 	bool		started;
 	bool		empty;			/* a NULL key: no rows at all */
@@ -554,6 +559,19 @@ check_cursor(PsvcScanState *st, Stream *s, const char *next, int nitems)
 						   PSVC_SCAN_MAX_EMPTY_PAGES)));
 }
 
+/* Frees the current page and the response it points into. */
+static void
+release_page(PsvcScanState *st)
+{
+	st->page = NULL;
+	MemoryContextReset(st->page_cxt);
+	if (st->page_body_cxt != NULL)
+	{
+		MemoryContextDelete(st->page_body_cxt);
+		st->page_body_cxt = NULL;
+	}
+}
+
 /*
  * Makes the next page current.  Returns false at the end of the scan.
  */
@@ -648,17 +666,17 @@ advance(PsvcScanState *st)
 			}
 		}
 
-		MemoryContextReset(st->page_cxt);
-		st->page = NULL;
+		release_page(st);
+		/* the page points into the body, which lives until the page does */
+		st->page_body_cxt = body_cxt;
 		old = MemoryContextSwitchTo(st->page_cxt);
-		st->page = psvc_json_decode_page(resp->body, resp->body_len,
-										 st->detail ? st->ep->detail_items_key : st->ep->items_key,
-										 st->detail, st->nfields, st->fields,
-										 st->want_jsonb,
-										 psprintf("GET %s", st->detail ? st->ep->detail_route : st->ep->route));
+		st->page = psvc_json_decode_page_in_place(resp->body, resp->body_len,
+												  st->detail ? st->ep->detail_items_key : st->ep->items_key,
+												  st->detail, st->nfields, st->fields,
+												  st->want_jsonb,
+												  psprintf("GET %s", st->detail ? st->ep->detail_route : st->ep->route));
 		MemoryContextSwitchTo(old);
 		error_context_stack = errcb.previous;
-		MemoryContextDelete(body_cxt);
 
 		st->item = 0;
 		st->n_pages++;
@@ -878,8 +896,7 @@ stop_streams(PsvcScanState *st)
 	for (int i = 0; i < st->nstreams; i++)
 		drop_transfer(&st->streams[i]);
 	st->nstreams = 0;
-	st->page = NULL;
-	MemoryContextReset(st->page_cxt);
+	release_page(st);
 }
 
 void

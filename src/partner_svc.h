@@ -251,6 +251,14 @@ extern PsvcPage *psvc_json_decode_page(const char *body, size_t len,
 									   const char *items_key, bool single,
 									   int nfields, const char *const *fields,
 									   bool want_jsonb, const char *what);
+/*
+ * The same without the page's own copy of the body: the page points into
+ * body, which must be NUL-terminated at len and outlive the page.
+ */
+extern PsvcPage *psvc_json_decode_page_in_place(const char *body, size_t len,
+												const char *items_key, bool single,
+												int nfields, const char *const *fields,
+												bool want_jsonb, const char *what);
 
 /*
  * A guess at pagination.next_cursor read from the end of a body without
