@@ -22,10 +22,13 @@
  * request is dropped and the right one sent.  Under a LIMIT, only while
  * the next page's size does not depend on the rows being decoded.
  *
- * Memory: the scan's state lives in the per-scan context; each transfer
- * in a context of its own, deleted once its page is decoded (deleting it
- * also releases its curl handle, see http.c); decoded items and the row
- * values built from them in the per-page context, reset before the next
+ * Memory: the scan's state lives in the per-scan context, what one run
+ * of it makes (values, streams, cursors) in the run context, reset by a
+ * rescan; each transfer in a context of its own (deleting it also
+ * releases its curl handle, see http.c), kept while the page decoded from
+ * its response is current, since the page points into the body instead
+ * of copying it; decoded items and the row values built from them in the
+ * per-page context, reset, and the response deleted, before the next
  * page is decoded.  So a scan of any length holds at most a page in
  * decoding plus the transfers in flight.
  *
@@ -48,6 +51,7 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "foreign/foreign.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "portability/instr_time.h"
@@ -60,6 +64,18 @@
 #include "utils/rel.h"
 
 #include "partner_svc.h"
+
+/*
+ * Bounds on what a service may answer to a listing (docs/foreign-tables.md):
+ * a cursor has 1 to 4,096 characters (document 2, "Limits"), and a listing
+ * ends with an error after this many consecutive pages without items that
+ * still name a next page.
+ */
+#define PSVC_SCAN_MAX_CURSOR		4096
+#define PSVC_SCAN_MAX_EMPTY_PAGES	100
+
+/* How often loops over the values of an = ANY(...) check for interrupts. */
+#define PSVC_SCAN_INTERRUPT_EVERY	1024
 
 /* A column the query needs and how to fill it. */
 typedef struct ScanColumn
@@ -97,6 +113,11 @@ typedef struct Stream
 	int64		asked;			/* items asked for by the page in flight */
 	bool		done;			/* no more pages to ask for */
 	int			pages;
+	int			empty_pages;	/* consecutive pages without items that
+								 * had a next_cursor */
+	char	   *lap_cursor;		/* cycle detection (check_cursor) */
+	int			lap_length;
+	int			lap_steps;
 } Stream;
 
 typedef struct PsvcScanState
@@ -115,7 +136,12 @@ typedef struct PsvcScanState
 	PushedValue *pushed;
 	int			fan;			/* index in pushed[] of the array, or -1 */
 	MemoryContext scan_cxt;
+	MemoryContext run_cxt;		/* child of scan_cxt: what one (re)scan
+								 * makes (values, streams, cursors); reset
+								 * by each rescan */
 	MemoryContext page_cxt;
+	MemoryContext page_body_cxt;	/* the response the page points into
+									 * (its transfer's context), or NULL */
 
 	bool		started;
 	bool		empty;			/* a NULL key: no rows at all */
@@ -289,17 +315,143 @@ is_empty_answer(PsvcScanState *st, Stream *s, PsvcHttpResponse *resp)
 	return resp->body && strstr(resp->body, "\"content_not_available\"") != NULL;
 }
 
+/* An array element's text and its position, for de-duplication. */
+typedef struct ValueText
+{
+	char	   *text;
+	int			pos;
+} ValueText;
+
+static int
+value_text_cmp(const void *a, const void *b)
+{
+	const ValueText *x = a;
+	const ValueText *y = b;
+	int			c = strcmp(x->text, y->text);
+
+	if (c != 0)
+		return c;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static int
+value_pos_cmp(const void *a, const void *b)
+{
+	const ValueText *x = a;
+	const ValueText *y = b;
+
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/*
+ * Fills pv with the distinct non-null elements of arr, each as its Datum
+ * and its text, in the order of their first occurrence.  Sorting makes it
+ * O(n log n) for the 100,000 values an = ANY(...) may bring; the loops
+ * check for interrupts.  Allocates in CurrentMemoryContext (run_cxt).
+ */
+static void
+distinct_values(PushedValue *pv, ArrayType *arr, Oid out)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			m = 0;
+	ValueText  *vt;
+	bool	   *dup;
+
+	get_typlenbyvalalign(pv->type, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, pv->type, typlen, typbyval, typalign, &elems, &nulls, &n);
+	pv->values = palloc(sizeof(Datum) * Max(n, 1));
+	pv->texts = palloc(sizeof(char *) * Max(n, 1));
+	vt = palloc(sizeof(ValueText) * Max(n, 1));
+	dup = palloc0(sizeof(bool) * Max(n, 1));
+	for (int j = 0; j < n; j++)
+	{
+		if (j % PSVC_SCAN_INTERRUPT_EVERY == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (nulls[j])
+			continue;
+		vt[m].text = OidOutputFunctionCall(out, elems[j]);
+		vt[m].pos = j;
+		m++;
+	}
+	if (m > 1)
+	{
+		qsort(vt, m, sizeof(ValueText), value_text_cmp);
+		CHECK_FOR_INTERRUPTS();
+		for (int k = 1; k < m; k++)
+			if (strcmp(vt[k].text, vt[k - 1].text) == 0)
+				dup[vt[k].pos] = true;
+		/* back to the order of the array, texts by position */
+		qsort(vt, m, sizeof(ValueText), value_pos_cmp);
+	}
+	pv->nvalues = 0;
+	for (int k = 0; k < m; k++)
+	{
+		int			j = vt[k].pos;
+
+		if (k % PSVC_SCAN_INTERRUPT_EVERY == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (dup[j])
+			continue;
+		pv->values[pv->nvalues] = datumCopy(elems[j], typbyval, typlen);
+		pv->texts[pv->nvalues++] = vt[k].text;
+	}
+}
+
+/*
+ * Checks every value that goes into a path, as the URL builder will, so
+ * that a bad one (22023) stops the scan before any request, even the
+ * first page of another value of a fanned-out scan.
+ */
+static void
+check_path_values(PsvcScanState *st)
+{
+	for (int i = 0; i < st->npushed; i++)
+	{
+		PushedValue *pv = &st->pushed[i];
+		const char *route;
+		const char *name;
+
+		if (pv->def->kind == PSVC_COL_PATH)
+		{
+			route = st->ep->route;
+			name = pv->def->param;
+		}
+		else if (st->detail && st->ep->detail_column &&
+				 strcmp(pv->def->name, st->ep->detail_column) == 0)
+		{
+			route = st->ep->detail_route;
+			name = route_param(route);
+		}
+		else
+			continue;
+		for (int k = 0; k < pv->nvalues; k++)
+		{
+			if (k % PSVC_SCAN_INTERRUPT_EVERY == 0)
+				CHECK_FOR_INTERRUPTS();
+			psvc_http_check_param("GET", route, name, pv->texts[k]);
+		}
+	}
+}
+
 /*
  * Evaluates the pushed values for this (re)scan and lays out the streams.
- * Allocates in the scan context.
+ * Allocates in run_cxt, which it resets first: a rescan reuses the memory
+ * of the one before (stop_streams has dropped its transfers).
  */
 static void
 start_scan(ForeignScanState *node, PsvcScanState *st)
 {
 	ExprContext *econtext = node->ss.ps.ps_ExprContext;
-	MemoryContext old = MemoryContextSwitchTo(st->scan_cxt);
+	MemoryContext old;
 	int			nstreams = 1;
 
+	MemoryContextReset(st->run_cxt);
+	old = MemoryContextSwitchTo(st->run_cxt);
 	st->empty = false;
 	for (int i = 0; i < st->ncols; i++)
 		st->cols[i].echo_for = -1;
@@ -320,34 +472,7 @@ start_scan(ForeignScanState *node, PsvcScanState *st)
 		}
 		if (pv->is_array)
 		{
-			ArrayType  *arr = DatumGetArrayTypeP(d);
-			int16		typlen;
-			bool		typbyval;
-			char		typalign;
-			Datum	   *elems;
-			bool	   *nulls;
-			int			n;
-
-			get_typlenbyvalalign(pv->type, &typlen, &typbyval, &typalign);
-			deconstruct_array(arr, pv->type, typlen, typbyval, typalign, &elems, &nulls, &n);
-			pv->values = palloc(sizeof(Datum) * Max(n, 1));
-			pv->texts = palloc(sizeof(char *) * Max(n, 1));
-			for (int j = 0; j < n; j++)
-			{
-				char	   *t;
-				bool		dup = false;
-
-				if (nulls[j])
-					continue;
-				t = OidOutputFunctionCall(out, elems[j]);
-				for (int k = 0; k < pv->nvalues; k++)
-					if (strcmp(pv->texts[k], t) == 0)
-						dup = true;
-				if (dup)
-					continue;
-				pv->values[pv->nvalues] = datumCopy(elems[j], typbyval, typlen);
-				pv->texts[pv->nvalues++] = t;
-			}
+			distinct_values(pv, DatumGetArrayTypeP(d), out);
 			if (pv->nvalues == 0)
 				st->empty = true;
 			nstreams = Max(pv->nvalues, 1);
@@ -365,6 +490,8 @@ start_scan(ForeignScanState *node, PsvcScanState *st)
 			pv->nvalues = 1;
 		}
 	}
+	if (!st->empty)
+		check_path_values(st);
 
 	st->nstreams = st->empty ? 0 : nstreams;
 	st->streams = palloc0(sizeof(Stream) * Max(st->nstreams, 1));
@@ -379,6 +506,70 @@ start_scan(ForeignScanState *node, PsvcScanState *st)
 	MemoryContextSwitchTo(old);
 	start_streams(st);
 	st->started = true;
+}
+
+/*
+ * Checks the next_cursor of the page a stream just decoded (items of it
+ * on the page), before it is sent back: 1 to PSVC_SCAN_MAX_CURSOR
+ * characters, not a cursor this stream has been given before (a cycle,
+ * found with Brent's method in constant memory: the cursor at the start
+ * of a lap is kept, and laps double in length), and no more than
+ * PSVC_SCAN_MAX_EMPTY_PAGES consecutive empty pages that still name a
+ * next one.  Each would otherwise make the scan run until
+ * statement_timeout, or fail inside libcurl.  Allocates in run_cxt.
+ */
+static void
+check_cursor(PsvcScanState *st, Stream *s, const char *next, int nitems)
+{
+	size_t		len = strlen(next);
+	int			nchars;
+
+	if (len == 0 || len > PSVC_SCAN_MAX_CURSOR)
+	{
+		nchars = len == 0 ? 0 : pg_mbstrlen_with_len(next, (int) Min(len, (size_t) INT_MAX));
+		if (nchars == 0 || nchars > PSVC_SCAN_MAX_CURSOR)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_STRING_LENGTH_OR_BUFFER_LENGTH),
+					 errmsg("GET %s answered a next_cursor of %d characters", st->ep->route, nchars),
+					 errdetail("A cursor has 1 to %d characters; the listing cannot continue.",
+							   PSVC_SCAN_MAX_CURSOR)));
+	}
+	if (s->lap_cursor != NULL && strcmp(next, s->lap_cursor) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("GET %s answered a next_cursor it had given before", st->ep->route),
+				 errdetail("Following it would ask for the same pages again, without end (after %d pages).",
+						   s->pages)));
+	if (++s->lap_steps >= s->lap_length)
+	{
+		if (s->lap_cursor != NULL)
+			pfree(s->lap_cursor);
+		s->lap_cursor = MemoryContextStrdup(st->run_cxt, next);
+		s->lap_length = Max(s->lap_length * 2, 1);
+		s->lap_steps = 0;
+	}
+	if (nitems > 0)
+		s->empty_pages = 0;
+	else if (++s->empty_pages > PSVC_SCAN_MAX_EMPTY_PAGES)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("GET %s answered %d pages in a row without items", st->ep->route,
+						s->empty_pages),
+				 errdetail("Each named a next page; a listing ends after %d consecutive empty pages.",
+						   PSVC_SCAN_MAX_EMPTY_PAGES)));
+}
+
+/* Frees the current page and the response it points into. */
+static void
+release_page(PsvcScanState *st)
+{
+	st->page = NULL;
+	MemoryContextReset(st->page_cxt);
+	if (st->page_body_cxt != NULL)
+	{
+		MemoryContextDelete(st->page_body_cxt);
+		st->page_body_cxt = NULL;
+	}
 }
 
 /*
@@ -455,9 +646,17 @@ advance(PsvcScanState *st)
 		{
 			char	   *guess;
 
-			old = MemoryContextSwitchTo(st->scan_cxt);
+			old = MemoryContextSwitchTo(st->run_cxt);
 			guess = psvc_json_peek_cursor(resp->body, resp->body_len);
 			MemoryContextSwitchTo(old);
+			/* a guess check_cursor would refuse is not sent */
+			if (guess != NULL &&
+				(guess[0] == '\0' || strlen(guess) > PSVC_SCAN_MAX_CURSOR ||
+				 (s->cursor != NULL && strcmp(guess, s->cursor) == 0)))
+			{
+				pfree(guess);
+				guess = NULL;
+			}
 			if (guess != NULL)
 			{
 				if (s->cursor)
@@ -467,17 +666,17 @@ advance(PsvcScanState *st)
 			}
 		}
 
-		MemoryContextReset(st->page_cxt);
-		st->page = NULL;
+		release_page(st);
+		/* the page points into the body, which lives until the page does */
+		st->page_body_cxt = body_cxt;
 		old = MemoryContextSwitchTo(st->page_cxt);
-		st->page = psvc_json_decode_page(resp->body, resp->body_len,
-										 st->detail ? st->ep->detail_items_key : st->ep->items_key,
-										 st->detail, st->nfields, st->fields,
-										 st->want_jsonb,
-										 psprintf("GET %s", st->detail ? st->ep->detail_route : st->ep->route));
+		st->page = psvc_json_decode_page_in_place(resp->body, resp->body_len,
+												  st->detail ? st->ep->detail_items_key : st->ep->items_key,
+												  st->detail, st->nfields, st->fields,
+												  st->want_jsonb,
+												  psprintf("GET %s", st->detail ? st->ep->detail_route : st->ep->route));
 		MemoryContextSwitchTo(old);
 		error_context_stack = errcb.previous;
-		MemoryContextDelete(body_cxt);
 
 		st->item = 0;
 		st->n_pages++;
@@ -486,6 +685,8 @@ advance(PsvcScanState *st)
 
 		next = (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR) ?
 			st->page->next_cursor : NULL;
+		if (next != NULL)
+			check_cursor(st, s, next, st->page->nitems);
 		/* a wrong guess: its page is not the next one */
 		if (s->xfer != NULL && (next == NULL || strcmp(next, s->cursor) != 0))
 			drop_transfer(s);
@@ -497,7 +698,7 @@ advance(PsvcScanState *st)
 		s->cursor = NULL;
 		if (next != NULL)
 		{
-			s->cursor = MemoryContextStrdup(st->scan_cxt, next);
+			s->cursor = MemoryContextStrdup(st->run_cxt, next);
 			if (st->limit >= 0 && st->rows_fetched >= st->limit)
 				s->done = true;
 			else if (psvc_guc_prefetch)
@@ -557,7 +758,7 @@ fill_slot(PsvcScanState *st, TupleTableSlot *slot, PsvcItem *it)
 			/* the value as the column's type, made once per stream */
 			if (c->echo_for != v)
 			{
-				MemoryContext old = MemoryContextSwitchTo(st->scan_cxt);
+				MemoryContext old = MemoryContextSwitchTo(st->run_cxt);
 
 				c->echo_datum = InputFunctionCall(&c->in, pv->texts[v], c->ioparam, c->typmod);
 				c->echo_for = v;
@@ -655,6 +856,8 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 
 	st->scan_cxt = AllocSetContextCreate(node->ss.ps.state->es_query_cxt,
 										 "partner_svc scan", ALLOCSET_DEFAULT_SIZES);
+	st->run_cxt = AllocSetContextCreate(st->scan_cxt, "partner_svc run",
+										ALLOCSET_DEFAULT_SIZES);
 	st->page_cxt = AllocSetContextCreate(st->scan_cxt, "partner_svc page",
 										 ALLOCSET_DEFAULT_SIZES);
 	node->fdw_state = st;
@@ -693,8 +896,7 @@ stop_streams(PsvcScanState *st)
 	for (int i = 0; i < st->nstreams; i++)
 		drop_transfer(&st->streams[i]);
 	st->nstreams = 0;
-	st->page = NULL;
-	MemoryContextReset(st->page_cxt);
+	release_page(st);
 }
 
 void

@@ -404,16 +404,15 @@ build_scalar(void *arg, char *token, JsonTokenType tokentype)
 }
 
 /*
- * jsonb from a service's body (UTF-8 JSON text), or NULL when it is
- * empty, not valid UTF-8 or not valid JSON: never raises for bad input,
- * so callers can look into error bodies safely (values beyond what jsonb
- * can hold raise, as in jsonb_in).  Converts to the server encoding.
+ * jsonb from a service's body (JSON text, already in the server encoding:
+ * http.c converts every response), or NULL when it is empty or not valid
+ * JSON: never raises for bad input, so callers can look into error bodies
+ * safely (values beyond what jsonb can hold raise, as in jsonb_in).
  * Allocates in CurrentMemoryContext.
  */
 Jsonb *
 psvc_fn_parse(const char *text, size_t len)
 {
-	char	   *copy;
 	char	   *conv;
 	JsonLexContext *lex;
 	JsonbBuild	build = {NULL, NULL};
@@ -421,10 +420,9 @@ psvc_fn_parse(const char *text, size_t len)
 
 	if (text == NULL || len == 0 || len >= MaxAllocSize)
 		return NULL;
-	if (!pg_verify_mbstr(PG_UTF8, text, (int) len, true))
-		return NULL;
-	copy = pnstrdup(text, len);
-	conv = pg_any_to_server(copy, (int) len, PG_UTF8);
+	conv = pnstrdup(text, len);
+	if (strlen(conv) != len)
+		return NULL;			/* a NUL byte: not JSON text */
 	lex = makeJsonLexContextCstringLen(conv, (int) strlen(conv),
 									  GetDatabaseEncoding(), true);
 	sem.semstate = &build;
@@ -506,7 +504,7 @@ psvc_fn_body(const PsvcHttpRequest *req, const PsvcHttpResponse *resp)
 				(errcode(ERRCODE_FDW_INVALID_STRING_FORMAT),
 				 errmsg("invalid JSON in the response of %s %s", req->method, req->route),
 				 resp->body_len == 0 ? errdetail("The response had no body.") :
-				 errdetail("The body is not valid UTF-8 JSON text.")));
+				 errdetail("The body is not valid JSON text.")));
 	return body;
 }
 
@@ -544,15 +542,15 @@ psvc_fn_check_ref(const char *argname, const char *value, int maxlen)
 }
 
 /*
- * The JSON text of j to send as a request body, in UTF-8 whatever the
- * server encoding; *len receives its length.  CurrentMemoryContext.
+ * The JSON text of j to send as a request body, in the server encoding
+ * (http.c sends every body as UTF-8); *len receives its length.
+ * CurrentMemoryContext.
  */
 char *
 psvc_fn_json_text(Jsonb *j, size_t *len)
 {
 	char	   *text = JsonbToCString(NULL, &j->root, VARSIZE(j));
-	char	   *utf8 = pg_server_to_any(text, (int) strlen(text), PG_UTF8);
 
-	*len = strlen(utf8);
-	return utf8;
+	*len = strlen(text);
+	return text;
 }

@@ -58,6 +58,22 @@
  * "error_sqlstate" set) to decide for itself, e.g. an upload that reads
  * the file's size before resending a chunk whose answer was lost.
  *
+ * Paths.  Every path and query string is built by http_url.c from the
+ * route template and plain values, which checks the path values against
+ * the documents first (22023) and encodes every value; CURLOPT_PATH_AS_IS
+ * keeps libcurl from removing dot segments.
+ *
+ * Text.  Request bodies are text in the server encoding and are sent as
+ * UTF-8 (psvc_http_start); response bodies are UTF-8 and are verified and
+ * converted to the server encoding once, when the caller takes the
+ * response (psvc_http_finish, response_to_server).  No other code of the
+ * extension converts a body.
+ *
+ * Bounds.  A response body is read up to partner_svc.max_response_size,
+ * or a server's lower max_response_size: the buffer grows with the bytes
+ * received, never with a claimed Content-Length, and a larger claim or
+ * body ends the attempt (54000, naming the route and the setting).
+ *
  * Secrets.  The API key goes into one Authorization header and nowhere
  * else: not into the URL, the description used by EXPLAIN, any message or
  * context line.  CURLOPT_VERBOSE is never set, and curl's error buffer
@@ -78,6 +94,7 @@
 #include <curl/curl.h>
 
 #include "common/pg_prng.h"
+#include "mb/pg_wchar.h"
 #include "lib/ilist.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
@@ -122,8 +139,8 @@ static void complete_transfer(PsvcTransfer *t);
 static long backoff_ms(PsvcTransfer *t, CURL *easy);
 static long retry_after_ms(CURL *easy);
 static bool should_retry(PsvcTransfer *t);
-static void append_escaped(StringInfo buf, const char *s);
-static void append_path_and_query(StringInfo buf, const PsvcHttpRequest *req);
+static void response_to_server(PsvcTransfer *t);
+static void response_error_context(void *arg);
 static PsvcHttpResponse *unknown_outcome(PsvcTransfer *t);
 
 /* curl_easy_setopt that cannot fail silently. */
@@ -170,8 +187,11 @@ transfer_release(void *arg)
 
 /*
  * CURLOPT_WRITEFUNCTION: appends to the transfer's buffer in its context.
- * Allocates with MCXT_ALLOC_NO_OOM and reports failure by returning 0,
- * which makes libcurl end the attempt with CURLE_WRITE_ERROR.
+ * The buffer grows with what was received (doubling), never with what the
+ * response claims (Content-Length), and never beyond t->max_body: a
+ * response over it ends the attempt (too_big).  Allocates with
+ * MCXT_ALLOC_NO_OOM and reports failure by returning 0, which makes
+ * libcurl end the attempt with CURLE_WRITE_ERROR.
  */
 static size_t
 write_cb(char *data, size_t size, size_t nmemb, void *userp)
@@ -179,7 +199,7 @@ write_cb(char *data, size_t size, size_t nmemb, void *userp)
 	PsvcTransfer *t = (PsvcTransfer *) userp;
 	size_t		n = size * nmemb;
 
-	if (n > PSVC_HTTP_MAX_BODY - t->len)
+	if (n > t->max_body - t->len)
 	{
 		t->too_big = true;
 		return 0;
@@ -187,17 +207,10 @@ write_cb(char *data, size_t size, size_t nmemb, void *userp)
 	if (t->len + n + 1 > t->cap)
 	{
 		size_t		newcap = Max(t->cap * 2, (size_t) 8192);
-		curl_off_t	expected = -1;
 		char	   *newbuf;
 
-		/* the first write knows the whole length when the server said it */
-		if (t->len == 0 &&
-			curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
-							  &expected) == CURLE_OK &&
-			expected > 0 && (size_t) expected <= PSVC_HTTP_MAX_BODY)
-			newcap = Max(newcap, (size_t) expected + 1);
 		newcap = Max(newcap, t->len + n + 1);
-		newcap = Min(newcap, PSVC_HTTP_MAX_BODY + 1);
+		newcap = Min(newcap, t->max_body + 1);
 
 		newbuf = MemoryContextAllocExtended(t->cxt, newcap, MCXT_ALLOC_NO_OOM);
 		if (newbuf == NULL)
@@ -267,6 +280,8 @@ psvc_http_start_attempt(PsvcTransfer *t)
 	t->errbuf[0] = '\0';
 
 	PSVC_SETOPT(easy, CURLOPT_URL, t->url);
+	/* the path is sent as http_url.c built it: no dot segment removed */
+	PSVC_SETOPT(easy, CURLOPT_PATH_AS_IS, 1L);
 	PSVC_SETOPT(easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	PSVC_SETOPT(easy, CURLOPT_PRIVATE, (void *) t);
 	PSVC_SETOPT(easy, CURLOPT_ERRORBUFFER, t->errbuf);
@@ -275,7 +290,8 @@ psvc_http_start_attempt(PsvcTransfer *t)
 	PSVC_SETOPT(easy, CURLOPT_TIMEOUT_MS, t->request_timeout_ms);
 	PSVC_SETOPT(easy, CURLOPT_USERAGENT, "partner_svc/" PSVC_VERSION);
 	PSVC_SETOPT(easy, CURLOPT_HTTPHEADER, t->headers);
-	PSVC_SETOPT(easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) PSVC_HTTP_MAX_BODY);
+	/* a larger Content-Length fails the attempt before any body is read */
+	PSVC_SETOPT(easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) t->max_body);
 	PSVC_SETOPT(easy, CURLOPT_WRITEFUNCTION, write_cb);
 	PSVC_SETOPT(easy, CURLOPT_WRITEDATA, (void *) t);
 	PSVC_SETOPT(easy, CURLOPT_XFERINFOFUNCTION, progress_cb);
@@ -533,100 +549,6 @@ retry_after_ms(CURL *easy)
 }
 
 /* ---------------------------------------------------------------------
- * URLs
- * ---------------------------------------------------------------------
- */
-
-/* Appends s percent-encoded: everything but RFC 3986 unreserved. */
-static void
-append_escaped(StringInfo buf, const char *s)
-{
-	char	   *e = curl_easy_escape(NULL, s, (int) strlen(s));
-
-	if (e == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
-	appendStringInfoString(buf, e);
-	curl_free(e);
-}
-
-/*
- * Appends the path of req (route with each {name} replaced by the
- * encoded value of path parameter name) and its encoded query string.
- */
-static void
-append_path_and_query(StringInfo buf, const PsvcHttpRequest *req)
-{
-	const char *p = req->route;
-	ListCell   *lc;
-	bool		first = true;
-
-	while (*p != '\0')
-	{
-		const char *end;
-		const char *value = NULL;
-		size_t		namelen;
-
-		if (*p != '{')
-		{
-			appendStringInfoChar(buf, *p++);
-			continue;
-		}
-		end = strchr(p, '}');
-		if (end == NULL)
-			elog(ERROR, "unterminated parameter in route \"%s\"", req->route);
-		namelen = end - p - 1;
-		foreach(lc, req->path_params)
-		{
-			PsvcKV	   *kv = (PsvcKV *) lfirst(lc);
-
-			if (strlen(kv->name) == namelen &&
-				strncmp(kv->name, p + 1, namelen) == 0)
-			{
-				value = kv->value;
-				break;
-			}
-		}
-		if (value == NULL)
-			elog(ERROR, "route \"%s\" lacks a value for path parameter \"%.*s\"",
-				 req->route, (int) namelen, p + 1);
-		append_escaped(buf, value);
-		p = end + 1;
-	}
-
-	foreach(lc, req->query)
-	{
-		PsvcKV	   *kv = (PsvcKV *) lfirst(lc);
-
-		appendStringInfoChar(buf, first ? '?' : '&');
-		first = false;
-		append_escaped(buf, kv->name);
-		if (kv->value != NULL)
-		{
-			appendStringInfoChar(buf, '=');
-			append_escaped(buf, kv->value);
-		}
-	}
-}
-
-/*
- * "METHOD /path?query" as it will be sent, without the base URL: for
- * EXPLAIN, and safe to show (the key is never part of it).  Allocates in
- * CurrentMemoryContext.
- */
-char *
-psvc_http_describe(const PsvcHttpRequest *req)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	appendStringInfo(&buf, "%s ", req->method);
-	append_path_and_query(&buf, req);
-	return buf.data;
-}
-
-/* ---------------------------------------------------------------------
  * The interface
  * ---------------------------------------------------------------------
  */
@@ -667,19 +589,61 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	t->max_retries = psvc_guc_max_retries;
 	t->connect_timeout_ms = psvc_guc_connect_timeout;
 	t->request_timeout_ms = psvc_guc_request_timeout;
-	if (req->body != NULL)
-	{
-		t->body = palloc(req->body_len + 1);
-		memcpy(t->body, req->body, req->body_len);
-		t->body[req->body_len] = '\0';
-		t->body_len = req->body_len;
-	}
 
+	/* the bound on the response: the GUC, or the server's lower option */
+	t->max_body = (size_t) psvc_guc_max_response_size;
+	t->max_body_setting = "partner_svc.max_response_size";
+	if (req->server->max_response_size > 0 &&
+		(size_t) req->server->max_response_size < t->max_body)
+	{
+		t->max_body = (size_t) req->server->max_response_size;
+		t->max_body_setting = psprintf("max_response_size of server \"%s\"",
+									   t->servername);
+	}
+	t->max_body = Min(t->max_body, PSVC_HTTP_MAX_BODY);
+
+	/* checked and encoded before anything is sent (http_url.c) */
 	initStringInfo(&buf);
-	append_path_and_query(&buf, req);
+	psvc_http_append_path(&buf, req, true);
+	if (strlen(req->server->base_url) + buf.len > PSVC_HTTP_MAX_URL)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("request URL of %s %s is too long", req->method, req->route),
+				 errdetail("The URL would have %zu bytes; the limit is %d.",
+						   strlen(req->server->base_url) + buf.len, PSVC_HTTP_MAX_URL),
+				 errhint("Nothing was sent to the service.")));
 	t->url = psprintf("%s%s", req->server->base_url, buf.data);
 	t->description = psprintf("%s %s", req->method, buf.data);
 	pfree(buf.data);
+
+	/*
+	 * The body: text in the server encoding, sent as UTF-8, the documents'
+	 * wire format.  This is the one conversion of request bodies.
+	 */
+	if (req->body != NULL)
+	{
+		const char *utf8 = req->body;
+
+		if (GetDatabaseEncoding() != PG_UTF8 && req->body_len > 0)
+		{
+			if (req->body_len >= MaxAllocSize ||
+				memchr(req->body, '\0', req->body_len) != NULL)
+				elog(ERROR, "request body of %s %s is not text", req->method, req->route);
+			utf8 = pg_server_to_any(req->body, (int) req->body_len, PG_UTF8);
+		}
+		if (utf8 != req->body)
+		{
+			t->body = (char *) utf8;
+			t->body_len = strlen(utf8);
+		}
+		else
+		{
+			t->body = palloc(req->body_len + 1);
+			memcpy(t->body, req->body, req->body_len);
+			t->body[req->body_len] = '\0';
+			t->body_len = req->body_len;
+		}
+	}
 
 	/* headers; t->headers is released by the callback whatever happens */
 #define PSVC_ADD_HEADER(h) \
@@ -771,6 +735,73 @@ unknown_outcome(PsvcTransfer *t)
 	return resp;
 }
 
+/* Names the response in errors about its encoding. */
+static void
+response_error_context(void *arg)
+{
+	PsvcTransfer *t = (PsvcTransfer *) arg;
+
+	errcontext("response to %s %s from server \"%s\"", t->method, t->route,
+			   t->servername);
+}
+
+/*
+ * Converts the body of t's response, UTF-8 as the documents and RFC 8259
+ * say, to the server encoding, in place (t's context): the one conversion
+ * of every response, for tables and functions alike.  A successful
+ * response that is not valid UTF-8, or holds a character the server
+ * encoding lacks, raises PostgreSQL's error (22021, 22P05) naming the
+ * request.  An error response is only read for its detail, so it never
+ * raises: bytes that are not valid UTF-8, and outside a UTF-8 database
+ * every byte beyond ASCII, become '?'.  Runs once per response.
+ */
+static void
+response_to_server(PsvcTransfer *t)
+{
+	PsvcHttpResponse *resp = t->resp;
+	MemoryContext oldcxt;
+	ErrorContextCallback errcallback;
+	char	   *conv;
+
+	if (resp->body_len == 0 || resp->converted)
+		return;
+	resp->converted = true;
+	oldcxt = MemoryContextSwitchTo(t->cxt);
+	if (t->status < 200 || t->status > 299)
+	{
+		int			enc = GetDatabaseEncoding();
+
+		if (!pg_verify_mbstr(PG_UTF8, resp->body, (int) resp->body_len, true) ||
+			(enc != PG_UTF8 && enc != PG_SQL_ASCII))
+		{
+			for (size_t i = 0; i < resp->body_len; i++)
+				if ((unsigned char) resp->body[i] >= 0x80 || resp->body[i] == '\0')
+					resp->body[i] = '?';
+		}
+		MemoryContextSwitchTo(oldcxt);
+		return;
+	}
+	if (resp->body_len >= MaxAllocSize)
+		elog(ERROR, "response body of %zu bytes", resp->body_len);
+
+	errcallback.callback = response_error_context;
+	errcallback.arg = t;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+	conv = pg_any_to_server(resp->body, (int) resp->body_len, PG_UTF8);
+	error_context_stack = errcallback.previous;
+	if (conv != resp->body)
+	{
+		pfree(resp->body);
+		resp->body = conv;
+		resp->body_len = strlen(conv);
+		t->buf = NULL;
+		t->cap = 0;
+		t->len = 0;
+	}
+	MemoryContextSwitchTo(oldcxt);
+}
+
 /*
  * Waits for t, retrying by the rules, and returns its response (in t's
  * context).  Raises the mapped error on failure unless return_errors and
@@ -803,9 +834,15 @@ psvc_http_finish(PsvcTransfer *t)
 	t->resp->wait_ms = t->wait_ms;
 
 	if (t->outcome == OUTCOME_HTTP && t->status >= 200 && t->status < 300)
+	{
+		response_to_server(t);
 		return t->resp;
+	}
 	if (t->outcome == OUTCOME_HTTP && t->return_errors)
+	{
+		response_to_server(t);
 		return t->resp;
+	}
 	if (t->return_unknown && !t->idempotent &&
 		(t->outcome == OUTCOME_TIMEOUT || t->outcome == OUTCOME_LOST))
 		return unknown_outcome(t);

@@ -491,8 +491,10 @@ psvc_http_report_failure(PsvcTransfer *t)
 		case OUTCOME_TOO_BIG:
 			ereport(ERROR,
 					(errcode(rule->sqlstate),
-					 errmsg("response to %s %s is larger than %zu bytes",
-							t->method, t->route, PSVC_HTTP_MAX_BODY),
+					 errmsg("response to %s %s is larger than %s (%zu bytes)",
+							t->method, t->route, t->max_body_setting, t->max_body),
+					 errdetail("The response was not read beyond that limit."),
+					 errhint("Ask for less (a LIMIT, a narrower WHERE), or raise the limit if the service really answers this much."),
 					 errcontext("%s", context)));
 			break;
 		case OUTCOME_NO_MEMORY:
@@ -538,7 +540,8 @@ psvc_http_failure_text(PsvcTransfer *t)
 		case OUTCOME_LOST:
 			return psprintf("The connection was lost: libcurl reported: %s.%s", why, unknown);
 		case OUTCOME_TOO_BIG:
-			return psprintf("The response was larger than %zu bytes.", PSVC_HTTP_MAX_BODY);
+			return psprintf("The response was larger than %zu bytes, the limit set by %s.",
+							t->max_body, t->max_body_setting);
 		case OUTCOME_NO_MEMORY:
 			return pstrdup("Out of memory while receiving the response.");
 		default:

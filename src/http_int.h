@@ -31,8 +31,19 @@
 
 #include "partner_svc.h"
 
-/* A body becomes one palloc'd string, so it must fit one allocation. */
+/*
+ * A body becomes one palloc'd string, so it must fit one allocation; the
+ * bound actually applied is partner_svc.max_response_size (or a server's
+ * lower max_response_size), itself at most this.
+ */
 #define PSVC_HTTP_MAX_BODY			((size_t) MaxAllocSize - 1)
+
+/*
+ * The longest URL we send (base URL, path and query).  libcurl refuses
+ * longer ones (8 MB) with an error we could only report as internal, and
+ * no partner service accepts a URL of this size anyway.
+ */
+#define PSVC_HTTP_MAX_URL			65536
 
 /* What the last attempt of a transfer ended with. */
 typedef enum PsvcOutcome
@@ -43,7 +54,7 @@ typedef enum PsvcOutcome
 	OUTCOME_TIMEOUT,			/* timed out after the request was sent */
 	OUTCOME_LOST,				/* connection broke during the exchange */
 	OUTCOME_TLS,				/* TLS handshake or verification failed */
-	OUTCOME_TOO_BIG,			/* response body over PSVC_HTTP_MAX_BODY */
+	OUTCOME_TOO_BIG,			/* response body over max_body */
 	OUTCOME_NO_MEMORY,			/* could not allocate the body */
 	OUTCOME_INTERRUPTED,		/* aborted for a pending interrupt */
 	OUTCOME_OTHER				/* any other libcurl failure */
@@ -119,6 +130,9 @@ struct PsvcTransfer
 	char	   *buf;			/* body received so far, in cxt */
 	size_t		len;
 	size_t		cap;
+	size_t		max_body;		/* largest body accepted, bytes */
+	const char *max_body_setting;	/* the setting that says so, for
+									 * messages */
 	bool		too_big;		/* set by write_cb */
 	bool		no_memory;		/* set by write_cb */
 	bool		interrupted;	/* set by progress_cb */
@@ -154,6 +168,15 @@ extern void psvc_http_start_attempt(PsvcTransfer *t);
  * and either schedules a retry or completes the transfer.
  */
 extern void psvc_http_attempt_finished(PsvcTransfer *t, CURLcode code);
+
+/* ---- http_url.c ---- */
+
+/*
+ * Appends req's path (values checked when check, converted to UTF-8 and
+ * encoded) and query string to buf.  The one builder of request paths.
+ */
+extern void psvc_http_append_path(StringInfo buf, const PsvcHttpRequest *req,
+								  bool check);
 
 /* ---- http_wait.c ---- */
 

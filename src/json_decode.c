@@ -47,9 +47,9 @@
  * one pass instead of a second parse of its text by jsonb_in; without it,
  * the parser calls no action for scalars or container ends, as before.
  *
- * The body is validated as UTF-8 and converted to the server encoding
- * before parsing (json_decode_util.c), so values are in the server
- * encoding.  Malformed JSON is reported before a body of another shape.
+ * The body arrives validated as UTF-8 and converted to the server
+ * encoding (http.c, the one place that converts responses), so values are
+ * in the server encoding.  Malformed JSON is reported before a body of another shape.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -71,6 +71,11 @@
 /* What object_field_end must do with the value that just ended. */
 #define CAPTURE_NONE	(-1)
 #define CAPTURE_CURSOR	(-2)	/* pagination.next_cursor */
+
+static PsvcPage *decode_page(const char *body, size_t len,
+							const char *items_key, bool single,
+							int nfields, const char *const *fields,
+							bool want_jsonb, const char *what, bool copy);
 
 /* Everything the semantic actions share; see psvc_json_decode_page. */
 typedef struct DecodeState
@@ -624,6 +629,34 @@ psvc_json_decode_page(const char *body, size_t len,
 					  int nfields, const char *const *fields,
 					  bool want_jsonb, const char *what)
 {
+	return decode_page(body, len, items_key, single, nfields, fields,
+					   want_jsonb, what, true);
+}
+
+/*
+ * psvc_json_decode_page without the page's own copy of the body: the page
+ * (PsvcItem.json, and values that need no de-escaping) points into body,
+ * which must be NUL-terminated at len and outlive the page.  Saves a copy
+ * of every page, and a page's worth of memory, to a scan that keeps the
+ * response until the page is done (fdw_scan.c).
+ */
+PsvcPage *
+psvc_json_decode_page_in_place(const char *body, size_t len,
+							   const char *items_key, bool single,
+							   int nfields, const char *const *fields,
+							   bool want_jsonb, const char *what)
+{
+	return decode_page(body, len, items_key, single, nfields, fields,
+					   want_jsonb, what, false);
+}
+
+/* Both of the above; copy says whether the page gets its own copy. */
+static PsvcPage *
+decode_page(const char *body, size_t len,
+			const char *items_key, bool single,
+			int nfields, const char *const *fields,
+			bool want_jsonb, const char *what, bool copy)
+{
 	DecodeState st;
 	JsonSemAction sem;
 	JsonParseErrorType error;
@@ -640,11 +673,14 @@ psvc_json_decode_page(const char *body, size_t len,
 				 errdetail("The response has %zu bytes; the limit is %d.",
 						   len, INT_MAX - 1)));
 
-	/*
-	 * Validate the UTF-8, converting it if the server encoding differs; the
-	 * page's own copy of the body is the conversion or a plain copy.
-	 */
-	text = psvc_json_server_text(body, &len, what);
+	/* the page's own copy of the body (already in the server encoding) */
+	if (copy)
+		text = psvc_json_server_text(body, &len, what);
+	else
+	{
+		Assert(body[len] == '\0');
+		text = body;
+	}
 
 	memset(&st, 0, sizeof(st));
 	page = palloc0(sizeof(PsvcPage));

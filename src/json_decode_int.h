@@ -42,8 +42,8 @@ typedef enum ShapeProblem
 } ShapeProblem;
 
 /*
- * The body in the server encoding, NUL-terminated, in CurrentMemoryContext:
- * validated as UTF-8 and converted, or a plain copy.  *len is updated.
+ * A NUL-terminated copy of the body (already in the server encoding,
+ * converted by http.c) in CurrentMemoryContext.
  */
 extern const char *psvc_json_server_text(const char *body, size_t *len,
 										 const char *what);

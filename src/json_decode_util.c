@@ -5,10 +5,10 @@
  *		  encoding, the de-escaping of strings, the errors for malformed
  *		  JSON and for bodies of another shape, and the cursor peek.
  *
- * The body is JSON over HTTP, hence UTF-8 (RFC 8259).  It is validated,
- * and converted when the database encoding differs, before parsing; values
- * are therefore in the server encoding.  The lexer alone does not check
- * the encoding.
+ * The body is JSON over HTTP, hence UTF-8 (RFC 8259).  http.c validates
+ * it and converts it to the server encoding before it comes here (the one
+ * place where response bodies are converted); values are therefore in the
+ * server encoding.  The lexer alone does not check the encoding.
  *
  * Strings with escapes are lexed again on their own with need_escapes =
  * true, so PostgreSQL does the de-escaping and the conversion of \u
@@ -47,34 +47,19 @@ static const char *token_kind(JsonTokenType token);
 static void encoding_error_context(void *arg);
 
 /*
- * The body in the server encoding, for the parser: validates the UTF-8,
- * converting it if the server encoding differs; the result is the
- * conversion or a plain copy, NUL-terminated, in CurrentMemoryContext.
- * *len becomes its length.  Errors about the encoding name what.
+ * The page's own copy of the body, for the parser: NUL-terminated, in
+ * CurrentMemoryContext.  The body is already in the server encoding:
+ * http.c verified its UTF-8 and converted it (psvc_http_finish), the one
+ * conversion of every response.  *len is unchanged.
  */
 const char *
 psvc_json_server_text(const char *body, size_t *len, const char *what)
 {
-	ErrorContextCallback errcallback;
-	const char *text;
+	char	   *copy = palloc(*len + 1);
 
-	errcallback.callback = encoding_error_context;
-	errcallback.arg = unconstify(char *, what);
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
-	text = pg_any_to_server(body, (int) *len, PG_UTF8);
-	error_context_stack = errcallback.previous;
-	if (text != body)
-		*len = strlen(text);
-	else
-	{
-		char	   *copy = palloc(*len + 1);
-
-		memcpy(copy, body, *len);
-		copy[*len] = '\0';
-		text = copy;
-	}
-	return text;
+	memcpy(copy, body, *len);
+	copy[*len] = '\0';
+	return copy;
 }
 
 /*

@@ -45,6 +45,7 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 
 #include "partner_svc.h"
@@ -63,6 +64,7 @@ static void check_service(DefElem *def);
 static void check_base_url(DefElem *def);
 static void check_tier(DefElem *def);
 static void check_rate_limits(DefElem *def);
+static void check_max_response_size(DefElem *def);
 static void check_api_key(DefElem *def);
 static void check_resource(DefElem *def);
 static void check_field(DefElem *def);
@@ -74,6 +76,7 @@ static const PsvcOption valid_options[] = {
 	{"base_url", ForeignServerRelationId, check_base_url},
 	{"tier", ForeignServerRelationId, check_tier},
 	{"rate_limits", ForeignServerRelationId, check_rate_limits},
+	{"max_response_size", ForeignServerRelationId, check_max_response_size},
 	{"api_key", UserMappingRelationId, check_api_key},
 	{"resource", ForeignTableRelationId, check_resource},
 	{"field", AttributeRelationId, check_field},
@@ -284,6 +287,34 @@ static void
 check_rate_limits(DefElem *def)
 {
 	psvc_rl_check_overrides(defGetString(def));
+}
+
+/*
+ * The bytes of a max_response_size value: an integer with an optional unit
+ * (B, kB, MB, GB), as partner_svc.max_response_size takes, from 1kB to
+ * the GUC's own limit.  Raises 22023 naming the option otherwise.
+ */
+int
+psvc_options_parse_size(const char *value)
+{
+	int			bytes;
+	const char *hint = NULL;
+
+	if (!parse_int(value, &bytes, GUC_UNIT_BYTE, &hint) ||
+		bytes < 1024 || bytes > PSVC_MAX_RESPONSE_SIZE_LIMIT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"max_response_size\": \"%s\"", value),
+				 errdetail("The value must be a size from 1kB to %dMB, such as '16MB'.",
+						   PSVC_MAX_RESPONSE_SIZE_LIMIT / (1024 * 1024)),
+				 hint ? errhint("%s", hint) : 0));
+	return bytes;
+}
+
+static void
+check_max_response_size(DefElem *def)
+{
+	(void) psvc_options_parse_size(defGetString(def));
 }
 
 static void

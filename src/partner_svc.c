@@ -27,6 +27,7 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 
 #include "partner_svc.h"
 
@@ -43,6 +44,7 @@ int			psvc_guc_max_retries = 3;
 int			psvc_guc_page_size = 100;
 int			psvc_guc_fanout = 8;
 bool		psvc_guc_prefetch = true;
+int			psvc_guc_max_response_size = PSVC_DEFAULT_MAX_RESPONSE_SIZE;
 
 PG_FUNCTION_INFO_V1(psvc_module_version);
 
@@ -118,6 +120,17 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("partner_svc.max_response_size",
+							"Largest response body accepted from a partner service.",
+							"A larger response ends the request with an error; a server's option max_response_size may set a lower bound for that server.",
+							&psvc_guc_max_response_size,
+							PSVC_DEFAULT_MAX_RESPONSE_SIZE,
+							1024,
+							PSVC_MAX_RESPONSE_SIZE_LIMIT,
+							PGC_USERSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
 
 	psvc_rl_init();
 	psvc_worker_init();

@@ -63,6 +63,8 @@ typedef struct PsvcServer
 	const char *tier;			/* "standard" unless set; orders only */
 	const char *rate_limits;	/* option "rate_limits" (per-route limits of
 								 * the contract, ratelimit_rules.c), or NULL */
+	int			max_response_size;	/* option "max_response_size" in bytes,
+									 * or 0 when not set */
 } PsvcServer;
 
 /* Allocates in CurrentMemoryContext.  Errors if not a partner_svc server. */
@@ -75,6 +77,8 @@ extern PsvcServer *psvc_options_copy_server(const PsvcServer *s);
  * caller must never print it.
  */
 extern char *psvc_options_api_key(Oid serverid, Oid userid);
+/* in options.c: bytes of a max_response_size value; 22023 when invalid */
+extern int	psvc_options_parse_size(const char *value);
 /* The "resource" option of a foreign table; palloc'd in CurrentMemoryContext. */
 extern char *psvc_options_resource(Oid relid);
 
@@ -129,7 +133,10 @@ typedef struct PsvcHttpResponse
 	bool		outcome_unknown;	/* return_unknown: no answer, the service
 									 * may or may not have acted */
 	char	   *failure;		/* then: what went wrong, a full sentence */
-	char	   *body;			/* NUL-terminated; palloc'd */
+	char	   *body;			/* NUL-terminated; palloc'd; a 2xx body
+								 * (and any body given back by
+								 * return_errors) is in the server
+								 * encoding, converted by http.c */
 	size_t		body_len;
 	char	   *content_type;	/* may be NULL */
 	int			retries;		/* retries this request took */
@@ -142,6 +149,7 @@ typedef struct PsvcHttpResponse
 	char	   *error;			/* status 0 (report_transport_errors): what
 								 * went wrong, a sentence; else NULL */
 	int			error_sqlstate; /* status 0: the SQLSTATE it maps to */
+	bool		converted;		/* body already in the server encoding */
 } PsvcHttpResponse;
 
 typedef struct PsvcTransfer PsvcTransfer;
@@ -171,8 +179,17 @@ extern PsvcHttpResponse *psvc_http_finish(PsvcTransfer *t);
 extern void psvc_http_cancel(PsvcTransfer *t);
 /* start + finish; the response is allocated in CurrentMemoryContext. */
 extern PsvcHttpResponse *psvc_http_request(const PsvcHttpRequest *req);
+/* in http_url.c: the one builder of request paths */
+
 /* "GET /path?query" as it will be sent (values encoded), for EXPLAIN. */
 extern char *psvc_http_describe(const PsvcHttpRequest *req);
+/*
+ * Raises 22023 naming the parameter unless value (server encoding) is what
+ * the documents allow for path parameter name of route; psvc_http_start
+ * checks every path value this way, callers may check earlier.
+ */
+extern void psvc_http_check_param(const char *method, const char *route,
+								  const char *name, const char *value);
 /*
  * Raises the ERROR that a failed response maps to (used by callers that
  * asked for return_errors and decided the status is an error after all,
@@ -238,6 +255,14 @@ extern PsvcPage *psvc_json_decode_page(const char *body, size_t len,
 									   const char *items_key, bool single,
 									   int nfields, const char *const *fields,
 									   bool want_jsonb, const char *what);
+/*
+ * The same without the page's own copy of the body: the page points into
+ * body, which must be NUL-terminated at len and outlive the page.
+ */
+extern PsvcPage *psvc_json_decode_page_in_place(const char *body, size_t len,
+												const char *items_key, bool single,
+												int nfields, const char *const *fields,
+												bool want_jsonb, const char *what);
 
 /*
  * A guess at pagination.next_cursor read from the end of a body without
@@ -532,6 +557,11 @@ extern int	psvc_guc_request_timeout;	/* milliseconds */
 extern int	psvc_guc_max_retries;
 extern int	psvc_guc_page_size;			/* items per page asked for */
 extern int	psvc_guc_fanout;			/* concurrent first pages */
+extern int	psvc_guc_max_response_size;	/* bytes */
+
+/* partner_svc.max_response_size: default, and the most it may be */
+#define PSVC_DEFAULT_MAX_RESPONSE_SIZE	(64 * 1024 * 1024)
+#define PSVC_MAX_RESPONSE_SIZE_LIMIT	((int) (MaxAllocSize - 1))
 extern bool psvc_guc_prefetch;			/* fetch the next page early */
 extern Datum psvc_module_version(PG_FUNCTION_ARGS);
 

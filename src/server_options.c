@@ -57,6 +57,7 @@ psvc_options_server(Oid serverid)
 	ForeignServer *fs = GetForeignServer(serverid);
 	PsvcServer *s = palloc0(sizeof(PsvcServer));
 	const char *url;
+	const char *size;
 	size_t		len;
 
 	s->serverid = serverid;
@@ -65,6 +66,8 @@ psvc_options_server(Oid serverid)
 	url = option_value(fs->options, "base_url");
 	s->tier = option_value(fs->options, "tier");
 	s->rate_limits = option_value(fs->options, "rate_limits");
+	size = option_value(fs->options, "max_response_size");
+	s->max_response_size = size ? psvc_options_parse_size(size) : 0;
 	if (s->service == NULL || url == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),

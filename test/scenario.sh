@@ -38,7 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -p "$work/test"
-cp -r "$repo/test/scenario" "$repo/test/sandbox" "$repo/test/bench" "$work/test/"
+cp -r "$repo/test/scenario" "$repo/test/sandbox" "$repo/test/bench" "$repo/test/hostile" "$work/test/"
 
 as_db_user=()
 if [ "$(id -u)" -eq 0 ]; then

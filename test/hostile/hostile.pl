@@ -1,0 +1,393 @@
+#!/usr/bin/perl
+#
+# test/hostile/hostile.pl: a hostile partner service on loopback, for the
+# tests of what partner_svc does with answers it must not trust.
+#
+# Usage: perl test/hostile/hostile.pl --port-file FILE --log FILE
+#             [--lifetime SECONDS]
+#
+# Listens on 127.0.0.1, on a free port written to the port file once it
+# accepts connections.  Every request is appended to the log file as one
+# line "METHOD TARGET" (the request target exactly as received, nothing
+# decoded), followed, when the request has a body, by one line
+# "  body: ..." with the body's bytes, every byte outside printable ASCII
+# written as \xHH.  Tests read the log to assert exactly what was sent (a
+# dot segment must arrive encoded, never as another route).  One process
+# per connection; every answer says "Connection: close".  The service exits
+# after --lifetime seconds (default 1800) or on SIGTERM.
+#
+# Routes (any method; the path is matched before its query string):
+#
+# Filter-ignoring lists (for the recheck of pushed conditions):
+#   /public/orders            three orders of statuses ACTIVE, DEFERRED and
+#                             PENDING whatever the query says; one page.
+#   /public/orders/{id}       an order whose id is "ord_hostile_1" and whose
+#                             custom_id is the {id} asked for, status
+#                             DEFERRED, whatever {id} is.
+#   /v1/business-questions    three questions of personas GF, EK and HR
+#                             (envelope "result") whatever the query says.
+#   /v1/movies/filters/content/faqs
+#                             faqs of sections plot, ending and background
+#                             whatever "section" says; one page.
+#
+# Movie lists, /v1/movies/{movie}/content/{themes,timeline,characters,faqs},
+# by the value of {movie}:
+#   ok            one page of two themes
+#   utf8          one page whose titles hold "é" and "ü" (valid UTF-8)
+#   euro          one page whose title holds "€" (valid UTF-8, not LATIN1)
+#   badutf8       one page whose title holds the byte 0xff
+#   claim1g       headers claim Content-Length 1 GB, then a few bytes and
+#                 the connection is held open (bounded)
+#   claim60m      headers claim Content-Length 60 MB, then a few bytes and
+#                 the connection is closed
+#   endless       a chunked body that never ends (bounded: 3 GB or the
+#                 lifetime, or until the client goes away)
+#   size-N        one valid page of at least N bytes (one long title)
+#   repeat        every page: one item and next_cursor "same"
+#   cycle         cursors a, b, a, b, ...: one item each
+#   bigcursor     next_cursor of 9 MB
+#   cursor-N      first page: next_cursor of N characters "c..."; the page
+#                 asked for with it is the last
+#   emptyforever  every page: no items and a new next_cursor
+#   empty-N       N empty pages with cursors, then one page of one item
+# Any other movie: one page of one theme whose title is the movie as the
+# service decoded it (percent-decoding of the path segment; its bytes are
+# sent back as they are, controls escaped).
+#
+# Todos: POST /todos answers the todo created, with the body's title.
+#
+# Functions' routes whose answers hold invalid UTF-8 (0xff in a string):
+#   GET  /files/{file_id}                       FileInfo
+#   POST /uploads                               FileInfo
+#   GET  /api/user-jobs/run/{jobId}             Execution
+#   PUT  /api/user-jobs                         UserJob
+#   GET  /api/user-jobs/user-job-executions/{jobId}   summary
+# ... unless the {file_id} is "good", the {jobId} is 2, or the body holds
+# the string "good": then the same answer with valid UTF-8 ("é").
+#
+# Everything else: 404 {"error":{"code":"not_found"}}.
+use strict;
+use warnings;
+use Getopt::Long;
+use IO::Socket::INET;
+use POSIX qw(:sys_wait_h);
+use Time::HiRes qw(time sleep);
+
+my ($port_file, $log_file);
+my $lifetime = 1800;
+GetOptions('port-file=s' => \$port_file, 'log=s' => \$log_file,
+	'lifetime=i' => \$lifetime) or die "usage\n";
+die "--port-file and --log are required\n" unless $port_file && $log_file;
+
+my $server = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
+	Listen => 64, ReuseAddr => 1, Proto => 'tcp') or die "listen: $!\n";
+my $started = time;
+my $stop = 0;
+$SIG{TERM} = $SIG{INT} = sub { $stop = 1 };
+# children still running, by pid: only these are stopped at exit (a pid
+# reaped long ago may belong to another process by then)
+my %kids;
+$SIG{CHLD} = sub {
+	while ((my $pid = waitpid(-1, WNOHANG)) > 0) { delete $kids{$pid}; }
+};
+$SIG{PIPE} = 'IGNORE';
+{
+	open(my $fh, '>', "$port_file.tmp") or die "$port_file: $!\n";
+	print $fh $server->sockport, "\n";
+	close $fh;
+	rename("$port_file.tmp", $port_file) or die "rename: $!\n";
+}
+
+while (!$stop && time - $started < $lifetime)
+{
+	my $rin = '';
+	vec($rin, fileno($server), 1) = 1;
+	next unless select(my $rout = $rin, undef, undef, 0.5) > 0;
+	my $c = $server->accept or next;
+	my $pid = fork();
+	if (!defined $pid) { close $c; next; }
+	if ($pid == 0)
+	{
+		$SIG{TERM} = 'DEFAULT';
+		close $server;
+		alarm(120);				# no child outlives two minutes
+		serve($c);
+		exit 0;
+	}
+	$kids{$pid} = 1;
+	close $c;
+}
+$SIG{CHLD} = 'DEFAULT';
+for my $pid (keys %kids)
+{
+	# still ours only if not reaped yet: waitpid says so without blocking
+	kill('TERM', $pid) if waitpid($pid, WNOHANG) == 0;
+}
+exit 0;
+
+sub log_line
+{
+	my ($text) = @_;
+	open(my $fh, '>>', $log_file) or return;
+	# one write per record: records of concurrent children never interleave
+	syswrite($fh, $text);
+	close $fh;
+}
+
+sub visible
+{
+	my ($s) = @_;
+	$s =~ s/([^\x20-\x7e])/sprintf('\\x%02x', ord($1))/ge;
+	return $s;
+}
+
+sub serve
+{
+	my ($c) = @_;
+	binmode $c;
+	local $/ = "\r\n";
+	my $line = <$c>;
+	return unless defined $line;
+	$line =~ s/\r\n$//;
+	my ($method, $target) = split / /, $line;
+	return unless defined $target;
+	my %h;
+	while (my $hl = <$c>)
+	{
+		$hl =~ s/\r\n$//;
+		last if $hl eq '';
+		my ($k, $v) = split /:\s*/, $hl, 2;
+		$h{lc $k} = $v // '';
+	}
+	my $body = '';
+	my $clen = $h{'content-length'} // 0;
+	while ($clen > 0 && length($body) < $clen && length($body) < 64 * 1024 * 1024)
+	{
+		my $n = read($c, my $chunk, $clen - length($body));
+		last unless $n;
+		$body .= $chunk;
+	}
+	my $rec = "$method $target\n";
+	$rec .= "  body: " . visible($body) . "\n" if length $body;
+	log_line($rec);
+
+	my ($path, $query) = split /\?/, $target, 2;
+	route($c, $method, $path, $query // '', $body);
+	close $c;
+}
+
+sub reply
+{
+	my ($c, $status, $body, %o) = @_;
+	my $reason = $status == 200 ? 'OK' : $status == 201 ? 'Created' :
+	  $status == 404 ? 'Not Found' : 'Error';
+	print $c "HTTP/1.1 $status $reason\r\n",
+	  "Content-Type: application/json\r\n",
+	  "Content-Length: " . length($body) . "\r\n",
+	  "Connection: close\r\n\r\n", $body;
+}
+
+sub page
+{
+	my ($items, $cursor) = @_;
+	my $next = defined $cursor ? "\"$cursor\"" : 'null';
+	my $more = defined $cursor ? 'true' : 'false';
+	return "{\"data\":[" . join(',', @$items) .
+	  "],\"pagination\":{\"limit\":100,\"has_more\":$more,\"next_cursor\":$next}}";
+}
+
+sub theme
+{
+	my ($pos, $title) = @_;
+	return "{\"position\":$pos,\"title\":\"$title\",\"emoji\":\"x\"," .
+	  "\"explanation\":\"e\",\"name\":\"$title\",\"question\":\"$title\"," .
+	  "\"section\":\"plot\"}";
+}
+
+sub qparam
+{
+	my ($query, $name) = @_;
+	for my $kv (split /&/, $query)
+	{
+		my ($k, $v) = split /=/, $kv, 2;
+		return $v // '' if $k eq $name;
+	}
+	return undef;
+}
+
+sub pct_decode
+{
+	my ($s) = @_;
+	$s =~ s/%([0-9A-Fa-f]{2})/chr(hex($1))/ge;
+	return $s;
+}
+
+sub route
+{
+	my ($c, $method, $path, $query, $body) = @_;
+
+	# filter-ignoring lists
+	if ($path eq '/public/orders')
+	{
+		my @o = map {
+			my ($i, $s) = @$_;
+			"{\"id\":\"ord_hostile_$i\",\"custom_id\":\"H-$i\",\"email\":\"h$i\@example.com\"," .
+			  "\"created_date\":170000000$i,\"status\":\"$s\"}"
+		} ([1, 'ACTIVE'], [2, 'DEFERRED'], [3, 'PENDING']);
+		return reply($c, 200, page(\@o, undef));
+	}
+	if ($path =~ m{^/public/orders/([^/]+)$})
+	{
+		my $id = pct_decode($1);
+		$id =~ s/(["\\])/\\$1/g;
+		return reply($c, 200, "{\"data\":{\"id\":\"ord_hostile_1\",\"custom_id\":\"$id\"," .
+			  "\"email\":\"h1\@example.com\",\"created_date\":1700000001,\"status\":\"DEFERRED\"}}");
+	}
+	if ($path eq '/v1/business-questions')
+	{
+		my @q = map {
+			"{\"id\":\"BQ-$_-001\",\"persona\":\"$_\",\"question\":\"q $_\"," .
+			  "\"answerability\":\"answerable\"}"
+		} qw(GF EK HR);
+		return reply($c, 200, "{\"result\":[" . join(',', @q) . "],\"count\":3}");
+	}
+	if ($path eq '/v1/movies/filters/content/faqs')
+	{
+		my $i = 0;
+		my @f = map {
+			$i++;
+			"{\"position\":$i,\"section\":\"$_\",\"question\":\"q$i\",\"answer\":\"a$i\"}"
+		} qw(plot ending background);
+		return reply($c, 200, page(\@f, undef));
+	}
+
+	# movie lists
+	if ($path =~ m{^/v1/movies/([^/]*)/content/(themes|timeline|characters|faqs)$})
+	{
+		return movie_list($c, $1, qparam($query, 'cursor'));
+	}
+
+	# todos: a created todo echoes the title of the body
+	if ($path eq '/todos' && $method eq 'POST')
+	{
+		my ($title) = $body =~ /"title"\s*:\s*"((?:[^"\\]|\\.)*)"/;
+		$title //= '';
+		return reply($c, 201, "{\"id\":1,\"title\":\"$title\",\"completed\":false,\"userId\":1}");
+	}
+
+	# functions' answers with invalid UTF-8
+	my $bad = "\xff";
+	my $good = "\xc3\xa9";
+	if ($path =~ m{^/files/([^/]+)$})
+	{
+		my $s = $1 eq 'good' ? $good : $bad;
+		return reply($c, 200, "{\"file_id\":\"$1\",\"filename\":\"f$s\",\"size\":0}");
+	}
+	if ($path eq '/uploads' && $method eq 'POST')
+	{
+		my $s = $body =~ /"good"/ ? $good : $bad;
+		return reply($c, 200, "{\"file_id\":\"up1\",\"filename\":\"f$s\",\"size\":0}");
+	}
+	if ($path =~ m{^/api/user-jobs/run/([^/]+)$})
+	{
+		my $s = $1 eq '2' ? $good : $bad;
+		return reply($c, 200, "{\"id\":1,\"status\":\"RUNNING$s\"}");
+	}
+	if ($path eq '/api/user-jobs' && $method eq 'PUT')
+	{
+		my $s = $body =~ /"good"/ ? $good : $bad;
+		return reply($c, 200, "{\"id\":1,\"name\":\"job$s\"}");
+	}
+	if ($path =~ m{^/api/user-jobs/user-job-executions/([^/]+)$})
+	{
+		my $s = $1 eq '2' ? $good : $bad;
+		return reply($c, 200, "{\"jobId\":1,\"executions\":[{\"id\":1,\"status\":\"OK$s\"}]}");
+	}
+	return reply($c, 404, '{"error":{"code":"not_found"}}');
+}
+
+sub movie_list
+{
+	my ($c, $movie, $cursor) = @_;
+	my $one = [ theme(1, 't1') ];
+
+	if ($movie eq 'ok')
+	{
+		return reply($c, 200, page([ theme(1, 't1'), theme(2, 't2') ], undef));
+	}
+	if ($movie eq 'utf8')
+	{
+		return reply($c, 200, page([ theme(1, "caf\xc3\xa9"), theme(2, "\xc3\xbcber") ], undef));
+	}
+	if ($movie eq 'euro')
+	{
+		return reply($c, 200, page([ theme(1, "\xe2\x82\xac") ], undef));
+	}
+	if ($movie eq 'badutf8')
+	{
+		return reply($c, 200, page([ theme(1, "bad\xff") ], undef));
+	}
+	if ($movie eq 'claim1g')
+	{
+		print $c "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n",
+		  "Content-Length: 1073741824\r\nConnection: close\r\n\r\n{\"data\":[";
+		sleep 30;
+		return;
+	}
+	if ($movie eq 'claim60m')
+	{
+		print $c "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n",
+		  "Content-Length: 62914560\r\nConnection: close\r\n\r\n{\"data\":[";
+		return;
+	}
+	if ($movie eq 'endless')
+	{
+		print $c "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n",
+		  "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+		my $chunk = '{"position":1,"title":"' . ('x' x 65000) . '"},';
+		my $head = "{\"data\":[";
+		printf $c "%x\r\n%s\r\n", length($head), $head or return;
+		for (1 .. 50000)		# about 3 GB
+		{
+			printf $c "%x\r\n%s\r\n", length($chunk), $chunk or return;
+		}
+		return;
+	}
+	if ($movie =~ /^size-(\d+)$/)
+	{
+		return reply($c, 200, page([ theme(1, 'y' x $1) ], undef));
+	}
+	if ($movie eq 'repeat')
+	{
+		return reply($c, 200, page($one, 'same'));
+	}
+	if ($movie eq 'cycle')
+	{
+		my $next = (defined $cursor && $cursor eq 'a') ? 'b' : 'a';
+		return reply($c, 200, page($one, $next));
+	}
+	if ($movie eq 'bigcursor')
+	{
+		return reply($c, 200, page($one, 'c' x (9 * 1024 * 1024)));
+	}
+	if ($movie =~ /^cursor-(\d+)$/)
+	{
+		return reply($c, 200, page($one, undef)) if defined $cursor;
+		return reply($c, 200, page($one, 'c' x $1));
+	}
+	if ($movie eq 'emptyforever')
+	{
+		my $n = defined $cursor ? $cursor + 1 : 1;
+		return reply($c, 200, page([], $n));
+	}
+	if ($movie =~ /^empty-(\d+)$/)
+	{
+		my $n = defined $cursor ? $cursor + 1 : 1;
+		return reply($c, 200, page([], $n)) if $n <= $1;
+		return reply($c, 200, page($one, undef));
+	}
+	my $title = pct_decode($movie);
+	$title =~ s/(["\\])/\\$1/g;
+	$title =~ s/([\x00-\x1f])/sprintf('\\u%04x', ord($1))/ge;
+	return reply($c, 200, page([ theme(1, $title) ], undef));
+}
