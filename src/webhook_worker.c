@@ -69,6 +69,12 @@ static char *wh_database = NULL;
 static int	wh_client_timeout = 10;
 char	   *psvc_wh_secret = NULL;
 int			psvc_wh_max_body = 65536;
+char	   *psvc_wh_secret_previous = NULL;
+int			psvc_wh_header_timeout = 10;
+int			psvc_wh_request_timeout = 30;
+int			psvc_wh_min_rate = 1024;
+int			psvc_wh_max_per_address = 64;
+int			psvc_wh_max_in_flight = 16 * 1024 * 1024;
 
 PsvcWhCounters psvc_wh_counters;
 
@@ -171,6 +177,38 @@ psvc_worker_init(void)
 							"A client that sends nothing for this long is disconnected.",
 							&wh_client_timeout, 10, 1, 3600,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	/* the listener's defences against hostile clients (webhook_http.c) */
+	DefineCustomStringVariable("partner_svc.webhook_secret_previous",
+							   "Former value of partner_svc.webhook_secret, still accepted during a rotation.",
+							   "Empty: only partner_svc.webhook_secret is accepted.",
+							   &psvc_wh_secret_previous, "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_header_timeout",
+							"Time a webhook request has for its headers.",
+							"Counted from the opening of the connection or the end of the previous request on it; then the connection is closed.",
+							&psvc_wh_header_timeout, 10, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_request_timeout",
+							"Time a webhook request has for its headers and its whole body.",
+							"Then the connection is closed.",
+							&psvc_wh_request_timeout, 30, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_min_rate",
+							"Slowest average rate, in bytes per second, at which a webhook body may arrive.",
+							"Checked from 2 seconds after the headers; 0 turns the check off.",
+							&psvc_wh_min_rate, 1024, 0, 1024 * 1024 * 1024,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_max_connections_per_address",
+							"Most connections open at once to the webhook listener from one source address.",
+							"0: no cap per address (the listener's total of 512 still applies).",
+							&psvc_wh_max_per_address, 64, 0, 512,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_max_body_in_flight",
+							"Most webhook body bytes held at once over all open requests.",
+							"A request that does not fit is answered 503 with Retry-After.",
+							&psvc_wh_max_in_flight, 16 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 
 	/*
 	 * A PGC_POSTMASTER setting can only be defined while preloading: guc.c
@@ -272,7 +310,8 @@ sync_listener(void)
 	if (psvc_wh_http_running() &&
 		(wh_port == 0 || running_port != wh_port ||
 		 running_timeout != wh_client_timeout ||
-		 strcmp(running_address, wh_listen_address) != 0))
+		 strcmp(running_address, wh_listen_address) != 0 ||
+		 psvc_wh_http_stale()))
 	{
 		psvc_wh_http_stop();
 		ereport(LOG, (errmsg("partner_svc webhook worker stopped listening on %s port %d",
