@@ -100,6 +100,7 @@ static char *running_address = NULL;	/* of the open listener */
 static int	running_port = 0;
 static int	running_timeout = 0;
 static TimestampTz next_bind_try = 0;
+static uint32 listener_generation = 0;	/* counts opens: the wait set follows */
 static char last_bind_error[256];
 
 PG_FUNCTION_INFO_V1(psvc_webhook_status);
@@ -348,6 +349,7 @@ sync_listener(void)
 		return;
 	}
 	last_bind_error[0] = '\0';
+	listener_generation++;
 	running_address = MemoryContextStrdup(TopMemoryContext, wh_listen_address);
 	running_port = wh_port;
 	running_timeout = wh_client_timeout;
@@ -394,6 +396,7 @@ psvc_worker_main(Datum arg)
 	MemoryContext batch_cxt;
 	WaitEventSet *set = NULL;
 	int			set_fd = -2;
+	uint32		set_generation = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -427,7 +430,13 @@ psvc_worker_main(Datum arg)
 			break;
 		sync_listener();
 
-		if (set == NULL || set_fd != psvc_wh_http_fd())
+		/*
+		 * A reopened listener may get the same descriptor number as the
+		 * closed one, which the set no longer watches: rebuild it on every
+		 * open, not only when the number changes.
+		 */
+		if (set == NULL || set_fd != psvc_wh_http_fd() ||
+			set_generation != listener_generation)
 		{
 			if (set)
 				FreeWaitEventSet(set);
@@ -435,6 +444,7 @@ psvc_worker_main(Datum arg)
 			AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 			AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
 			set_fd = psvc_wh_http_fd();
+			set_generation = listener_generation;
 			if (set_fd >= 0)
 				AddWaitEventToSet(set, WL_SOCKET_READABLE, set_fd, NULL, NULL);
 		}
