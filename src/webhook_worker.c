@@ -23,6 +23,10 @@
  * - Listen address, port, secret, body limit and client timeout are
  *   PGC_SIGHUP: after a reload the listener is reopened if its address,
  *   port or timeout changed; secret and limit apply to the next request.
+ *   The listener's limits on hostile clients are PGC_SIGHUP too (defined
+ *   here, read by webhook_http.c); psvc_wh_http_stale() says when one of
+ *   them needs the listener reopened (the cap per address, or a secret
+ *   removed from a listener that is not on loopback).
  *   The database is PGC_POSTMASTER.
  * - Errors of a batch are caught inside webhook_store.c (abort, 500,
  *   continue); an error anywhere else in the loop ends the worker, and the
