@@ -507,6 +507,13 @@ typedef struct PsvcWhCounters
 extern PsvcWhCounters psvc_wh_counters;
 extern char *psvc_wh_secret;	/* partner_svc.webhook_secret, "" = none */
 extern int	psvc_wh_max_body;	/* bytes */
+/* the listener's limits on hostile clients (webhook_http.c reads them) */
+extern char *psvc_wh_secret_previous;	/* accepted too, during a rotation */
+extern int	psvc_wh_header_timeout;	/* s, for the headers of a request */
+extern int	psvc_wh_request_timeout;	/* s, for a whole request */
+extern int	psvc_wh_min_rate;	/* body bytes per second, 0 = any */
+extern int	psvc_wh_max_per_address;	/* connections, 0 = no cap */
+extern int	psvc_wh_max_in_flight;	/* body bytes of all open requests */
 
 /*
  * One webhook request, from its first byte to its answer.  Allocated with
@@ -531,6 +538,8 @@ typedef struct PsvcWhDelivery
 extern bool psvc_wh_http_start(const char *address, int port, int timeout_s,
 							   char *err, size_t errlen);
 extern void psvc_wh_http_stop(void);
+/* The listener must be restarted for the settings to apply. */
+extern bool psvc_wh_http_stale(void);
 extern bool psvc_wh_http_running(void);
 extern int	psvc_wh_http_fd(void);	/* readable when psvc_wh_http_run has work */
 extern long psvc_wh_http_timeout(void);	/* ms the wait may last, -1 = any */

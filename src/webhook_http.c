@@ -32,9 +32,33 @@
  *   body is complete is closed after partner_svc.webhook_client_timeout
  *   seconds of silence (MHD_OPTION_CONNECTION_TIMEOUT); it never blocks
  *   anybody else.
- * - The secret (partner_svc.webhook_secret) is the header
- *   X-Partner-Webhook-Secret, compared in time independent of where the
- *   values differ.
+ * - Hostile clients (the "guard" functions below): every connection has
+ *   a WhConn (MHD_OPTION_NOTIFY_CONNECTION, its socket context) that
+ *   records where its current request is: waiting for its headers, in
+ *   its body, or complete (held in a batch or being answered).  After
+ *   each MHD_run, at most every PSVC_WH_SWEEP_MS, guard_sweep cuts off
+ *   the connections that missed the header deadline, the request
+ *   deadline or the minimum body rate, by shutdown(2) of their socket:
+ *   libmicrohttpd then sees the end of the stream and closes them itself
+ *   (it owns the descriptor).  A request's clock starts when its
+ *   connection opens or when the previous request on it was answered, so
+ *   an idle kept-alive connection also ends at the header deadline.
+ *   Complete requests are never cut.  libmicrohttpd itself enforces the
+ *   cap per source address (MHD_OPTION_PER_IP_CONNECTION_LIMIT).
+ * - Body bytes in flight: a request reserves its Content-Length (a
+ *   chunked one, what it has received) from one global budget
+ *   (partner_svc.webhook_max_body_in_flight) until libmicrohttpd is done
+ *   with it; a request that does not fit is answered 503 with
+ *   Retry-After.  With the defaults one address (64 connections of at
+ *   most 64 kB) cannot take the whole budget.
+ * - The path is compared byte for byte with the raw request target (URI
+ *   log callback), before libmicrohttpd decodes %XX escapes: a decoded
+ *   NUL, an escape, a query or any other extra byte is a 404.
+ * - The secrets (partner_svc.webhook_secret and, during a rotation,
+ *   partner_svc.webhook_secret_previous) are checked against the header
+ *   X-Partner-Webhook-Secret, both always, each in time independent of
+ *   where the values differ.  Without any secret the listener refuses to
+ *   bind an address that is not loopback.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -47,7 +71,9 @@
 
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -60,9 +86,46 @@
 #define PSVC_WH_CONNECTION_LIMIT 512
 #define PSVC_WH_BACKLOG 511
 #define PSVC_WH_SECRET_HEADER "X-Partner-Webhook-Secret"
+#define PSVC_WH_SWEEP_MS 200	/* how often the deadlines are checked */
+#define PSVC_WH_RATE_GRACE_MS 2000	/* body time before the rate counts */
+#define PSVC_WH_RETRY_AFTER "1"	/* seconds, in 503 answers */
 
 static struct MHD_Daemon *daemon_h = NULL;
 static int	daemon_fd = -1;
+static int	running_per_address = 0;	/* the cap the daemon was started with */
+static bool running_loopback = true;	/* it listens on a loopback address */
+
+/* Where a connection's current request is (see the file header). */
+typedef enum WhPhase
+{
+	WH_HEADERS,					/* waiting for the request's headers */
+	WH_BODY,					/* headers read, body incomplete */
+	WH_COMPLETE					/* body complete: held or being answered */
+} WhPhase;
+
+/*
+ * One open connection, for the deadlines and the in-flight budget.
+ * malloc'd in the connection-start notification, freed when
+ * libmicrohttpd closes the connection.
+ */
+typedef struct WhConn
+{
+	int			fd;				/* the socket (owned by libmicrohttpd) */
+	WhPhase		phase;
+	uint64		request_start;	/* ms: opened, or previous request done */
+	uint64		body_start;		/* ms: headers complete */
+	size_t		body_bytes;		/* received so far in this request */
+	size_t		reserved;		/* bytes of the in-flight budget held */
+	bool		over_budget;	/* the body did not fit: answer 503 */
+	bool		cut;			/* shut down by a limit */
+	const char *raw_env;		/* environment of the raw target, or NULL */
+	struct WhConn *prev;
+	struct WhConn *next;
+} WhConn;
+
+static WhConn *conns = NULL;	/* every open connection */
+static size_t in_flight = 0;	/* sum of the reservations */
+static uint64 next_sweep = 0;	/* ms */
 
 /* Complete deliveries waiting for the next batch, oldest first. */
 static PsvcWhDelivery *pending_head = NULL;
@@ -94,6 +157,8 @@ queue_answer(struct MHD_Connection *conn, int status, const char *json)
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "POST");
+	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, PSVC_WH_RETRY_AFTER);
 	ret = MHD_queue_response(conn, (unsigned int) status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -130,15 +195,275 @@ secret_matches(const char *given, const char *secret)
 	return given != NULL && diff == 0;
 }
 
-/* The environment of a path, or NULL for a path we do not serve. */
-static const char *
-environment_of(const char *url)
+/* True when a secret (current or previous) is set. */
+static bool
+any_secret(void)
 {
-	if (strcmp(url, "/webhooks/sandbox") == 0)
+	return (psvc_wh_secret != NULL && psvc_wh_secret[0] != '\0') ||
+		(psvc_wh_secret_previous != NULL && psvc_wh_secret_previous[0] != '\0');
+}
+
+/*
+ * True when the request may pass: no secret is set, or its header equals
+ * one of the set secrets.  Both are always compared (no early exit), so
+ * the time does not tell which one matched.
+ */
+static bool
+secret_ok(struct MHD_Connection *conn)
+{
+	const char *given;
+	bool		cur = false;
+	bool		prev = false;
+
+	if (!any_secret())
+		return true;
+	given = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, PSVC_WH_SECRET_HEADER);
+	if (psvc_wh_secret != NULL && psvc_wh_secret[0] != '\0')
+		cur = secret_matches(given, psvc_wh_secret);
+	if (psvc_wh_secret_previous != NULL && psvc_wh_secret_previous[0] != '\0')
+		prev = secret_matches(given, psvc_wh_secret_previous);
+	return cur | prev;
+}
+
+/*
+ * The environment of a raw request target (as sent, before any %XX
+ * decoding, query included), or NULL for one we do not serve.
+ */
+static const char *
+environment_of(const char *raw_target)
+{
+	if (strcmp(raw_target, "/webhooks/sandbox") == 0)
 		return "sandbox";
-	if (strcmp(url, "/webhooks/production") == 0)
+	if (strcmp(raw_target, "/webhooks/production") == 0)
 		return "production";
 	return NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * The guard: per-connection state, deadlines, minimum rate, and the
+ * budget of body bytes in flight.  All of it runs in the worker's thread,
+ * inside libmicrohttpd callbacks or right after MHD_run; malloc only.
+ * ---------------------------------------------------------------------
+ */
+
+/* Monotonic milliseconds. */
+static uint64
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64) ts.tv_sec * 1000 + (uint64) ts.tv_nsec / 1000000;
+}
+
+/* The WhConn of a connection (NULL when its allocation failed). */
+static WhConn *
+conn_state(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? (WhConn *) ci->socket_context : NULL;
+}
+
+/* Gives back what a request holds of the in-flight budget. */
+static void
+budget_release(WhConn *c)
+{
+	Assert(in_flight >= c->reserved);
+	in_flight -= c->reserved;
+	c->reserved = 0;
+}
+
+/*
+ * Makes the request's reservation at least total bytes; false (and
+ * nothing reserved beyond what was) when the budget has no room.
+ */
+static bool
+budget_reserve(WhConn *c, size_t total)
+{
+	size_t		more;
+
+	if (total <= c->reserved)
+		return true;
+	more = total - c->reserved;
+	if (in_flight + more > (size_t) psvc_wh_max_in_flight)
+		return false;
+	in_flight += more;
+	c->reserved = total;
+	return true;
+}
+
+/* libmicrohttpd opened or closed a connection. */
+static void
+guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+			 enum MHD_ConnectionNotificationCode code)
+{
+	WhConn	   *c = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+	{
+		const union MHD_ConnectionInfo *ci;
+
+		c = calloc(1, sizeof(WhConn));
+		*socket_context = c;
+		if (c == NULL)
+			return;				/* its requests are answered 503 */
+		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		c->fd = ci ? ci->connect_fd : -1;
+		c->phase = WH_HEADERS;
+		c->request_start = now_ms();
+		c->next = conns;
+		if (conns)
+			conns->prev = c;
+		conns = c;
+		return;
+	}
+	if (c == NULL)
+		return;
+	budget_release(c);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	free(c);
+	*socket_context = NULL;
+}
+
+/*
+ * The request line is in: records whether its raw target is one of our
+ * paths.  Returns NULL, which libmicrohttpd makes the request's initial
+ * *req_cls (so the handler still sees NULL on its first call).
+ */
+static void *
+guard_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	WhConn	   *c = conn_state(conn);
+
+	if (c != NULL)
+		c->raw_env = uri ? environment_of(uri) : NULL;
+	return NULL;
+}
+
+/* The headers of the request are in. */
+static void
+guard_headers_done(WhConn *c)
+{
+	c->phase = WH_BODY;
+	c->body_start = now_ms();
+	c->body_bytes = 0;
+	c->over_budget = false;
+}
+
+/* The request is complete (held in a batch, or answered at once). */
+static void
+guard_complete(WhConn *c)
+{
+	if (c != NULL)
+		c->phase = WH_COMPLETE;
+}
+
+/* libmicrohttpd is done with the request; the connection may stay open. */
+static void
+guard_request_done(WhConn *c)
+{
+	if (c == NULL)
+		return;
+	budget_release(c);
+	c->phase = WH_HEADERS;
+	c->request_start = now_ms();
+}
+
+/* True when a connection has missed a deadline or the minimum rate. */
+static bool
+guard_too_slow(const WhConn *c, uint64 now)
+{
+	uint64		age = now - c->request_start;
+
+	if (c->phase == WH_HEADERS)
+		return age >= (uint64) psvc_wh_header_timeout * 1000 ||
+			age >= (uint64) psvc_wh_request_timeout * 1000;
+	if (c->phase == WH_BODY)
+	{
+		uint64		body_ms = now - c->body_start;
+
+		if (age >= (uint64) psvc_wh_request_timeout * 1000)
+			return true;
+		if (psvc_wh_min_rate > 0 && body_ms >= PSVC_WH_RATE_GRACE_MS &&
+			(uint64) c->body_bytes * 1000 < (uint64) psvc_wh_min_rate * body_ms)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Cuts off the connections that are too slow (shutdown: libmicrohttpd
+ * sees the end of the stream at its next run and closes them).  At most
+ * every PSVC_WH_SWEEP_MS; a walk over every open connection.
+ */
+static void
+guard_sweep(void)
+{
+	uint64		now = now_ms();
+
+	if (now < next_sweep)
+		return;
+	next_sweep = now + PSVC_WH_SWEEP_MS;
+	for (WhConn *c = conns; c != NULL; c = c->next)
+	{
+		if (c->cut || c->fd < 0 || !guard_too_slow(c, now))
+			continue;
+		c->cut = true;
+		psvc_wh_counters.timed_out++;
+		(void) shutdown(c->fd, SHUT_RDWR);
+	}
+}
+
+/*
+ * Forgets every connection once the daemon is gone (libmicrohttpd
+ * notifies each close while stopping, so normally nothing is left).
+ */
+static void
+guard_forget(void)
+{
+	while (conns != NULL)
+	{
+		WhConn	   *c = conns;
+
+		conns = c->next;
+		free(c);
+	}
+	in_flight = 0;
+}
+
+/* Milliseconds until the next sweep is due, -1 when nothing waits. */
+static long
+guard_timeout(void)
+{
+	uint64		now;
+
+	if (conns == NULL)
+		return -1;
+	now = now_ms();
+	return now >= next_sweep ? 0 : (long) (next_sweep - now);
+}
+
+/*
+ * Checks of the in-flight budget at the first call: reserves the
+ * announced Content-Length.  False after queueing a 503.
+ */
+static bool
+budget_admit(struct MHD_Connection *conn, WhConn *c, unsigned long long clen,
+			 enum MHD_Result *ret)
+{
+	if (c != NULL && budget_reserve(c, (size_t) clen))
+		return true;
+	psvc_wh_counters.failed++;
+	*ret = queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+					   c == NULL ? "out of memory" : "too many webhook bodies in flight: retry later");
+	return false;
 }
 
 /*
@@ -146,15 +471,18 @@ environment_of(const char *url)
  * be decided now.  Returns NULL after queueing an answer.
  */
 static PsvcWhDelivery *
-first_call(struct MHD_Connection *conn, const char *url, const char *method,
-		   enum MHD_Result *ret)
+first_call(struct MHD_Connection *conn, const char *method, enum MHD_Result *ret)
 {
-	const char *env = environment_of(url);
+	WhConn	   *c = conn_state(conn);
+	const char *env = c ? c->raw_env : NULL;
 	const char *clen;
+	unsigned long long clen_n = 0;
 	PsvcWhDelivery *d;
 
 	psvc_wh_counters.requests++;
-	if (env == NULL)
+	if (c != NULL)
+		guard_headers_done(c);
+	if (env == NULL && c != NULL)
 	{
 		psvc_wh_counters.not_found++;
 		*ret = queue_error(conn, MHD_HTTP_NOT_FOUND, "no such path: webhooks are POST /webhooks/sandbox or /webhooks/production");
@@ -166,10 +494,7 @@ first_call(struct MHD_Connection *conn, const char *url, const char *method,
 		*ret = queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: use POST");
 		return NULL;
 	}
-	if (psvc_wh_secret != NULL && psvc_wh_secret[0] != '\0' &&
-		!secret_matches(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-													PSVC_WH_SECRET_HEADER),
-						psvc_wh_secret))
+	if (!secret_ok(conn))
 	{
 		psvc_wh_counters.unauthorized++;
 		*ret = queue_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong " PSVC_WH_SECRET_HEADER);
@@ -177,12 +502,16 @@ first_call(struct MHD_Connection *conn, const char *url, const char *method,
 	}
 	clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 									   MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (clen != NULL && strtoull(clen, NULL, 10) > (unsigned long long) psvc_wh_max_body)
+	if (clen != NULL)
+		clen_n = strtoull(clen, NULL, 10);
+	if (clen_n > (unsigned long long) psvc_wh_max_body)
 	{
 		psvc_wh_counters.too_large++;
 		*ret = queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
 		return NULL;
 	}
+	if (!budget_admit(conn, c, clen_n, ret))
+		return NULL;
 	d = calloc(1, sizeof(PsvcWhDelivery));
 	if (d == NULL)
 	{
@@ -194,6 +523,28 @@ first_call(struct MHD_Connection *conn, const char *url, const char *method,
 	d->environment = env;
 	*ret = MHD_YES;
 	return d;
+}
+
+/*
+ * Counts a piece of the body against the request's reservation (a
+ * chunked body grows it).  False when the budget has no room: the body is
+ * then dropped and the request answered 503 once complete.
+ */
+static bool
+budget_grow(WhConn *c, PsvcWhDelivery *d, size_t size)
+{
+	if (c == NULL)
+		return true;
+	c->body_bytes += size;
+	if (c->over_budget)
+		return false;
+	if (d->too_large || budget_reserve(c, d->len + size))
+		return true;
+	c->over_budget = true;
+	free(d->body);
+	d->body = NULL;
+	d->len = d->cap = 0;
+	return false;
 }
 
 /* Appends a piece of the body; past the limit only counts it. */
@@ -237,24 +588,35 @@ handle_request(void *cls, struct MHD_Connection *conn, const char *url,
 
 	if (d == NULL)
 	{
-		d = first_call(conn, url, method, &ret);
+		d = first_call(conn, method, &ret);
 		*req_cls = d;
+		if (d == NULL)
+			guard_complete(conn_state(conn));
 		return ret;
 	}
 	if (*upload_data_size > 0)
 	{
-		bool		ok = append_body(d, upload_data, *upload_data_size);
+		bool		ok = true;
 
+		if (budget_grow(conn_state(conn), d, *upload_data_size))
+			ok = append_body(d, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return ok ? MHD_YES : MHD_NO;
 	}
 	/* the body is complete, or we were resumed with an answer */
+	guard_complete(conn_state(conn));
 	if (d->status != 0)
 		return queue_answer(conn, d->status, d->answer);
 	if (d->too_large)
 	{
 		psvc_wh_counters.too_large++;
 		return queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+	}
+	if (conn_state(conn) != NULL && conn_state(conn)->over_budget)
+	{
+		psvc_wh_counters.failed++;
+		return queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+						   "too many webhook bodies in flight: retry later");
 	}
 	d->suspended = true;
 	d->next = NULL;
@@ -277,6 +639,7 @@ request_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 
 	if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
 		psvc_wh_counters.timed_out++;
+	guard_request_done(conn_state(conn));
 	if (d == NULL)
 		return;
 	free(d->body);
@@ -285,10 +648,32 @@ request_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	*req_cls = NULL;
 }
 
+/* True for 127.0.0.0/8, ::1 and IPv4-mapped 127.x addresses. */
+static bool
+address_is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+	{
+		const struct sockaddr_in *in4 = (const struct sockaddr_in *) sa;
+
+		return (ntohl(in4->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->sa_family == AF_INET6)
+	{
+		const struct in6_addr *a = &((const struct sockaddr_in6 *) sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_LOOPBACK(a))
+			return true;
+		return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+	}
+	return false;
+}
+
 /*
  * Opens the listening socket ourselves, so a failure to bind has a clear
- * reason (libmicrohttpd only says that it failed).  Returns -1 and fills
- * err on failure.
+ * reason (libmicrohttpd only says that it failed).  Without a secret, an
+ * address that is not loopback is refused before anything is bound.
+ * Returns -1 and fills err on failure.
  */
 static int
 open_listener(const char *address, int port, char *err, size_t errlen)
@@ -309,6 +694,14 @@ open_listener(const char *address, int port, char *err, size_t errlen)
 	if (rc != 0 || ai == NULL)
 	{
 		snprintf(err, errlen, "could not resolve \"%s\": %s", address, gai_strerror(rc));
+		return -1;
+	}
+	running_loopback = address_is_loopback(ai->ai_addr);
+	if (!running_loopback && !any_secret())
+	{
+		snprintf(err, errlen, "refusing to listen on \"%s\": it is not a loopback address and partner_svc.webhook_secret is not set",
+				 address);
+		freeaddrinfo(ai);
 		return -1;
 	}
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -347,12 +740,16 @@ psvc_wh_http_start(const char *address, int port, int timeout_s,
 	lfd = open_listener(address, port, err, errlen);
 	if (lfd < 0)
 		return false;
+	running_per_address = psvc_wh_max_per_address;
 	daemon_h = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME,
 								(uint16_t) port, NULL, NULL,
 								handle_request, NULL,
 								MHD_OPTION_LISTEN_SOCKET, lfd,
 								MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) timeout_s,
 								MHD_OPTION_CONNECTION_LIMIT, (unsigned int) PSVC_WH_CONNECTION_LIMIT,
+								MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int) running_per_address,
+								MHD_OPTION_NOTIFY_CONNECTION, guard_notify, NULL,
+								MHD_OPTION_URI_LOG_CALLBACK, guard_uri, NULL,
 								MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
 								MHD_OPTION_END);
 	if (daemon_h == NULL)
@@ -371,6 +768,20 @@ psvc_wh_http_start(const char *address, int port, int timeout_s,
 	}
 	daemon_fd = info->epoll_fd;
 	return true;
+}
+
+/*
+ * True when the running listener no longer matches the settings that
+ * only a restart applies: the cap per source address changed, or the
+ * address is not loopback and no secret is set any more.
+ */
+bool
+psvc_wh_http_stale(void)
+{
+	if (daemon_h == NULL)
+		return false;
+	return running_per_address != psvc_wh_max_per_address ||
+		(!running_loopback && !any_secret());
 }
 
 /*
@@ -396,6 +807,7 @@ psvc_wh_http_stop(void)
 	MHD_stop_daemon(daemon_h);
 	daemon_h = NULL;
 	daemon_fd = -1;
+	guard_forget();
 }
 
 bool
@@ -410,23 +822,38 @@ psvc_wh_http_fd(void)
 	return daemon_fd;
 }
 
-/* How long the worker may wait before calling psvc_wh_http_run. */
+/*
+ * How long the worker may wait before calling psvc_wh_http_run: what
+ * libmicrohttpd asks for, and no longer than the next sweep of the
+ * deadlines.
+ */
 long
 psvc_wh_http_timeout(void)
 {
 	MHD_UNSIGNED_LONG_LONG t;
+	long		ms;
+	long		sweep;
 
-	if (daemon_h == NULL || MHD_get_timeout(daemon_h, &t) != MHD_YES)
+	if (daemon_h == NULL)
 		return -1;
-	return t > 60000 ? 60000 : (long) t;
+	if (MHD_get_timeout(daemon_h, &t) != MHD_YES)
+		ms = -1;
+	else
+		ms = t > 60000 ? 60000 : (long) t;
+	sweep = guard_timeout();
+	if (sweep >= 0 && (ms < 0 || sweep < ms))
+		ms = sweep;
+	return ms;
 }
 
-/* Lets libmicrohttpd do whatever is ready; never blocks. */
+/* Lets libmicrohttpd do whatever is ready, then the deadlines; never blocks. */
 void
 psvc_wh_http_run(void)
 {
-	if (daemon_h != NULL)
-		MHD_run(daemon_h);
+	if (daemon_h == NULL)
+		return;
+	MHD_run(daemon_h);
+	guard_sweep();
 }
 
 int

@@ -23,6 +23,10 @@
  * - Listen address, port, secret, body limit and client timeout are
  *   PGC_SIGHUP: after a reload the listener is reopened if its address,
  *   port or timeout changed; secret and limit apply to the next request.
+ *   The listener's limits on hostile clients are PGC_SIGHUP too (defined
+ *   here, read by webhook_http.c); psvc_wh_http_stale() says when one of
+ *   them needs the listener reopened (the cap per address, or a secret
+ *   removed from a listener that is not on loopback).
  *   The database is PGC_POSTMASTER.
  * - Errors of a batch are caught inside webhook_store.c (abort, 500,
  *   continue); an error anywhere else in the loop ends the worker, and the
@@ -69,6 +73,12 @@ static char *wh_database = NULL;
 static int	wh_client_timeout = 10;
 char	   *psvc_wh_secret = NULL;
 int			psvc_wh_max_body = 65536;
+char	   *psvc_wh_secret_previous = NULL;
+int			psvc_wh_header_timeout = 10;
+int			psvc_wh_request_timeout = 30;
+int			psvc_wh_min_rate = 1024;
+int			psvc_wh_max_per_address = 64;
+int			psvc_wh_max_in_flight = 16 * 1024 * 1024;
 
 PsvcWhCounters psvc_wh_counters;
 
@@ -94,6 +104,7 @@ static char *running_address = NULL;	/* of the open listener */
 static int	running_port = 0;
 static int	running_timeout = 0;
 static TimestampTz next_bind_try = 0;
+static uint32 listener_generation = 0;	/* counts opens: the wait set follows */
 static char last_bind_error[256];
 
 PG_FUNCTION_INFO_V1(psvc_webhook_status);
@@ -171,6 +182,38 @@ psvc_worker_init(void)
 							"A client that sends nothing for this long is disconnected.",
 							&wh_client_timeout, 10, 1, 3600,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	/* the listener's defences against hostile clients (webhook_http.c) */
+	DefineCustomStringVariable("partner_svc.webhook_secret_previous",
+							   "Former value of partner_svc.webhook_secret, still accepted during a rotation.",
+							   "Empty: only partner_svc.webhook_secret is accepted.",
+							   &psvc_wh_secret_previous, "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_header_timeout",
+							"Time a webhook request has for its headers.",
+							"Counted from the opening of the connection or the end of the previous request on it; then the connection is closed.",
+							&psvc_wh_header_timeout, 10, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_request_timeout",
+							"Time a webhook request has for its headers and its whole body.",
+							"Then the connection is closed.",
+							&psvc_wh_request_timeout, 30, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_min_rate",
+							"Slowest average rate, in bytes per second, at which a webhook body may arrive.",
+							"Checked from 2 seconds after the headers; 0 turns the check off.",
+							&psvc_wh_min_rate, 1024, 0, 1024 * 1024 * 1024,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_max_connections_per_address",
+							"Most connections open at once to the webhook listener from one source address.",
+							"0: no cap per address (the listener's total of 512 still applies).",
+							&psvc_wh_max_per_address, 64, 0, 512,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_max_body_in_flight",
+							"Most webhook body bytes held at once over all open requests.",
+							"A request that does not fit is answered 503 with Retry-After.",
+							&psvc_wh_max_in_flight, 16 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 
 	/*
 	 * A PGC_POSTMASTER setting can only be defined while preloading: guc.c
@@ -272,7 +315,8 @@ sync_listener(void)
 	if (psvc_wh_http_running() &&
 		(wh_port == 0 || running_port != wh_port ||
 		 running_timeout != wh_client_timeout ||
-		 strcmp(running_address, wh_listen_address) != 0))
+		 strcmp(running_address, wh_listen_address) != 0 ||
+		 psvc_wh_http_stale()))
 	{
 		psvc_wh_http_stop();
 		ereport(LOG, (errmsg("partner_svc webhook worker stopped listening on %s port %d",
@@ -309,6 +353,7 @@ sync_listener(void)
 		return;
 	}
 	last_bind_error[0] = '\0';
+	listener_generation++;
 	running_address = MemoryContextStrdup(TopMemoryContext, wh_listen_address);
 	running_port = wh_port;
 	running_timeout = wh_client_timeout;
@@ -355,6 +400,7 @@ psvc_worker_main(Datum arg)
 	MemoryContext batch_cxt;
 	WaitEventSet *set = NULL;
 	int			set_fd = -2;
+	uint32		set_generation = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -388,7 +434,13 @@ psvc_worker_main(Datum arg)
 			break;
 		sync_listener();
 
-		if (set == NULL || set_fd != psvc_wh_http_fd())
+		/*
+		 * A reopened listener may get the same descriptor number as the
+		 * closed one, which the set no longer watches: rebuild it on every
+		 * open, not only when the number changes.
+		 */
+		if (set == NULL || set_fd != psvc_wh_http_fd() ||
+			set_generation != listener_generation)
 		{
 			if (set)
 				FreeWaitEventSet(set);
@@ -396,6 +448,7 @@ psvc_worker_main(Datum arg)
 			AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 			AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
 			set_fd = psvc_wh_http_fd();
+			set_generation = listener_generation;
 			if (set_fd >= 0)
 				AddWaitEventToSet(set, WL_SOCKET_READABLE, set_fd, NULL, NULL);
 		}

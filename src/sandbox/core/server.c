@@ -3,7 +3,8 @@
  *	  The HTTP side of the sandbox: libmicrohttpd, request parsing, route
  *	  matching and the pipeline every request goes through.
  *
- * Pipeline: match route (404/405) -> auth (401) -> injected faults that
+ * Pipeline: match route (404/405) -> a decoded path that is not UTF-8
+ * (400) -> auth (401) -> injected faults that
  * replace the answer (latency, 5xx, 429) -> rate limit (429) -> handler
  * under the state lock -> faults on the wire (drop, malformed, truncate,
  * reset, drip) -> stats.  Control routes (/_sandbox/...) skip faults,
@@ -201,6 +202,79 @@ free_params(sb_request *req)
 		free(req->params[i].value);
 	}
 	req->nparams = 0;
+}
+
+/*
+ * True when s is valid UTF-8 (shortest forms, no surrogates, at most
+ * U+10FFFF).  The decoded path is checked with it: text that is not UTF-8
+ * cannot go into a JSON answer.
+ */
+static bool
+utf8_valid(const unsigned char *s)
+{
+	while (*s)
+	{
+		int			n;
+		unsigned int cp;
+
+		if (*s < 0x80)
+		{
+			s++;
+			continue;
+		}
+		if ((*s & 0xE0) == 0xC0)
+			n = 1, cp = *s & 0x1F;
+		else if ((*s & 0xF0) == 0xE0)
+			n = 2, cp = *s & 0x0F;
+		else if ((*s & 0xF8) == 0xF0)
+			n = 3, cp = *s & 0x07;
+		else
+			return false;
+		for (int i = 1; i <= n; i++)
+		{
+			if ((s[i] & 0xC0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i] & 0x3F);
+		}
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+			cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			return false;
+		s += n + 1;
+	}
+	return true;
+}
+
+/*
+ * The path as error messages show it: the decoded path when it is valid
+ * UTF-8, else the raw one with every byte outside printable ASCII as %XX.
+ * malloc'd.
+ */
+static char *
+shown_path(const char *decoded, const char *raw)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char	   *out;
+	char	   *o;
+
+	if (utf8_valid((const unsigned char *) decoded))
+		return strdup(decoded);
+	out = malloc(strlen(raw) * 3 + 1);
+	if (out == NULL)
+		return NULL;
+	o = out;
+	for (const unsigned char *r = (const unsigned char *) raw; *r; r++)
+	{
+		if (*r >= 0x21 && *r < 0x7F)
+			*o++ = (char) *r;
+		else
+		{
+			*o++ = '%';
+			*o++ = hex[*r >> 4];
+			*o++ = hex[*r & 0xF];
+		}
+	}
+	*o = '\0';
+	return out;
 }
 
 /* Finds the route; sets *path_known when only the method differed. */
@@ -413,6 +487,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	const char *auth;
 	const char *qmark;
 	char	   *path;
+	char	   *shown;
 	enum MHD_Result ret;
 	bool		admin;
 	int			recorded_status;
@@ -468,6 +543,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 
 	req.route = find_route(&req, path, &path_known, allow, sizeof(allow));
 	admin = req.route && (req.route->flags & SB_ADMIN);
+	shown = shown_path(req.path, path);
 	if (req.route == NULL)
 	{
 		static const sb_route none = {"", "", 0, SB_STYLE_PLAIN, NULL, NULL};
@@ -476,13 +552,17 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		if (path_known)
 		{
 			sb_reply_error(&req, &resp, 405, "method_not_allowed",
-						   "method %s is not allowed on %s", method, req.path);
+						   "method %s is not allowed on %s", method, shown ? shown : "this path");
 			sb_add_header(&resp, "Allow", allow);
 		}
 		else
-			sb_reply_error(&req, &resp, 404, "not_found", "no route for %s %s", method, req.path);
+			sb_reply_error(&req, &resp, 404, "not_found", "no route for %s %s", method,
+						   shown ? shown : "this path");
 		req.route = NULL;
 	}
+	else if (!utf8_valid((const unsigned char *) req.path))
+		sb_reply_error(&req, &resp, 400, "invalid_path",
+					   "a path segment is not valid UTF-8: %s", shown ? shown : "");
 	else if (ctx->too_large)
 		sb_reply_error(&req, &resp, 413, "payload_too_large",
 					   "request body is larger than %d bytes", MAX_BODY);
@@ -549,6 +629,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 						req.partner, req.body_len, 0);
 		free_request(&req, &resp);
 		free(path);
+		free(shown);
 		return MHD_NO;			/* closes the connection, no answer */
 	}
 	if (use_plan && plan.corrupt_cursor && resp.status >= 200 && resp.status < 300)
@@ -565,6 +646,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	ret = send_response(conn, &resp, use_plan ? &plan : NULL);
 	free_request(&req, &resp);
 	free(path);
+	free(shown);
 	return ret;
 }
 
