@@ -428,8 +428,8 @@ report_status(const char *method, const char *route, const char *servername,
 			 errhint("Set a valid api_key option on the user mapping for server \"%s\" and the current user.",
 					 servername) : 0,
 			 rule->hint == HINT_RATE_LIMIT ?
-			 errhint("The service's rate limit was still exceeded after %d retries; try again later, or raise partner_svc.max_retries.",
-					 retries) : 0,
+			 errhint("The service's rate limit was still exceeded after %d retries; try again later, or raise max_retries (the option of server \"%s\", else partner_svc.max_retries).",
+					 retries, servername) : 0,
 			 errcontext("%s", context)));
 	pg_unreachable();
 }
@@ -461,6 +461,9 @@ psvc_http_report_failure(PsvcTransfer *t)
 					 errmsg("could not connect to server \"%s\" for %s %s",
 							t->servername, t->method, t->route),
 					 errdetail_internal("libcurl reported: %s.", why),
+					 t->proxy != NULL && strcmp(t->proxy, "environment") != 0 ?
+					 errhint("Check the options base_url and proxy of server \"%s\", and that the proxy and the service are running.",
+							 t->servername) :
 					 errhint("Check the base_url option of server \"%s\" and that the service is running.",
 							 t->servername),
 					 errcontext("%s", context)));

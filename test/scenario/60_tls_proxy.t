@@ -172,6 +172,13 @@ like($err, qr/failed with HTTP status 502/, "proxy 'environment': libcurl's vari
 like($lines[0] // '', qr{^GET http://127\.0\.0\.1:$sbport/v1/movies/inception/content/themes\?limit=100 HTTP/1\.1},
 	'the proxy of the environment got the scan');
 
+# a proxy that does not answer: the hint names the option
+my $closed = PostgreSQL::Test::Cluster::get_free_port();
+$node->safe_psql('postgres', "ALTER SERVER movies OPTIONS (SET proxy 'http://127.0.0.1:$closed')");
+($rc, $out, $err) = psql($summary);
+like($err, qr/ERROR:  HV00N: could not connect to server "movies"/, 'a proxy that is down: HV00N');
+like($err, qr/HINT:  Check the options base_url and proxy of server "movies"/, 'the hint names the proxy option');
+
 unlink $reclog;
 $node->safe_psql('postgres', "ALTER SERVER movies OPTIONS (DROP proxy)");
 ($rc, $out, $err) = psql($summary);
