@@ -16,6 +16,8 @@
 #     without ssl_cert_file and accepts one with the certificate and key.
 #     (With TLS 1.3 the refusal arrives after the handshake, as an alert on
 #     the first read, so libcurl reports it as a lost connection: 08006.)
+#     And connect_timeout, the server's or the parameter's, limits a TLS
+#     handshake that never gets an answer.
 #
 # Runs as the postgres user, with the installed extension and sandbox, the
 # way test/scenario.sh runs every scenario test.  Needs openssl and socat.
@@ -305,6 +307,27 @@ like($err, qr/ERROR:  08001: certificate verification failed for server "tls_sys
 like($err, qr/ERROR:  08001: certificate verification failed for server "tls_other_name"/,
 	'a certificate for another host name is refused');
 like($err, qr/DETAIL:  libcurl reported: .*host name/, 'the detail says the name does not match');
+
+# connect_timeout covers the TLS handshake: a listener that never accepts
+# (the kernel completes the TCP handshake) and never answers the TLS hello
+my $silent = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
+	Listen => 16, Proto => 'tcp') or die "listen: $!";
+my $silent_port = $silent->sockport;
+$node->safe_psql('postgres',
+	"CREATE SERVER silent FOREIGN DATA WRAPPER partner_svc OPTIONS (service 'movies', "
+	  . "base_url 'https://127.0.0.1:$silent_port', ssl_ca_file '$dir/ca.pem', connect_timeout '300ms'); "
+	  . "CREATE USER MAPPING FOR PUBLIC SERVER silent OPTIONS (api_key 'sandbox-key')");
+($rc, $out, $err) = psql("SET partner_svc.connect_timeout = '20s'; "
+	  . "SELECT partner_svc.movie_summary('inception', server => 'silent')");
+like($err, qr/ERROR:  HV00N: could not connect to server "silent" for GET \/v1\/movies\/\{movie\}\/content\/summary within 300 ms/,
+	"the server's connect_timeout wins over the parameter");
+like($err, qr/HINT:  The limit is set by the connect_timeout option of server "silent"/, 'the hint names the option');
+$node->safe_psql('postgres', "ALTER SERVER silent OPTIONS (DROP connect_timeout)");
+($rc, $out, $err) = psql("SET partner_svc.connect_timeout = '200ms'; "
+	  . "SELECT partner_svc.movie_summary('inception', server => 'silent')");
+like($err, qr/could not connect to server "silent" for GET \S+ within 200 ms/,
+	'without the option, partner_svc.connect_timeout applies');
+close $silent;
 
 # 4. client certificates
 ($rc, $out, $err) = summary_on('mtls_nocert');
