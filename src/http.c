@@ -287,6 +287,8 @@ set_connection_options(PsvcTransfer *t, CURL *easy)
 
 	PSVC_SETOPT(easy, CURLOPT_SSL_VERIFYPEER, 1L);
 	PSVC_SETOPT(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	PSVC_SETOPT(easy, CURLOPT_PROXY_SSL_VERIFYPEER, 1L);
+	PSVC_SETOPT(easy, CURLOPT_PROXY_SSL_VERIFYHOST, 2L);
 	if (t->ssl_ca_file != NULL)
 		PSVC_SETOPT(easy, CURLOPT_CAINFO, t->ssl_ca_file);
 	if (t->ssl_cert_file != NULL)
