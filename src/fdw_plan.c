@@ -329,9 +329,9 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 }
 
 static Cost
-scan_cost(double rows)
+scan_cost(double rows, const PsvcServer *server)
 {
-	double		pages = ceil(rows / Max(psvc_guc_page_size, 1));
+	double		pages = ceil(rows / Max(psvc_options_setting(server, PSVC_SETTING_PAGE_SIZE), 1));
 
 	return REQUEST_COST * Max(pages, 1) + ROW_COST * rows;
 }
@@ -391,7 +391,7 @@ psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	{
 		add_path(baserel, (Path *)
 				 create_foreignscan_path(root, baserel, NULL, baserel->rows,
-										 REQUEST_COST, scan_cost(baserel->rows),
+										 REQUEST_COST, scan_cost(baserel->rows, info->server),
 										 NIL, NULL, NULL, NIL));
 		return;
 	}
@@ -416,7 +416,7 @@ psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 
 		add_path(baserel, (Path *)
 				 create_foreignscan_path(root, baserel, NULL, rows,
-										 REQUEST_COST, scan_cost(rows),
+										 REQUEST_COST, scan_cost(rows, info->server),
 										 NIL, ppi->ppi_req_outer, NULL, NIL));
 	}
 }

@@ -200,7 +200,7 @@ route_param(const char *route)
 static int64
 page_limit(PsvcScanState *st)
 {
-	int64		want = psvc_guc_page_size;
+	int64		want = psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE);
 
 	if (st->limit >= 0 && st->limit - st->rows_fetched < want)
 		want = Max(st->limit - st->rows_fetched, 1);
@@ -300,7 +300,8 @@ static void
 start_streams(PsvcScanState *st)
 {
 	while (st->next_start < st->nstreams &&
-		   st->next_start < st->cur + Max(psvc_guc_fanout, 1))
+		   st->next_start < st->cur +
+		   Max(psvc_options_setting(st->server, PSVC_SETTING_FANOUT), 1))
 		start_page(st, &st->streams[st->next_start++]);
 }
 
@@ -639,10 +640,11 @@ advance(PsvcScanState *st)
 		 */
 		body_cxt = s->xfer_cxt;
 		s->xfer_cxt = NULL;
-		if (psvc_guc_prefetch && !st->detail &&
+		if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH) && !st->detail &&
 			st->ep->paging == PSVC_PAGING_CURSOR &&
 			(st->limit < 0 ||
-			 st->limit - st->rows_fetched - s->asked >= psvc_guc_page_size))
+			 st->limit - st->rows_fetched - s->asked >=
+			 psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE)))
 		{
 			char	   *guess;
 
@@ -701,7 +703,7 @@ advance(PsvcScanState *st)
 			s->cursor = MemoryContextStrdup(st->run_cxt, next);
 			if (st->limit >= 0 && st->rows_fetched >= st->limit)
 				s->done = true;
-			else if (psvc_guc_prefetch)
+			else if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH))
 				start_page(st, s);
 		}
 		else
@@ -988,6 +990,8 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 		ExplainPropertyInteger("Partner Fan-out", NULL, nreq, es);
 	if (st->limit >= 0)
 		ExplainPropertyInteger("Partner Limit", NULL, st->limit, es);
+	if (es->verbose)
+		psvc_options_explain(st->server, es);
 	if (es->analyze)
 	{
 		ExplainPropertyInteger("Partner Pages", NULL, st->n_pages, es);

@@ -19,7 +19,7 @@
  * before the append.
  *	- size before + chunk: the append happened; go on with the next chunk.
  *	- size before: it did not; send the chunk again (at most
- *	  partner_svc.max_retries times per chunk, after a short backoff).
+ *	  max_retries times per chunk, after a short backoff).
  *	- anything else: someone else changed the file; stop with an error.
  * Every successful answer is checked the same way (its size must be the
  * size before plus the chunk), so an upload never goes on from a state it
@@ -207,7 +207,7 @@ append_piece(Upload *up, const char *data, int len, MemoryContext up_cxt)
 			break;
 		if (seen != up->size)
 			report_size_mismatch(up, "a failed append", seen, len);
-		if (resends >= psvc_guc_max_retries)
+		if (resends >= psvc_options_setting(up->server, PSVC_SETTING_MAX_RETRIES))
 			psvc_http_raise(&req, resp);
 		resend_backoff(resends++);
 	}

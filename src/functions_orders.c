@@ -20,7 +20,8 @@
  *   vignettes (GET /public/orders/{id} takes a custom id).  When every
  *   vignette has its order, and the orders match the payload, it returns
  *   them as the create would have ("recovered": true).  When none exists
- *   it sends the create again, at most partner_svc.max_retries times:
+ *   it sends the create again, at most max_retries times (the server's option,
+ *   else partner_svc.max_retries):
  *   safe even if the lost request is still on its way, because the
  *   service refuses a second order with the same custom id (409
  *   custom_id_exists), which sends us back to the lookup.  A payload
@@ -362,7 +363,7 @@ psvc_orders_create(PG_FUNCTION_ARGS)
 			result = recover_create(server, payload, v, failure, &none);
 			if (result != NULL)
 				PG_RETURN_JSONB_P(result);
-			if (resends < psvc_guc_max_retries)
+			if (resends < psvc_options_setting(server, PSVC_SETTING_MAX_RETRIES))
 			{
 				resends++;
 				continue;

@@ -142,6 +142,8 @@ static bool should_retry(PsvcTransfer *t);
 static void response_to_server(PsvcTransfer *t);
 static void response_error_context(void *arg);
 static PsvcHttpResponse *unknown_outcome(PsvcTransfer *t);
+static void copy_connection_settings(PsvcTransfer *t, const PsvcServer *server);
+static void set_connection_options(PsvcTransfer *t, CURL *easy);
 
 /* curl_easy_setopt that cannot fail silently. */
 #define PSVC_SETOPT(easy, opt, val) \
@@ -251,6 +253,78 @@ progress_cb(void *userp, curl_off_t dltotal, curl_off_t dlnow,
 }
 
 /* ---------------------------------------------------------------------
+ * Connection settings: timeouts, retries, TLS, proxy
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * Copies into t what the server says about how to connect: the effective
+ * timeouts and retries (its options, else the GUCs, as they are now) and
+ * its TLS and proxy options.  Allocates in CurrentMemoryContext, which is
+ * the transfer's.
+ */
+static void
+copy_connection_settings(PsvcTransfer *t, const PsvcServer *server)
+{
+	t->max_retries = psvc_options_setting(server, PSVC_SETTING_MAX_RETRIES);
+	t->connect_timeout_ms = psvc_options_setting(server, PSVC_SETTING_CONNECT_TIMEOUT);
+	t->request_timeout_ms = psvc_options_setting(server, PSVC_SETTING_REQUEST_TIMEOUT);
+	t->ssl_ca_file = server->ssl_ca_file ? pstrdup(server->ssl_ca_file) : NULL;
+	t->ssl_cert_file = server->ssl_cert_file ? pstrdup(server->ssl_cert_file) : NULL;
+	t->ssl_key_file = server->ssl_key_file ? pstrdup(server->ssl_key_file) : NULL;
+	t->proxy = server->proxy ? pstrdup(server->proxy) : NULL;
+}
+
+/*
+ * Sets up easy (fresh from curl_easy_reset) for t's server: timeouts,
+ * certificate verification, client certificate, proxy.
+ *
+ * Verification of the service's certificate and host name is always on;
+ * a private CA is trusted with ssl_ca_file, never by turning it off.
+ *
+ * Proxies.  libcurl reads http_proxy, HTTPS_PROXY, ALL_PROXY and no_proxy
+ * from the environment of the process, here the postmaster's, unless told
+ * otherwise, which would send requests (and their Authorization header)
+ * to a proxy that nobody configured for the server.  So without the
+ * option "proxy" the proxy is the empty string, which libcurl takes as
+ * "none"; with a URL it is that proxy, and no_proxy is emptied so that the
+ * environment cannot exempt a host; only "environment" leaves both unset.
+ * libcurl keeps connections made through different proxies or with
+ * different TLS settings apart in its cache.
+ */
+static void
+set_connection_options(PsvcTransfer *t, CURL *easy)
+{
+	PSVC_SETOPT(easy, CURLOPT_CONNECTTIMEOUT_MS, t->connect_timeout_ms);
+	PSVC_SETOPT(easy, CURLOPT_TIMEOUT_MS, t->request_timeout_ms);
+
+	PSVC_SETOPT(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	PSVC_SETOPT(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	PSVC_SETOPT(easy, CURLOPT_PROXY_SSL_VERIFYPEER, 1L);
+	PSVC_SETOPT(easy, CURLOPT_PROXY_SSL_VERIFYHOST, 2L);
+	if (t->ssl_ca_file != NULL)
+		PSVC_SETOPT(easy, CURLOPT_CAINFO, t->ssl_ca_file);
+	if (t->ssl_cert_file != NULL)
+	{
+		PSVC_SETOPT(easy, CURLOPT_SSLCERT, t->ssl_cert_file);
+		PSVC_SETOPT(easy, CURLOPT_SSLCERTTYPE, "PEM");
+	}
+	if (t->ssl_key_file != NULL)
+	{
+		PSVC_SETOPT(easy, CURLOPT_SSLKEY, t->ssl_key_file);
+		PSVC_SETOPT(easy, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+
+	if (t->proxy == NULL)
+		PSVC_SETOPT(easy, CURLOPT_PROXY, "");
+	else if (strcmp(t->proxy, "environment") != 0)
+	{
+		PSVC_SETOPT(easy, CURLOPT_PROXY, t->proxy);
+		PSVC_SETOPT(easy, CURLOPT_NOPROXY, "");
+	}
+}
+
+/* ---------------------------------------------------------------------
  * Attempts
  * ---------------------------------------------------------------------
  */
@@ -286,8 +360,7 @@ psvc_http_start_attempt(PsvcTransfer *t)
 	PSVC_SETOPT(easy, CURLOPT_PRIVATE, (void *) t);
 	PSVC_SETOPT(easy, CURLOPT_ERRORBUFFER, t->errbuf);
 	PSVC_SETOPT(easy, CURLOPT_NOSIGNAL, 1L);
-	PSVC_SETOPT(easy, CURLOPT_CONNECTTIMEOUT_MS, t->connect_timeout_ms);
-	PSVC_SETOPT(easy, CURLOPT_TIMEOUT_MS, t->request_timeout_ms);
+	set_connection_options(t, easy);
 	PSVC_SETOPT(easy, CURLOPT_USERAGENT, "partner_svc/" PSVC_VERSION);
 	PSVC_SETOPT(easy, CURLOPT_HTTPHEADER, t->headers);
 	/* a larger Content-Length fails the attempt before any body is read */
@@ -586,9 +659,7 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	t->return_errors = req->return_errors;
 	t->return_unknown = req->return_unknown;
 	t->report_transport_errors = req->report_transport_errors;
-	t->max_retries = psvc_guc_max_retries;
-	t->connect_timeout_ms = psvc_guc_connect_timeout;
-	t->request_timeout_ms = psvc_guc_request_timeout;
+	copy_connection_settings(t, req->server);
 
 	/* the bound on the response: the GUC, or the server's lower option */
 	t->max_body = (size_t) psvc_guc_max_response_size;

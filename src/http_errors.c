@@ -61,7 +61,10 @@ static void report_status(const char *method, const char *route,
  * Failures without an HTTP status: whether they are retried and what they
  * are reported as.  "any" retries every method, because nothing reached
  * the service; "idempotent" retries GET and requests that set
- * retry_unsafe.  INTERRUPTED is not in here: it never becomes an error of
+ * retry_unsafe.  A TLS failure (certificate verification, client
+ * certificate) is a configuration error that a retry does not mend; it is
+ * reported as 08001, as libpq and postgres_fdw report a connection they
+ * could not establish.  INTERRUPTED is not in here: it never becomes an error of
  * ours (CHECK_FOR_INTERRUPTS raises PostgreSQL's own).
  *
  *	outcome				retry any	retry idempotent	SQLSTATE
@@ -69,7 +72,7 @@ static void report_status(const char *method, const char *route,
  *	CONNECT_TIMEOUT		yes			yes					HV00N
  *	TIMEOUT				no			yes					08006
  *	LOST				no			yes					08006
- *	TLS					no			no					HV00N
+ *	TLS					no			no					08001
  *	TOO_BIG				no			no					54000
  *	NO_MEMORY			no			no					53200
  *	OTHER				no			no					HV000
@@ -79,7 +82,7 @@ static const PsvcFailureRule failure_rules[] = {
 	{OUTCOME_CONNECT_TIMEOUT, true, true, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION},
 	{OUTCOME_TIMEOUT, false, true, ERRCODE_CONNECTION_FAILURE},
 	{OUTCOME_LOST, false, true, ERRCODE_CONNECTION_FAILURE},
-	{OUTCOME_TLS, false, false, ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION},
+	{OUTCOME_TLS, false, false, ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION},
 	{OUTCOME_TOO_BIG, false, false, ERRCODE_PROGRAM_LIMIT_EXCEEDED},
 	{OUTCOME_NO_MEMORY, false, false, ERRCODE_OUT_OF_MEMORY},
 	{OUTCOME_OTHER, false, false, ERRCODE_FDW_ERROR},
@@ -425,8 +428,8 @@ report_status(const char *method, const char *route, const char *servername,
 			 errhint("Set a valid api_key option on the user mapping for server \"%s\" and the current user.",
 					 servername) : 0,
 			 rule->hint == HINT_RATE_LIMIT ?
-			 errhint("The service's rate limit was still exceeded after %d retries; try again later, or raise partner_svc.max_retries.",
-					 retries) : 0,
+			 errhint("The service's rate limit was still exceeded after %d retries; try again later, or raise max_retries (the option of server \"%s\", else partner_svc.max_retries).",
+					 retries, servername) : 0,
 			 errcontext("%s", context)));
 	pg_unreachable();
 }
@@ -458,6 +461,9 @@ psvc_http_report_failure(PsvcTransfer *t)
 					 errmsg("could not connect to server \"%s\" for %s %s",
 							t->servername, t->method, t->route),
 					 errdetail_internal("libcurl reported: %s.", why),
+					 t->proxy != NULL && strcmp(t->proxy, "environment") != 0 ?
+					 errhint("Check the options base_url and proxy of server \"%s\", and that the proxy and the service are running.",
+							 t->servername) :
 					 errhint("Check the base_url option of server \"%s\" and that the service is running.",
 							 t->servername),
 					 errcontext("%s", context)));
@@ -467,7 +473,8 @@ psvc_http_report_failure(PsvcTransfer *t)
 					(errcode(rule->sqlstate),
 					 errmsg("could not connect to server \"%s\" for %s %s within %ld ms",
 							t->servername, t->method, t->route, t->connect_timeout_ms),
-					 errhint("The limit is set by partner_svc.connect_timeout."),
+					 errhint("The limit is set by the connect_timeout option of server \"%s\", or by partner_svc.connect_timeout where the server has none.",
+							 t->servername),
 					 errcontext("%s", context)));
 			break;
 		case OUTCOME_TIMEOUT:
@@ -476,7 +483,8 @@ psvc_http_report_failure(PsvcTransfer *t)
 					 errmsg("%s %s timed out after %ld ms",
 							t->method, t->route, t->request_timeout_ms),
 					 unknown ? errdetail("%s", unknown) : 0,
-					 errhint("The limit is set by partner_svc.request_timeout."),
+					 errhint("The limit is set by the request_timeout option of server \"%s\", or by partner_svc.request_timeout where the server has none.",
+							 t->servername),
 					 errcontext("%s", context)));
 			break;
 		case OUTCOME_LOST:
@@ -487,6 +495,26 @@ psvc_http_report_failure(PsvcTransfer *t)
 					 errdetail_internal("libcurl reported: %s.%s%s", why,
 										unknown ? " " : "", unknown ? unknown : ""),
 					 errcontext("%s", context)));
+			break;
+		case OUTCOME_TLS:
+			if (t->curl_code == CURLE_PEER_FAILED_VERIFICATION)
+				ereport(ERROR,
+						(errcode(rule->sqlstate),
+						 errmsg("certificate verification failed for server \"%s\" during %s %s",
+								t->servername, t->method, t->route),
+						 errdetail_internal("libcurl reported: %s.", why),
+						 errhint("The service's certificate must be signed by an authority in the file named by the ssl_ca_file option of server \"%s\" (or the system's, when unset), and name the host of its base_url.",
+								 t->servername),
+						 errcontext("%s", context)));
+			else
+				ereport(ERROR,
+						(errcode(rule->sqlstate),
+						 errmsg("could not establish a TLS connection to server \"%s\" for %s %s",
+								t->servername, t->method, t->route),
+						 errdetail_internal("libcurl reported: %s.", why),
+						 errhint("Check the options ssl_ca_file, ssl_cert_file and ssl_key_file of server \"%s\".",
+								 t->servername),
+						 errcontext("%s", context)));
 			break;
 		case OUTCOME_TOO_BIG:
 			ereport(ERROR,
@@ -535,6 +563,8 @@ psvc_http_failure_text(PsvcTransfer *t)
 			return psprintf("Could not connect: libcurl reported: %s.", why);
 		case OUTCOME_CONNECT_TIMEOUT:
 			return psprintf("Could not connect within %ld ms.", t->connect_timeout_ms);
+		case OUTCOME_TLS:
+			return psprintf("Could not establish a TLS connection: libcurl reported: %s.", why);
 		case OUTCOME_TIMEOUT:
 			return psprintf("Timed out after %ld ms.%s", t->request_timeout_ms, unknown);
 		case OUTCOME_LOST:

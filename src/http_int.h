@@ -119,9 +119,13 @@ struct PsvcTransfer
 	bool		return_errors;
 	bool		return_unknown;
 	bool		report_transport_errors;
-	int			max_retries;	/* GUCs as they were at the start */
-	long		connect_timeout_ms;
+	int			max_retries;	/* effective settings at the start: the */
+	long		connect_timeout_ms; /* server's options, else the GUCs */
 	long		request_timeout_ms;
+	char	   *ssl_ca_file;	/* the server's TLS and proxy options, or */
+	char	   *ssl_cert_file;	/* NULL (http.c, set_connection_options) */
+	char	   *ssl_key_file;
+	char	   *proxy;
 	struct curl_slist *headers; /* malloc'd by libcurl; holds the key */
 
 	/* the running attempt */

@@ -19,6 +19,20 @@
  * when one is close enough, the nearest of them by edit distance (the same
  * courtesy as file_fdw; the code here is our own).
  *
+ * Per-server settings (connect_timeout ... prefetch) are checked against
+ * the bounds and units of their GUCs (the table is in server_options.c),
+ * with the GUC's own parser, so '5s' means what it means in SET.
+ *
+ * Options that name a file the server process reads (ssl_ca_file,
+ * ssl_cert_file, ssl_key_file) must be absolute paths, and only roles with
+ * the privileges of pg_read_server_files (superusers included) may set
+ * them, as file_fdw restricts its filename: otherwise any server owner
+ * could have the backend read files of the data directory.  The validator
+ * sees the whole resulting list, so once a server has one of them, only
+ * such a role can ALTER its options.
+ *
+ * A proxy URL must not carry credentials: it is shown by EXPLAIN VERBOSE.
+ *
  * Whether a foreign table's resource belongs to its server's service is not
  * checked here: the validator of a table does not see the server.  The
  * planner checks it (fdw_plan.c), against the endpoint catalogue, which
@@ -37,6 +51,7 @@
 
 #include "access/reloptions.h"
 #include "catalog/pg_attribute.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_foreign_data_wrapper.h"
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_foreign_table.h"
@@ -44,7 +59,10 @@
 #include "commands/defrem.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "nodes/pg_list.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
@@ -68,6 +86,9 @@ static void check_max_response_size(DefElem *def);
 static void check_api_key(DefElem *def);
 static void check_resource(DefElem *def);
 static void check_field(DefElem *def);
+static void check_setting(DefElem *def);
+static void check_file_path(DefElem *def);
+static void check_proxy(DefElem *def);
 static void report_bad_base_url(const char *url, const char *reason) pg_attribute_noreturn();
 static void report_unknown_option(const char *name, Oid catalog) pg_attribute_noreturn();
 
@@ -77,6 +98,16 @@ static const PsvcOption valid_options[] = {
 	{"tier", ForeignServerRelationId, check_tier},
 	{"rate_limits", ForeignServerRelationId, check_rate_limits},
 	{"max_response_size", ForeignServerRelationId, check_max_response_size},
+	{"connect_timeout", ForeignServerRelationId, check_setting},
+	{"request_timeout", ForeignServerRelationId, check_setting},
+	{"max_retries", ForeignServerRelationId, check_setting},
+	{"page_size", ForeignServerRelationId, check_setting},
+	{"fanout", ForeignServerRelationId, check_setting},
+	{"prefetch", ForeignServerRelationId, check_setting},
+	{"ssl_ca_file", ForeignServerRelationId, check_file_path},
+	{"ssl_cert_file", ForeignServerRelationId, check_file_path},
+	{"ssl_key_file", ForeignServerRelationId, check_file_path},
+	{"proxy", ForeignServerRelationId, check_proxy},
 	{"api_key", UserMappingRelationId, check_api_key},
 	{"resource", ForeignTableRelationId, check_resource},
 	{"field", AttributeRelationId, check_field},
@@ -429,6 +460,159 @@ check_field(DefElem *def)
 }
 
 /*
+ * A per-server setting: read as its GUC would read it (units for the
+ * timeouts, on/off for prefetch) and within the GUC's bounds.
+ */
+static void
+check_setting(DefElem *def)
+{
+	const PsvcSettingDef *sd = psvc_options_setting_def(def->defname);
+	const char *value = defGetString(def);
+	const char *unit_hint = NULL;
+	bool		is_ms;
+	bool		b;
+	int			v;
+
+	Assert(sd != NULL);
+	is_ms = (sd->guc_flags & GUC_UNIT_MS) != 0;
+	if (sd->is_bool)
+	{
+		if (!parse_bool(value, &b))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("invalid value for option \"%s\": \"%s\"",
+							def->defname, value),
+					 errhint("Give a boolean value such as \"on\" or \"off\".")));
+		return;
+	}
+	if (!parse_int(value, &v, sd->guc_flags, &unit_hint))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"",
+						def->defname, value),
+				 unit_hint ? errhint("%s", unit_hint) :
+				 is_ms ? errhint("Give a whole number of milliseconds, or a number with a unit such as \"5s\".") :
+				 errhint("Give a whole number.")));
+	if (v < sd->min || v > sd->max)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("value for option \"%s\" is out of range: \"%s\"",
+						def->defname, value),
+				 errdetail("Option \"%s\" must be between %d and %d%s.",
+						   def->defname, sd->min, sd->max,
+						   is_ms ? " milliseconds" : "")));
+}
+
+/*
+ * A file the backend will read: an absolute path, set only by a role with
+ * the privileges of pg_read_server_files.  Whether the file exists is left
+ * to the first request, which reports it.
+ */
+static void
+check_file_path(DefElem *def)
+{
+	const char *path = defGetString(def);
+
+	if (!has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to set option \"%s\"", def->defname),
+				 errdetail("Options naming files that the database server reads may be set only by superusers and roles with the privileges of pg_read_server_files.")));
+	if (!is_absolute_path(path))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", def->defname, path),
+				 errdetail("The path must be absolute.")));
+	for (const char *p = path; *p; p++)
+	{
+		if ((unsigned char) *p < ' ' || (unsigned char) *p == 0x7f)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("invalid value for option \"%s\"", def->defname),
+					 errdetail("The path must not contain control characters.")));
+	}
+}
+
+/* Schemes libcurl accepts for a proxy. */
+static const char *const proxy_schemes[] = {
+	"http", "https", "socks4", "socks4a", "socks5", "socks5h", NULL
+};
+
+/*
+ * proxy: "environment" (libcurl's *_proxy variables apply), or the URL of
+ * a proxy: scheme, host and optional port, without credentials or path.
+ */
+static void
+check_proxy(DefElem *def)
+{
+	const char *url = defGetString(def);
+	const char *sep = strstr(url, "://");
+	const char *authority;
+	size_t		authority_len;
+	bool		known = false;
+	CURLU	   *handle;
+	CURLUcode	rc;
+
+	if (strcmp(url, "environment") == 0)
+		return;
+
+	for (int i = 0; sep != NULL && proxy_schemes[i] != NULL; i++)
+	{
+		if (strlen(proxy_schemes[i]) == (size_t) (sep - url) &&
+			pg_strncasecmp(url, proxy_schemes[i], sep - url) == 0)
+			known = true;
+	}
+	if (!known)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"proxy\": \"%s\"", url),
+				 errdetail("The proxy must be a URL with one of the schemes %s, or \"environment\".",
+						   join_names(proxy_schemes)),
+				 errhint("Give a URL such as \"http://proxy.example.com:3128\".")));
+	authority = sep + 3;
+	authority_len = strcspn(authority, "/?#");
+
+	/* Not echoed: whatever precedes '@' may be a password. */
+	if (memchr(authority, '@', authority_len) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"proxy\""),
+				 errdetail("The proxy URL must not contain a user name or password.")));
+	if (authority_len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"proxy\": \"%s\"", url),
+				 errdetail("The URL has no host.")));
+	if (authority[authority_len] != '\0' &&
+		strcmp(authority + authority_len, "/") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"proxy\": \"%s\"", url),
+				 errdetail("A proxy URL has no path, query or fragment.")));
+	for (const char *p = url; *p; p++)
+	{
+		if ((unsigned char) *p <= ' ' || (unsigned char) *p == 0x7f)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("invalid value for option \"proxy\": \"%s\"", url),
+					 errdetail("The URL must not contain spaces or control characters.")));
+	}
+
+	handle = curl_url();
+	if (handle == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	rc = curl_url_set(handle, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME);
+	curl_url_cleanup(handle);
+	if (rc != CURLUE_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"proxy\": \"%s\"", url),
+				 errdetail("The URL could not be parsed: %s.", curl_url_strerror(rc))));
+}
+
+/*
  * Reports an option that is not valid on this kind of object.  The hint
  * lists the valid ones and suggests the nearest; the detail says where the
  * option belongs when it is valid elsewhere (api_key on a server, say).
@@ -524,7 +708,8 @@ require_option(List *options, const char *name, Oid catalog)
 
 /*
  * Rules that involve more than one option of a server: both required
- * options present, and a tier only on an order server.
+ * options present, a tier only on an order server, a client key only with
+ * a client certificate.
  */
 static void
 check_server_options(List *options)
@@ -534,6 +719,13 @@ check_server_options(List *options)
 
 	require_option(options, "service", ForeignServerRelationId);
 	require_option(options, "base_url", ForeignServerRelationId);
+
+	if (find_def(options, "ssl_key_file") != NULL &&
+		find_def(options, "ssl_cert_file") == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("option \"ssl_key_file\" requires option \"ssl_cert_file\""),
+				 errdetail("A client key is of use only with its client certificate.")));
 
 	service = defGetString(find_def(options, "service"));
 	tier = find_def(options, "tier");

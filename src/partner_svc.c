@@ -33,11 +33,6 @@
 
 PG_MODULE_MAGIC;
 
-/* Upper bounds of the timeouts: long enough for any sane partner call. */
-#define PSVC_MAX_CONNECT_TIMEOUT_MS (10 * 60 * 1000)
-#define PSVC_MAX_REQUEST_TIMEOUT_MS (60 * 60 * 1000)
-#define PSVC_MAX_RETRIES 10
-
 int			psvc_guc_connect_timeout = 5000;
 int			psvc_guc_request_timeout = 30000;
 int			psvc_guc_max_retries = 3;
@@ -96,7 +91,7 @@ _PG_init(void)
 							&psvc_guc_page_size,
 							100,
 							1,
-							100,
+							PSVC_MAX_PAGE_SIZE,
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
@@ -107,7 +102,7 @@ _PG_init(void)
 							&psvc_guc_fanout,
 							8,
 							1,
-							64,
+							PSVC_MAX_FANOUT,
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);

@@ -53,6 +53,30 @@ typedef struct PsvcKV
 
 /* in server_options.c: reading the options of stored objects */
 
+/*
+ * The settings a server option can override: each is also the GUC
+ * partner_svc.<name>, which applies when the server does not set it.
+ * Read them with psvc_options_setting(); the table of names, bounds and
+ * units is in server_options.c (docs/per-server-settings.md).
+ */
+typedef enum PsvcSettingId
+{
+	PSVC_SETTING_CONNECT_TIMEOUT,	/* milliseconds */
+	PSVC_SETTING_REQUEST_TIMEOUT,	/* milliseconds */
+	PSVC_SETTING_MAX_RETRIES,
+	PSVC_SETTING_PAGE_SIZE,
+	PSVC_SETTING_FANOUT,
+	PSVC_SETTING_PREFETCH,		/* boolean: 0 or 1 */
+	PSVC_NSETTINGS
+} PsvcSettingId;
+
+/* Bounds of the settings, shared by the GUCs and the server options. */
+#define PSVC_MAX_CONNECT_TIMEOUT_MS (10 * 60 * 1000)
+#define PSVC_MAX_REQUEST_TIMEOUT_MS (60 * 60 * 1000)
+#define PSVC_MAX_RETRIES 10
+#define PSVC_MAX_PAGE_SIZE 100
+#define PSVC_MAX_FANOUT 64
+
 /* What a partner_svc server says about the remote side. */
 typedef struct PsvcServer
 {
@@ -65,6 +89,14 @@ typedef struct PsvcServer
 								 * the contract, ratelimit_rules.c), or NULL */
 	int			max_response_size;	/* option "max_response_size" in bytes,
 									 * or 0 when not set */
+	int			settings[PSVC_NSETTINGS];	/* the server's options, -1 where
+											 * unset (the GUC applies) */
+	/* TLS and proxy (http.c); NULL where unset */
+	const char *ssl_ca_file;	/* CA bundle that verifies the service */
+	const char *ssl_cert_file;	/* client certificate (PEM) */
+	const char *ssl_key_file;	/* its private key (PEM) */
+	const char *proxy;			/* proxy URL, or "environment": libcurl's
+								 * *_proxy variables; NULL: no proxy */
 } PsvcServer;
 
 /* Allocates in CurrentMemoryContext.  Errors if not a partner_svc server. */
@@ -81,6 +113,22 @@ extern char *psvc_options_api_key(Oid serverid, Oid userid);
 extern int	psvc_options_parse_size(const char *value);
 /* The "resource" option of a foreign table; palloc'd in CurrentMemoryContext. */
 extern char *psvc_options_resource(Oid relid);
+/* The effective value of a setting: the server's option, else the GUC. */
+extern int	psvc_options_setting(const PsvcServer *s, PsvcSettingId id);
+/* Name, bounds and unit of a setting by option name; NULL if none. */
+typedef struct PsvcSettingDef
+{
+	const char *name;			/* option name; the GUC is partner_svc.<name> */
+	PsvcSettingId id;
+	int			min;
+	int			max;
+	int			guc_flags;		/* GUC_UNIT_MS for a time, else 0 */
+	bool		is_bool;
+} PsvcSettingDef;
+extern const PsvcSettingDef *psvc_options_setting_def(const char *name);
+/* EXPLAIN VERBOSE of a scan: the effective settings of s (never the key). */
+struct ExplainState;
+extern void psvc_options_explain(const PsvcServer *s, struct ExplainState *es);
 
 /* in http.c: the HTTP client core */
 

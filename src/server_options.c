@@ -6,7 +6,15 @@
  *		  resource.
  *
  * options.c checks options when they are written; this file reads them
- * back when a scan or a function needs them.  The API key is looked up
+ * back when a scan or a function needs them.
+ *
+ * Settings.  connect_timeout, request_timeout, max_retries, page_size,
+ * fanout and prefetch are GUCs (partner_svc.c) that a server option of the
+ * same name overrides.  settings[] below is the one table of their names,
+ * bounds and units: the validator checks a value against it, and
+ * psvc_options_setting() gives the effective value, read when a request or
+ * scan starts, so a SET in the session applies to servers without the
+ * option.  The API key is looked up
  * without GetUserMapping() because that function errors when no mapping
  * exists, and the todo service needs none: a missing key is reported by
  * the service's 401, with a hint, only where a key is needed.
@@ -24,12 +32,143 @@
 #include "access/reloptions.h"
 #include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
+#include "commands/explain.h"
 #include "foreign/foreign.h"
+#include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
 #include "partner_svc.h"
+
+/* The settings, in PsvcSettingId order; bounds as the GUCs'. */
+static const PsvcSettingDef settings[PSVC_NSETTINGS] = {
+	{.name = "connect_timeout", .id = PSVC_SETTING_CONNECT_TIMEOUT,
+	.min = 1, .max = PSVC_MAX_CONNECT_TIMEOUT_MS, .guc_flags = GUC_UNIT_MS},
+	{.name = "request_timeout", .id = PSVC_SETTING_REQUEST_TIMEOUT,
+	.min = 1, .max = PSVC_MAX_REQUEST_TIMEOUT_MS, .guc_flags = GUC_UNIT_MS},
+	{.name = "max_retries", .id = PSVC_SETTING_MAX_RETRIES,
+	.min = 0, .max = PSVC_MAX_RETRIES},
+	{.name = "page_size", .id = PSVC_SETTING_PAGE_SIZE,
+	.min = 1, .max = PSVC_MAX_PAGE_SIZE},
+	{.name = "fanout", .id = PSVC_SETTING_FANOUT,
+	.min = 1, .max = PSVC_MAX_FANOUT},
+	{.name = "prefetch", .id = PSVC_SETTING_PREFETCH,
+	.min = 0, .max = 1, .is_bool = true},
+};
+
+const PsvcSettingDef *
+psvc_options_setting_def(const char *name)
+{
+	for (int i = 0; i < PSVC_NSETTINGS; i++)
+	{
+		if (strcmp(settings[i].name, name) == 0)
+			return &settings[i];
+	}
+	return NULL;
+}
+
+/* The GUC's current value of a setting. */
+static int
+guc_value(PsvcSettingId id)
+{
+	switch (id)
+	{
+		case PSVC_SETTING_CONNECT_TIMEOUT:
+			return psvc_guc_connect_timeout;
+		case PSVC_SETTING_REQUEST_TIMEOUT:
+			return psvc_guc_request_timeout;
+		case PSVC_SETTING_MAX_RETRIES:
+			return psvc_guc_max_retries;
+		case PSVC_SETTING_PAGE_SIZE:
+			return psvc_guc_page_size;
+		case PSVC_SETTING_FANOUT:
+			return psvc_guc_fanout;
+		case PSVC_SETTING_PREFETCH:
+			return psvc_guc_prefetch ? 1 : 0;
+		case PSVC_NSETTINGS:
+			break;
+	}
+	elog(ERROR, "unknown partner_svc setting %d", (int) id);
+	return 0;					/* keep compiler quiet */
+}
+
+/*
+ * The effective value of a setting for server s: its option when set,
+ * else the GUC as it is now.  s may be NULL (the GUC).
+ */
+int
+psvc_options_setting(const PsvcServer *s, PsvcSettingId id)
+{
+	Assert(id >= 0 && id < PSVC_NSETTINGS);
+	if (s != NULL && s->settings[id] >= 0)
+		return s->settings[id];
+	return guc_value(id);
+}
+
+/*
+ * A stored setting's value as an int.  The validator accepted it, so a
+ * failure means the catalog was edited by hand.
+ */
+static int
+parse_setting(const PsvcSettingDef *def, const char *value, const char *servername)
+{
+	int			v;
+	bool		b;
+
+	if (def->is_bool ? parse_bool(value, &b) :
+		(parse_int(value, &v, def->guc_flags, NULL) && v >= def->min && v <= def->max))
+		return def->is_bool ? (b ? 1 : 0) : v;
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+			 errmsg("invalid value for option \"%s\" of server \"%s\": \"%s\"",
+					def->name, servername, value),
+			 errhint("Correct it with ALTER SERVER.")));
+	return 0;					/* keep compiler quiet */
+}
+
+/*
+ * EXPLAIN VERBOSE of a scan on s: the effective settings, marking those
+ * the server sets, and its proxy and TLS files when it has them.  Nothing
+ * secret: the key is in the user mapping, and a proxy URL holds no
+ * credentials (the validator refuses them).
+ */
+void
+psvc_options_explain(const PsvcServer *s, ExplainState *es)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < PSVC_NSETTINGS; i++)
+	{
+		const PsvcSettingDef *def = &settings[i];
+		int			v = psvc_options_setting(s, def->id);
+
+		appendStringInfo(&buf, "%s%s=", i > 0 ? ", " : "", def->name);
+		if (def->is_bool)
+			appendStringInfoString(&buf, v ? "on" : "off");
+		else
+			appendStringInfo(&buf, "%d%s", v, def->guc_flags == GUC_UNIT_MS ? "ms" : "");
+		if (s->settings[i] >= 0)
+			appendStringInfoString(&buf, " (server)");
+	}
+	ExplainPropertyText("Partner Settings", buf.data, es);
+
+	if (s->proxy != NULL)
+		ExplainPropertyText("Partner Proxy", s->proxy, es);
+	if (s->ssl_ca_file != NULL || s->ssl_cert_file != NULL)
+	{
+		resetStringInfo(&buf);
+		if (s->ssl_ca_file != NULL)
+			appendStringInfo(&buf, "ssl_ca_file=%s", s->ssl_ca_file);
+		if (s->ssl_cert_file != NULL)
+			appendStringInfo(&buf, "%sssl_cert_file=%s",
+							 buf.len > 0 ? ", " : "", s->ssl_cert_file);
+		ExplainPropertyText("Partner TLS", buf.data, es);
+	}
+	pfree(buf.data);
+}
 
 static const char *
 option_value(List *options, const char *name)
@@ -68,6 +207,16 @@ psvc_options_server(Oid serverid)
 	s->rate_limits = option_value(fs->options, "rate_limits");
 	size = option_value(fs->options, "max_response_size");
 	s->max_response_size = size ? psvc_options_parse_size(size) : 0;
+	s->ssl_ca_file = option_value(fs->options, "ssl_ca_file");
+	s->ssl_cert_file = option_value(fs->options, "ssl_cert_file");
+	s->ssl_key_file = option_value(fs->options, "ssl_key_file");
+	s->proxy = option_value(fs->options, "proxy");
+	for (int i = 0; i < PSVC_NSETTINGS; i++)
+	{
+		const char *v = option_value(fs->options, settings[i].name);
+
+		s->settings[i] = v ? parse_setting(&settings[i], v, fs->servername) : -1;
+	}
 	if (s->service == NULL || url == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
@@ -105,6 +254,10 @@ psvc_options_copy_server(const PsvcServer *s)
 	c->base_url = copy_string(s->base_url);
 	c->tier = copy_string(s->tier);
 	c->rate_limits = copy_string(s->rate_limits);
+	c->ssl_ca_file = copy_string(s->ssl_ca_file);
+	c->ssl_cert_file = copy_string(s->ssl_cert_file);
+	c->ssl_key_file = copy_string(s->ssl_key_file);
+	c->proxy = copy_string(s->proxy);
 	return c;
 }
 
