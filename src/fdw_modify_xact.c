@@ -75,7 +75,6 @@ psvc_xact_set_writer_function(Oid fnoid)
 {
 	writer_function = fnoid;
 	writer_name[0] = '\0';
-	writer_function = InvalidOid;
 }
 
 static void

@@ -528,11 +528,12 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	}
 
 	/*
-	 * The columns the executor needs: the relation's target and the local
-	 * filters.  Not tlist: it is NULL when a projection is put on top.
+	 * The columns the executor needs: the relation's target, the local
+	 * filters and the rechecked conditions.  Not tlist: it is NULL when a projection is put on top.
 	 */
 	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &used);
 	pull_varattnos((Node *) local_exprs, baserel->relid, &used);
+	pull_varattnos((Node *) recheck, baserel->relid, &used);
 	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used))
 	{
 		for (int i = 1; i <= baserel->max_attr; i++)

@@ -882,6 +882,15 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 	st->rows_fetched = 0;
 	req = build_request(st, &s0);
 	st->rows_fetched = fetched;
+	/* a plan without the required key shows it as a placeholder */
+	if (st->missing)
+	{
+		const PsvcColumnDef *c = psvc_endpoint_column(st->ep, st->missing);
+		const char *param = c ? c->param : st->missing;
+
+		req->path_params = lappend(req->path_params,
+								   psvc_kv(param, psprintf("{%s}", param)));
+	}
 	/* placeholders are shown as written, not URL-encoded */
 	initStringInfo(&buf);
 	for (const char *p = psvc_http_describe(req); *p; p++)
@@ -895,6 +904,8 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 			appendStringInfoChar(&buf, *p);
 	}
 	ExplainPropertyText("Partner Request", buf.data, es);
+	if (st->missing)
+		ExplainPropertyText("Partner Missing Key", st->missing, es);
 	if (nreq > 1)
 		ExplainPropertyInteger("Partner Fan-out", NULL, nreq, es);
 	if (st->limit >= 0)

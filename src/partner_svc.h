@@ -591,6 +591,8 @@ extern Datum psvc_module_version(PG_FUNCTION_ARGS);
 
 /* in options.c */
 extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
+/* Raises HV00D for an option IMPORT FOREIGN SCHEMA does not take. */
+extern void psvc_options_check_import(List *options);
 
 /* in fdw_handler.c */
 extern Datum psvc_fdw_handler(PG_FUNCTION_ARGS);
