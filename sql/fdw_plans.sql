@@ -98,9 +98,8 @@ SELECT count(*) FROM movie_themes a JOIN movie_faqs b ON a.movie = b.movie WHERE
 SELECT sandbox.try($$SELECT * FROM movie_themes$$) AS alone;
 SELECT sandbox.try($$SELECT * FROM movie_themes WHERE title = 'x'$$) AS other_column;
 EXPLAIN (COSTS OFF) SELECT * FROM movie_themes;
-\set VERBOSITY verbose
 SELECT * FROM movie_characters;
-\set VERBOSITY default
+\echo :LAST_ERROR_SQLSTATE
 
 -- self-join of job_executions on job_id
 SELECT count(*) FROM sandbox.call('GET', '/api/user-jobs/run/1000002', NULL, 'sandbox-key');

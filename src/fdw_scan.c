@@ -333,7 +333,7 @@ start_scan(ForeignScanState *node, PsvcScanState *st)
 						st->missing, RelationGetRelationName(st->rel)),
 				 errdetail("Resource \"%s\" is read from %s, which needs a value for {%s}.",
 						   st->ep->resource, st->ep->route, c ? c->param : st->missing),
-				 errhint("Add WHERE %s = ... or %s = ANY(...), or join on %s so that the other side of the join gives it.",
+				 errhint("Add WHERE %s = ... or %s = ANY(...), or join on %s.",
 						 st->missing, st->missing, st->missing)));
 	}
 
