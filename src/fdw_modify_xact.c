@@ -102,7 +102,7 @@ psvc_xact_note_write(const char *method, const char *route, bool unknown)
 		callbacks_registered = true;
 	}
 	subid = GetCurrentSubTransactionId();
-	old = MemoryContextSwitchTo(TopMemoryContext);
+	/* the name in the caller's context; only a new entry keeps a copy */
 	if (OidIsValid(writer_function))
 		writer = psprintf("function %s.%s",
 						  get_namespace_name(get_func_namespace(writer_function)),
@@ -118,6 +118,7 @@ psvc_xact_note_write(const char *method, const char *route, bool unknown)
 		if (c->subid == subid && strcmp(c->writer, writer) == 0)
 			wc = c;
 	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
 	if (wc == NULL)
 	{
 		wc = palloc0(sizeof(WriteCount));
