@@ -3,9 +3,12 @@
 # find crashes and internal errors (XX000) of the extension.  Not part of
 # the suite (run_tests.sh); run by hand, as root, from a built tree:
 #
-#   PG_BIN=/usr/lib/postgresql/15/bin bash test/sqlsmith.sh
+#   bash test/sqlsmith.sh
 #
-# It installs sqlsmith if missing (apt-get), builds and installs the
+# (PG_BIN selects another PostgreSQL 15 installation, as for run_tests.sh.)
+# About 20,000 queries take 10 to 15 minutes on a small machine.
+# It installs the packages of test/setup.sh and sqlsmith (Debian package
+# "sqlsmith") if missing, builds and installs the
 # extension, starts a sandbox and a throw-away cluster on loopback
 # (test/lib.sh start_stack), imports every service into a database
 # "smith", adds views and a local table that give the required keys
@@ -37,7 +40,9 @@ queries=${SQLSMITH_QUERIES:-20000}
 limit=${SQLSMITH_TIMEOUT:-1800}
 seed=${SQLSMITH_SEED:-1}
 
+bash test/setup.sh || exit 2
 if ! command -v sqlsmith >/dev/null; then
+	export DEBIAN_FRONTEND=noninteractive
 	apt-get install -y -qq sqlsmith >/dev/null || { echo "sqlsmith.sh: cannot install sqlsmith" >&2; exit 2; }
 fi
 build_install "$root" || { echo "sqlsmith.sh: build failed" >&2; exit 2; }
@@ -120,12 +125,13 @@ while [ "$done_total" -lt "$queries" ] && [ $(( $(date +%s) - start )) -lt "$lim
 done
 elapsed=$(( $(date +%s) - start ))
 
-# the extension's source files, to tell its errors from PostgreSQL's
+# the extension's source files, to tell its errors from PostgreSQL's; with
+# verbose errors every ERROR has a "LOCATION:  function, file.c:line" line,
+# whose prefix carries the same SQLSTATE (%e)
 ext_files=$(cd src && ls *.c | paste -sd'|')
 crashes=$(grep -c "terminated by signal" "$log" || true)
-xx_all=$(grep -c " XX000 ERROR:" "$log" || true)
-# with verbose errors, the line after "ERROR:" is "LOCATION:  func, file.c:line"
-xx_ext=$(grep -A3 " XX000 ERROR:" "$log" | grep -E "LOCATION: .*, ($ext_files):[0-9]+" | wc -l)
+xx_all=$(grep -c "\] XX000 LOCATION:" "$log" || true)
+xx_ext=$(grep -cE "\] XX000 LOCATION: .*, ($ext_files):[0-9]+\$" "$log" || true)
 
 echo
 echo "== summary"
@@ -136,12 +142,16 @@ echo "XX000 errors raised by partner_svc: $xx_ext"
 echo "XX000 errors raised by PostgreSQL itself: $((xx_all - xx_ext))"
 echo "most frequent SQLSTATEs of errors:"
 grep -oE "\] [0-9A-Z]{5} ERROR:" "$log" | awk '{print $2}' | sort | uniq -c | sort -rn | head -n 12
+echo "errors and warnings raised by partner_svc, by SQLSTATE and place:"
+grep -E "\] [0-9A-Z]{5} LOCATION: .*, ($ext_files):[0-9]+\$" "$log" |
+	sed -E 's/.*\] ([0-9A-Z]{5}) LOCATION: *([A-Za-z_0-9]*), ([A-Za-z_0-9.]*):[0-9]*/\1 \2 \3/' |
+	sort | uniq -c | sort -rn
 if [ "$crashes" -gt 0 ]; then
 	echo "crash lines:"
 	grep "terminated by signal" "$log" | head -n 10
 fi
 if [ "$xx_ext" -gt 0 ]; then
-	echo "XX000 of partner_svc:"
-	grep -A3 " XX000 ERROR:" "$log" | grep -B3 -E "LOCATION: .*, ($ext_files):[0-9]+" | head -n 40
+	echo "XX000 of partner_svc (message, then place):"
+	grep -E "\] XX000 (ERROR|LOCATION):" "$log" | grep -B1 -E "LOCATION: .*, ($ext_files):[0-9]+\$" | head -n 40
 fi
 [ "$crashes" -eq 0 ] && [ "$xx_ext" -eq 0 ]
