@@ -15,8 +15,9 @@
  *	  offered and the value comes from the outer side of a nested loop.
  *	- "col = value" on a column with a filter parameter becomes that query
  *	  parameter (status, genre, section, persona, answerability).
- *	- "col = value" on the detail column (id of orders and user_jobs)
- *	  turns the scan into a single-object read.
+ *	- "col = value" on a detail key (id of orders and user_jobs, and
+ *	  custom_id of orders: its detail route takes either) turns the scan
+ *	  into a single-object read; one key per scan, the others filter.
  * "value" is any expression without this table's columns and without
  * volatile functions; it is evaluated once per (re)scan.
  *
@@ -529,7 +530,8 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 
 	/*
 	 * The columns the executor needs: the relation's target, the local
-	 * filters and the rechecked conditions.  Not tlist: it is NULL when a projection is put on top.
+	 * filters and the rechecked conditions.  Not tlist: it is NULL when a
+	 * projection is put on top.
 	 */
 	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &used);
 	pull_varattnos((Node *) local_exprs, baserel->relid, &used);

@@ -795,6 +795,7 @@ psvc_fdw_iterate(ForeignScanState *node)
 		/* a row the service should not have sent: its values go too */
 		st->rows_rejected++;
 		ResetExprContext(econtext);
+		CHECK_FOR_INTERRUPTS();
 	}
 	st->rows_returned++;
 	return slot;
