@@ -1,4 +1,4 @@
-# 60_recheck.t: rows satisfy their WHERE even when the service does not
+# 62_recheck.t: rows satisfy their WHERE even when the service does not
 # apply what it was asked.  A tiny loopback service, written here, ignores
 # every filter and key: its order list always holds the same three orders,
 # its order detail always answers with the first one, whatever the id, and
