@@ -32,14 +32,14 @@ SELECT custom_id FROM orders WHERE status = 'PENDING' ORDER BY custom_id;
 SELECT count(*) FROM orders WHERE status = 'ACTIVE';
 SELECT method, route, query, status FROM sandbox.requests();
 
--- id = reads one order by its id or custom id: one detail request
+-- custom_id = (as id =) reads one order: one detail request
 CALL sandbox.reset_stats();
 SELECT custom_id, status, provider_id LIKE 'PRV-%' AS provider, jsonb_array_length(cars) AS cars
-FROM orders WHERE id = 'REG-2';
+FROM orders WHERE custom_id = 'REG-2';
 SELECT count(*) FROM orders WHERE id = 'REG-404';
 SELECT o.custom_id FROM orders o WHERE o.id = (SELECT id FROM orders WHERE custom_id = 'REG-3');
 SELECT method, route, path, status FROM sandbox.requests();
-EXPLAIN (COSTS OFF) SELECT * FROM orders WHERE id = 'REG-2';
+EXPLAIN (COSTS OFF) SELECT * FROM orders WHERE custom_id = 'REG-2';
 EXPLAIN (COSTS OFF) SELECT * FROM orders WHERE status = 'PENDING' AND email IS NULL;
 
 --

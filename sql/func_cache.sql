@@ -24,7 +24,8 @@ SELECT sandbox.sqlstate_of($$SELECT partner_svc.movie_summary('inception')$$) AS
 SELECT method, path, status FROM sandbox.requests();
 
 -- a second server of the service, inside a transaction, is seen at once;
--- when it is the only one left it is used; after ROLLBACK it is gone and
+-- when it is the only one left it is used (it has no user mapping: 42704,
+-- before anything is sent); after ROLLBACK it is gone and
 -- "movies" is the one server again
 CALL sandbox.reset_stats();
 BEGIN;

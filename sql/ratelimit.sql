@@ -60,23 +60,23 @@ CREATE FOREIGN TABLE rl_orders (id text, custom_id text) SERVER rl_orders
 SELECT partner_svc.stats_reset();
 CALL sandbox.reset_stats();
 SET partner_svc.rate_limit_max_wait = 0;
-SELECT count(*) FROM rl_orders WHERE id = 'REG-1';
-SELECT count(*) FROM rl_orders WHERE id = 'REG-1';
+SELECT count(*) FROM rl_orders WHERE custom_id = 'REG-1';
+SELECT count(*) FROM rl_orders WHERE custom_id = 'REG-1';
 \set VERBOSITY terse
-SELECT count(*) FROM rl_orders WHERE id = 'REG-1';
+SELECT count(*) FROM rl_orders WHERE custom_id = 'REG-1';
 \set VERBOSITY default
 -- the detail says when the budget frees
 DO $$
 DECLARE d text; h text;
 BEGIN
-  PERFORM * FROM rl_orders WHERE id = 'REG-1';
+  PERFORM * FROM rl_orders WHERE custom_id = 'REG-1';
 EXCEPTION WHEN too_many_connections THEN
   GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
   RAISE NOTICE '%', regexp_replace(d, 'frees at [^(]*\(in [0-9.]+ s\)', 'frees at <time> (in <n> s)');
   RAISE NOTICE '%', h;
 END $$;
 -- another order id has its own budget
-SELECT count(*) FROM rl_orders WHERE id = 'REG-3';
+SELECT count(*) FROM rl_orders WHERE custom_id = 'REG-3';
 -- a plain route of the same server is not held back either
 SELECT count(*) > 0 AS listed FROM rl_orders;
 -- what was sent: the refused reads never left
@@ -91,21 +91,21 @@ FROM partner_svc.rate_limits WHERE server = 'rl_orders' ORDER BY route, resource
 SET partner_svc.rate_limit_max_wait = '10min';
 SELECT clock_timestamp() AS t0 \gset
 SET statement_timeout = '300ms';
-SELECT count(*) FROM rl_orders WHERE id = 'REG-1';
+SELECT count(*) FROM rl_orders WHERE custom_id = 'REG-1';
 RESET statement_timeout;
 SELECT clock_timestamp() - :'t0'::timestamptz < interval '3 s' AS cancelled_promptly;
 -- a budget that frees later than rate_limit_max_wait fails at once
 SET partner_svc.rate_limit_max_wait = '1s';
 SELECT clock_timestamp() AS t0 \gset
 \set VERBOSITY terse
-SELECT count(*) FROM rl_orders WHERE id = 'REG-1';
+SELECT count(*) FROM rl_orders WHERE custom_id = 'REG-1';
 \set VERBOSITY default
 SELECT clock_timestamp() - :'t0'::timestamptz < interval '0.9 s' AS failed_at_once;
 RESET partner_svc.rate_limit_max_wait;
 
 -- with partner_svc.rate_limit off the limiter is not consulted
 SET partner_svc.rate_limit = off;
-SELECT count(*) FROM rl_orders WHERE id = 'REG-1';
+SELECT count(*) FROM rl_orders WHERE custom_id = 'REG-1';
 RESET partner_svc.rate_limit;
 SELECT count(*) AS sent_for_reg_1 FROM sandbox.requests() WHERE path = '/public/orders/REG-1';
 

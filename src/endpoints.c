@@ -33,12 +33,33 @@
 #define RAW {"raw", "jsonb", PSVC_COL_RAW, NULL, NULL, false}
 #define MOVIE_KEY {"movie", "text", PSVC_COL_PATH, NULL, "movie", true}
 
+/*
+ * The status filter of the order list (spec 000: PENDING, WILL BE ACTIVE,
+ * ACTIVE, EXPIRED, REFUNDED, DELETED) as the column values it selects: the
+ * service lists DEFERRED orders for WILL BE ACTIVE (docs/sandbox-orders.md).
+ * So "status = 'DEFERRED'" is sent as WILL BE ACTIVE, and a value no
+ * filter selects exactly (CREATED, or 'WILL BE ACTIVE', which no order has
+ * as its status) is not sent: the list is read whole and the status
+ * checked locally.  Every row is rechecked in any case.
+ */
+static const PsvcFilterValue order_status_filter[] = {
+	{"PENDING", "PENDING"},
+	{"DEFERRED", "WILL BE ACTIVE"},
+	{"ACTIVE", "ACTIVE"},
+	{"EXPIRED", "EXPIRED"},
+	{"REFUNDED", "REFUNDED"},
+	{"DELETED", "DELETED"},
+	{NULL, NULL}
+};
+
+/* "Any {id} accepts the service order id or the partner custom_id" (000). */
 static const PsvcColumnDef orders_cols[] = {
 	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
-	{"custom_id", "text", PSVC_COL_FIELD, "custom_id", NULL, false},
+	{"custom_id", "text", PSVC_COL_FIELD, "custom_id", NULL, false, .detail_key = true},
 	{"email", "text", PSVC_COL_FIELD, "email", NULL, false},
 	{"created_date", "numeric", PSVC_COL_FIELD, "created_date", NULL, false},
-	{"status", "text", PSVC_COL_FIELD, "status", "status", false},
+	{"status", "text", PSVC_COL_FIELD, "status", "status", false,
+	.filter_values = order_status_filter},
 	{"provider_id", "text", PSVC_COL_FIELD, "provider_id", NULL, false},
 	{"cars", "jsonb", PSVC_COL_FIELD, "cars", NULL, false},
 	RAW
@@ -50,7 +71,8 @@ static const PsvcColumnDef movies_cols[] = {
 	{"title", "text", PSVC_COL_FIELD, "title", NULL, false},
 	{"year", "integer", PSVC_COL_FIELD, "year", NULL, false},
 	{"release_date", "date", PSVC_COL_FIELD, "release_date", NULL, false},
-	{"genre", "text", PSVC_COL_FIELD, NULL, "genre", false},
+	/* matched case-insensitively against genres (docs/sandbox-movies.md) */
+	{"genre", "text", PSVC_COL_FIELD, NULL, "genre", false, .echo_if_in = "genres"},
 	{"genres", "jsonb", PSVC_COL_FIELD, "genres", NULL, false},
 	{"runtime_minutes", "integer", PSVC_COL_FIELD, "runtime_minutes", NULL, false},
 	{"original_language", "text", PSVC_COL_FIELD, "original_language", NULL, false},
@@ -241,5 +263,25 @@ psvc_endpoint_column(const PsvcEndpoint *ep, const char *name)
 	for (int i = 0; i < ep->ncolumns; i++)
 		if (strcmp(ep->columns[i].name, name) == 0)
 			return &ep->columns[i];
+	return NULL;
+}
+
+bool
+psvc_endpoint_is_detail_key(const PsvcEndpoint *ep, const PsvcColumnDef *col)
+{
+	if (ep->detail_route == NULL || col->kind != PSVC_COL_FIELD)
+		return false;
+	return col->detail_key ||
+		(ep->detail_column != NULL && strcmp(col->name, ep->detail_column) == 0);
+}
+
+const char *
+psvc_endpoint_filter_param(const PsvcColumnDef *col, const char *value)
+{
+	if (col->filter_values == NULL)
+		return value;
+	for (const PsvcFilterValue *f = col->filter_values; f->value; f++)
+		if (strcmp(f->value, value) == 0)
+			return f->param_value;
 	return NULL;
 }

@@ -7,7 +7,9 @@
  * The "remote schema" is the service's name (IMPORT FOREIGN SCHEMA movies
  * FROM SERVER ...), and it must be the server's own service: tables of
  * another service would point at endpoints this server does not serve.
- * LIMIT TO and EXCEPT are applied here and again by PostgreSQL.
+ * LIMIT TO and EXCEPT are applied here and again by PostgreSQL.  Options
+ * are checked like those of any object (options.c): there are none yet,
+ * so any option is an error (HV00D) rather than silently ignored.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -45,6 +47,7 @@ psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	int			n;
 	List	   *cmds = NIL;
 
+	psvc_options_check_import(stmt->options);
 	if (strcmp(stmt->remote_schema, server->service) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),

@@ -44,6 +44,7 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "foreign/foreign.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/appendinfo.h"
 #include "optimizer/inherit.h"
@@ -229,8 +230,10 @@ psvc_fdw_plan_modify(PlannerInfo *root, ModifyTable *plan,
  * Resolves every column, checks that the columns to send may be sent.
  */
 static PsvcModifyState *
-create_state(Relation rel, CmdType op, List *target_attrs)
+create_state(EState *estate, ResultRelInfo *rinfo, CmdType op, List *target_attrs)
 {
+	Relation	rel = rinfo->ri_RelationDesc;
+	Index		rti = rinfo->ri_RangeTableIndex;
 	PsvcModifyState *st = palloc0(sizeof(PsvcModifyState));
 	TupleDesc	desc = RelationGetDescr(rel);
 	AttrNumber	keyno;
@@ -239,6 +242,22 @@ create_state(Relation rel, CmdType op, List *target_attrs)
 	st->rel = rel;
 	st->op = op;
 	st->ep = psvc_fdw_endpoint(RelationGetRelid(rel), &st->server);
+
+	/*
+	 * The key is that of the role the table is checked as (the view owner
+	 * through a view), as for scans; a partition reached by tuple routing
+	 * has no range table entry of its own and uses its root's.
+	 */
+	if (rti == 0 && rinfo->ri_RootResultRelInfo)
+		rti = rinfo->ri_RootResultRelInfo->ri_RangeTableIndex;
+	if (rti > 0)
+	{
+		RangeTblEntry *rte = exec_rt_fetch(rti, estate);
+
+		st->server->userid = OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
+	}
+	else
+		st->server->userid = GetUserId();
 	st->md = st->ep->modify;
 	st->rd = op_request(st->md, op);
 	if (st->rd == NULL)
@@ -298,7 +317,7 @@ psvc_fdw_begin_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	st = create_state(rinfo->ri_RelationDesc, mtstate->operation,
+	st = create_state(mtstate->ps.state, rinfo, mtstate->operation,
 					  (List *) linitial(fdw_private));
 	if (mtstate->operation == CMD_UPDATE || mtstate->operation == CMD_DELETE)
 	{
@@ -322,7 +341,7 @@ psvc_fdw_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 	for (int i = 0; i < desc->natts; i++)
 		if (!TupleDescAttr(desc, i)->attisdropped)
 			attrs = lappend_int(attrs, i + 1);
-	rinfo->ri_FdwState = create_state(rinfo->ri_RelationDesc, CMD_INSERT, attrs);
+	rinfo->ri_FdwState = create_state(mtstate->ps.state, rinfo, CMD_INSERT, attrs);
 }
 
 /*
@@ -393,6 +412,7 @@ modify_row(PsvcModifyState *st, TupleTableSlot *slot, TupleTableSlot *planSlot)
 		req.content_type = "application/json";
 	}
 	req.return_errors = true;
+	psvc_xact_set_writer("foreign table \"%s\"", RelationGetRelationName(st->rel));
 	resp = psvc_http_request(&req);
 
 	if (resp->status == 404 && arg.key != NULL)

@@ -15,13 +15,28 @@
  *	  offered and the value comes from the outer side of a nested loop.
  *	- "col = value" on a column with a filter parameter becomes that query
  *	  parameter (status, genre, section, persona, answerability).
- *	- "col = value" on the detail column (id of orders and user_jobs)
- *	  turns the scan into a single-object read.
+ *	- "col = value" on a detail key (id of orders and user_jobs, and
+ *	  custom_id of orders: its detail route takes either) turns the scan
+ *	  into a single-object read; one key per scan, the others filter.
  * "value" is any expression without this table's columns and without
- * volatile functions; it is evaluated once per (re)scan.  Pushed-down
- * conditions are not checked again locally: the service applies them and
- * the scan echoes the value into columns the items lack.  Everything else
- * stays a local filter, so results are always correct.
+ * volatile functions; it is evaluated once per (re)scan.
+ *
+ * Rows satisfy their WHERE whatever the service does: every pushed-down
+ * condition on a member column is also kept as a recheck qual
+ * (fdw_recheck_quals), which the scan evaluates on each row before it
+ * counts it (fdw_scan.c), so a service that ignores or maps a filter, or
+ * a detail route that answers for another identifier, never makes a row
+ * contradict its WHERE.  Only path columns are not rechecked: their value
+ * is the one the request was sent with, exact by construction.
+ * Everything else stays a local filter (the plan's qual).
+ *
+ * A required path parameter that nothing can give is never a planner
+ * failure: besides the parameterized paths, the table always has an
+ * unparameterized path, costed as disabled, whose scan raises the
+ * documented error naming the column when it is run (fdw_scan.c).  So
+ * joins whose order cannot feed the key (a.movie = b.movie of two movie
+ * tables, the outer side of an outer join, the source of a MERGE) plan,
+ * and fail only if they are run without a value.
  *
  * LIMIT is pushed only when nothing is left to filter locally and the
  * table is the whole query (no join, grouping, sorting, DISTINCT, window
@@ -43,7 +58,6 @@
 #include "catalog/pg_am.h"
 #include "commands/defrem.h"
 #include "utils/fmgroids.h"
-#include "commands/defrem.h"
 #include "foreign/fdwapi.h"
 #include "foreign/foreign.h"
 #include "nodes/makefuncs.h"
@@ -252,8 +266,7 @@ classify(PlannerInfo *root, RelOptInfo *baserel, Oid relid,
 	if (col->kind == PSVC_COL_PATH)
 		;
 	else if (col->kind == PSVC_COL_FIELD && !is_array &&
-			 (col->param != NULL ||
-			  (ep->detail_column && strcmp(col->name, ep->detail_column) == 0)))
+			 (col->param != NULL || psvc_endpoint_is_detail_key(ep, col)))
 		;
 	else
 		return NULL;
@@ -292,12 +305,19 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 		PushedQual *pq = classify(root, baserel, foreigntableid, info->ep,
 								  lfirst_node(RestrictInfo, lc));
 
-		/* one condition per column reaches the service; the rest filter */
+		/*
+		 * One condition per column reaches the service, and one key per
+		 * detail read (id or custom_id); the rest filter locally.
+		 */
 		if (pq == NULL || pushed_has_column(info->pushed, pq->col))
 			continue;
-		info->pushed = lappend(info->pushed, pq);
-		if (info->ep->detail_column && strcmp(pq->col->name, info->ep->detail_column) == 0)
+		if (psvc_endpoint_is_detail_key(info->ep, pq->col))
+		{
+			if (info->detail)
+				continue;
 			info->detail = true;
+		}
+		info->pushed = lappend(info->pushed, pq);
 	}
 	for (int i = 0; i < info->ep->ncolumns; i++)
 	{
@@ -384,36 +404,34 @@ void
 psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	PsvcRelInfo *info = baserel->fdw_private;
-	List	   *sources;
 	ListCell   *lc;
 
+	/*
+	 * The plain path.  Without a required path column it is disabled
+	 * (costed like enable_* = off): the planner takes it only when no
+	 * parameterized path fits the join order, and then the scan raises the
+	 * documented error at its first row (see the header comment).
+	 */
+	add_path(baserel, (Path *)
+			 create_foreignscan_path(root, baserel, NULL, baserel->rows,
+									 REQUEST_COST + (info->missing ? disable_cost : 0),
+									 scan_cost(baserel->rows, info->server) + (info->missing ? disable_cost : 0),
+									 NIL, baserel->lateral_relids, NULL, NIL));
 	if (info->missing == NULL)
-	{
-		add_path(baserel, (Path *)
-				 create_foreignscan_path(root, baserel, NULL, baserel->rows,
-										 REQUEST_COST, scan_cost(baserel->rows, info->server),
-										 NIL, NULL, NULL, NIL));
 		return;
-	}
 
-	sources = join_sources(root, baserel, foreigntableid, info);
-	if (sources == NIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_ERROR),
-				 errmsg("a condition on column \"%s\" of foreign table \"%s\" is required",
-						info->missing->name, get_rel_name(foreigntableid)),
-				 errdetail("Resource \"%s\" is read from %s, which needs a value for {%s}.",
-						   info->ep->resource, info->ep->route, info->missing->param),
-				 errhint("Add WHERE %s = ... or %s = ANY(...), or join on %s.",
-						 info->missing->name, info->missing->name, info->missing->name)));
-
-	foreach(lc, sources)
+	foreach(lc, join_sources(root, baserel, foreigntableid, info))
 	{
 		PushedQual *pq = lfirst(lc);
-		Relids		outer = pull_varnos(root, (Node *) pq->value);
-		ParamPathInfo *ppi = get_baserel_parampathinfo(root, baserel, outer);
+		Relids		outer = bms_union(pull_varnos(root, (Node *) pq->value),
+									  baserel->lateral_relids);
+		ParamPathInfo *ppi;
 		double		rows = DEFAULT_ROWS / 20;
 
+		outer = bms_del_member(outer, baserel->relid);
+		if (bms_is_empty(outer))
+			continue;
+		ppi = get_baserel_parampathinfo(root, baserel, outer);
 		add_path(baserel, (Path *)
 				 create_foreignscan_path(root, baserel, NULL, rows,
 										 REQUEST_COST, scan_cost(rows, info->server),
@@ -456,7 +474,9 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	List	   *pushed = list_copy(info->pushed);
 	List	   *local = NIL;
 	List	   *local_exprs;
+	List	   *recheck = NIL;
 	List	   *fdw_exprs = NIL;
+	List	   *priv;
 	List	   *pushed_priv = NIL;
 	List	   *attrs = NIL;
 	Bitmapset  *used = NULL;
@@ -500,6 +520,8 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 		PushedQual *pq = lfirst(lc);
 
 		fdw_exprs = lappend(fdw_exprs, pq->value);
+		if (pq->col->kind != PSVC_COL_PATH)
+			recheck = lappend(recheck, pq->rinfo->clause);
 		pushed_priv = lappend(pushed_priv,
 							  list_make3(makeString(pstrdup(pq->col->name)),
 										 makeInteger(list_length(fdw_exprs) - 1),
@@ -507,11 +529,13 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	}
 
 	/*
-	 * The columns the executor needs: the relation's target and the local
-	 * filters.  Not tlist: it is NULL when a projection is put on top.
+	 * The columns the executor needs: the relation's target, the local
+	 * filters and the rechecked conditions.  Not tlist: it is NULL when a
+	 * projection is put on top.
 	 */
 	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &used);
 	pull_varattnos((Node *) local_exprs, baserel->relid, &used);
+	pull_varattnos((Node *) recheck, baserel->relid, &used);
 	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used))
 	{
 		for (int i = 1; i <= baserel->max_attr; i++)
@@ -532,11 +556,20 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 
 	limit = info->detail ? -1 : pushable_limit(root, baserel, local_exprs);
 
+	priv = list_make5(makeString(pstrdup(info->ep->resource)),
+					  makeInteger(info->detail ? 1 : 0),
+					  makeInteger(limit),
+					  pushed_priv,
+					  attrs);
+	/* the required path column this plan has no value for, or "" */
+	priv = lappend(priv, makeString(pstrdup(info->missing && !pushed_has_column(pushed, info->missing) ?
+											info->missing->name : "")));
+
+	/*
+	 * The pushed conditions on member columns are rechecked by the scan
+	 * itself (fdw_scan.c), before a LIMIT counts the row; they are also
+	 * what an EvalPlanQual recheck evaluates.
+	 */
 	return make_foreignscan(tlist, local_exprs, baserel->relid, fdw_exprs,
-							list_make5(makeString(pstrdup(info->ep->resource)),
-									   makeInteger(info->detail ? 1 : 0),
-									   makeInteger(limit),
-									   pushed_priv,
-									   attrs),
-							NIL, NIL, outer_plan);
+							priv, NIL, recheck, outer_plan);
 }

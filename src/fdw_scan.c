@@ -32,6 +32,18 @@
  * page is decoded.  So a scan of any length holds at most a page in
  * decoding plus the transfers in flight.
  *
+ * Rows are rechecked: the pushed-down conditions on member columns (the
+ * plan's fdw_recheck_quals, fdw_plan.c) are evaluated on each row before
+ * it is returned or counted against a pushed LIMIT, so a service that
+ * ignores a filter, or a detail read that answers for another identifier,
+ * only costs the rows it should not have sent.  A filter column the items
+ * do not carry takes the value the query asked for (echo), except where
+ * the catalogue names a member that must hold it (genre in genres).
+ *
+ * The API key is the user mapping of the role PostgreSQL checks the
+ * table's permissions as (the view owner through a view), as postgres_fdw
+ * does; a missing mapping is an error before any request (http.c).
+ *
  * A 404 with the code content_not_available on a stream's first page
  * means the movie has no such content: the stream gives no rows (the
  * document's way to say "nothing here").  Any other failure is an ERROR
@@ -47,6 +59,7 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -58,6 +71,8 @@
 #include "utils/array.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
+#include "utils/formatting.h"
+#include "utils/jsonb.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -84,6 +99,8 @@ typedef struct ScanColumn
 	const PsvcColumnDef *def;
 	int			field;			/* index in fields[], or -1 */
 	int			echo;			/* index in pushed[] to echo, or -1 */
+	int			echo_check;		/* index in fields[] of the array member
+								 * that must hold the echoed value, or -1 */
 	FmgrInfo	in;
 	Oid			ioparam;
 	int32		typmod;
@@ -135,6 +152,8 @@ typedef struct PsvcScanState
 	int			npushed;
 	PushedValue *pushed;
 	int			fan;			/* index in pushed[] of the array, or -1 */
+	ExprState  *recheck;		/* pushed conditions, rechecked per row */
+	const char *missing;		/* required path column without a value */
 	MemoryContext scan_cxt;
 	MemoryContext run_cxt;		/* child of scan_cxt: what one (re)scan
 								 * makes (values, streams, cursors); reset
@@ -153,6 +172,7 @@ typedef struct PsvcScanState
 	int			item;
 	int64		rows_returned;
 	int64		rows_fetched;
+	int64		rows_rejected;	/* rows the recheck removed */
 	int			since_poll;
 
 	/* for EXPLAIN ANALYZE */
@@ -224,8 +244,7 @@ build_request(PsvcScanState *st, Stream *s)
 	{
 		PushedValue *pv = &st->pushed[i];
 		PsvcKV	   *kv = palloc(sizeof(PsvcKV));
-		bool		is_detail = st->ep->detail_column &&
-			strcmp(pv->def->name, st->ep->detail_column) == 0;
+		bool		is_detail = psvc_endpoint_is_detail_key(st->ep, pv->def);
 
 		kv->value = pv->texts[i == st->fan ? s->value : 0];
 		if (pv->def->kind == PSVC_COL_PATH)
@@ -242,6 +261,10 @@ build_request(PsvcScanState *st, Stream *s)
 		}
 		else if (!st->detail)
 		{
+			/* a value no filter value selects exactly: list, then recheck */
+			kv->value = psvc_endpoint_filter_param(pv->def, kv->value);
+			if (kv->value == NULL)
+				continue;
 			kv->name = pv->def->param;
 			req->query = lappend(req->query, kv);
 		}
@@ -450,6 +473,20 @@ start_scan(ForeignScanState *node, PsvcScanState *st)
 	ExprContext *econtext = node->ss.ps.ps_ExprContext;
 	MemoryContext old;
 	int			nstreams = 1;
+
+	if (st->missing)
+	{
+		const PsvcColumnDef *c = psvc_endpoint_column(st->ep, st->missing);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("a condition on column \"%s\" of foreign table \"%s\" is required",
+						st->missing, RelationGetRelationName(st->rel)),
+				 errdetail("Resource \"%s\" is read from %s, which needs a value for {%s}.",
+						   st->ep->resource, st->ep->route, c ? c->param : st->missing),
+				 errhint("Add WHERE %s = ... or %s = ANY(...), or join on %s.",
+						 st->missing, st->missing, st->missing)));
+	}
 
 	MemoryContextReset(st->run_cxt);
 	old = MemoryContextSwitchTo(st->run_cxt);
@@ -720,6 +757,38 @@ advance(PsvcScanState *st)
 	return false;
 }
 
+/*
+ * Does the JSON array text hold the string value, compared
+ * case-insensitively?  False for anything that is not such an array.
+ */
+static bool
+array_holds(const char *json, const char *value)
+{
+	Jsonb	   *jb;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	char	   *want;
+	bool		found = false;
+
+	if (json == NULL || json[0] != '[')
+		return false;
+	jb = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+	want = str_tolower(value, strlen(value), DEFAULT_COLLATION_OID);
+	it = JsonbIteratorInit(&jb->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_ELEM && v.type == jbvString && !found)
+		{
+			char	   *got = str_tolower(v.val.string.val, v.val.string.len,
+										  DEFAULT_COLLATION_OID);
+
+			found = strcmp(got, want) == 0;
+		}
+	}
+	return found;
+}
+
 static void
 fill_slot(PsvcScanState *st, TupleTableSlot *slot, PsvcItem *it)
 {
@@ -756,6 +825,10 @@ fill_slot(PsvcScanState *st, TupleTableSlot *slot, PsvcItem *it)
 		{
 			PushedValue *pv = &st->pushed[c->echo];
 			int			v = c->echo == st->fan ? s->value : 0;
+
+			if (c->echo_check >= 0 &&
+				!array_holds(it->values[c->echo_check], pv->texts[v]))
+				continue;
 
 			/* the value as the column's type, made once per stream */
 			if (c->echo_for != v)
@@ -828,7 +901,8 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 
 	st->ncols = list_length(attrs);
 	st->cols = palloc0(sizeof(ScanColumn) * Max(st->ncols, 1));
-	st->fields = palloc0(sizeof(char *) * Max(st->ncols, 1));
+	/* room for each column's member and the member an echo is checked in */
+	st->fields = palloc0(sizeof(char *) * Max(2 * st->ncols, 1));
 	i = 0;
 	foreach(lc, attrs)
 	{
@@ -840,11 +914,21 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		c->def = psvc_fdw_column_def(st->ep, RelationGetRelid(st->rel), att);
 		c->field = psvc_fdw_field_index(c->def, st->fields, &st->nfields);
 		c->echo = -1;
+		c->echo_check = -1;
 		c->echo_for = -1;
 		for (int p = 0; p < st->npushed; p++)
 			if (strcmp(st->pushed[p].def->name, c->def->name) == 0 &&
 				(st->pushed[p].def->kind == PSVC_COL_PATH || st->pushed[p].def->param))
 				c->echo = p;
+		if (c->echo >= 0 && c->def->echo_if_in)
+		{
+			PsvcColumnDef *holder = palloc0(sizeof(PsvcColumnDef));
+
+			holder->name = c->def->echo_if_in;
+			holder->kind = PSVC_COL_FIELD;
+			holder->field = c->def->echo_if_in;
+			c->echo_check = psvc_fdw_field_index(holder, st->fields, &st->nfields);
+		}
 		getTypeInputInfo(att->atttypid, &infunc, &c->ioparam);
 		fmgr_info(infunc, &c->in);
 		c->typmod = att->atttypmod;
@@ -854,6 +938,22 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 			c->decoded_jsonb = true;
 			st->want_jsonb = true;
 		}
+	}
+
+	st->recheck = ExecInitQual(plan->fdw_recheck_quals, (PlanState *) node);
+	if (list_length(priv) > PSVC_PRIV_MISSING &&
+		strVal(list_nth(priv, PSVC_PRIV_MISSING))[0] != '\0')
+		st->missing = strVal(list_nth(priv, PSVC_PRIV_MISSING));
+
+	/*
+	 * The key is that of the role the table's permissions are checked as:
+	 * the view owner through a view, else the current user (as
+	 * postgres_fdw chooses its connection's user mapping).
+	 */
+	{
+		RangeTblEntry *rte = exec_rt_fetch(plan->scan.scanrelid, node->ss.ps.state);
+
+		st->server->userid = OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
 	}
 
 	st->scan_cxt = AllocSetContextCreate(node->ss.ps.state->es_query_cxt,
@@ -870,24 +970,37 @@ psvc_fdw_iterate(ForeignScanState *node)
 {
 	PsvcScanState *st = node->fdw_state;
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
 
 	if (!st->started)
 		start_scan(node, st);
 	if (st->limit >= 0 && st->rows_returned >= st->limit)
 		return ExecClearTuple(slot);
 
-	while (st->page == NULL || st->item >= st->page->nitems)
+	for (;;)
 	{
-		if (!advance(st))
-			return ExecClearTuple(slot);
+		while (st->page == NULL || st->item >= st->page->nitems)
+		{
+			if (!advance(st))
+				return ExecClearTuple(slot);
+		}
+		/* let the prefetched page progress while rows are consumed */
+		if (++st->since_poll >= 8)
+		{
+			st->since_poll = 0;
+			psvc_http_poll();
+		}
+		fill_slot(st, slot, &st->page->items[st->item++]);
+		if (st->recheck == NULL)
+			break;
+		econtext->ecxt_scantuple = slot;
+		if (ExecQual(st->recheck, econtext))
+			break;
+		/* a row the service should not have sent: its values go too */
+		st->rows_rejected++;
+		ResetExprContext(econtext);
+		CHECK_FOR_INTERRUPTS();
 	}
-	/* let the prefetched page progress while rows are consumed */
-	if (++st->since_poll >= 8)
-	{
-		st->since_poll = 0;
-		psvc_http_poll();
-	}
-	fill_slot(st, slot, &st->page->items[st->item++]);
 	st->rows_returned++;
 	return slot;
 }
@@ -973,6 +1086,15 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 	st->rows_fetched = 0;
 	req = build_request(st, &s0);
 	st->rows_fetched = fetched;
+	/* a plan without the required key shows it as a placeholder */
+	if (st->missing)
+	{
+		const PsvcColumnDef *c = psvc_endpoint_column(st->ep, st->missing);
+		const char *param = c ? c->param : st->missing;
+
+		req->path_params = lappend(req->path_params,
+								   psvc_kv(param, psprintf("{%s}", param)));
+	}
 	/* placeholders are shown as written, not URL-encoded */
 	initStringInfo(&buf);
 	for (const char *p = psvc_http_describe(req); *p; p++)
@@ -986,6 +1108,8 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 			appendStringInfoChar(&buf, *p);
 	}
 	ExplainPropertyText("Partner Request", buf.data, es);
+	if (st->missing)
+		ExplainPropertyText("Partner Missing Key", st->missing, es);
 	if (nreq > 1)
 		ExplainPropertyInteger("Partner Fan-out", NULL, nreq, es);
 	if (st->limit >= 0)
@@ -997,6 +1121,8 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 		ExplainPropertyInteger("Partner Pages", NULL, st->n_pages, es);
 		ExplainPropertyInteger("Partner Requests", NULL, st->n_requests, es);
 		ExplainPropertyInteger("Partner Retries", NULL, st->n_retries, es);
+		if (st->rows_rejected > 0)
+			ExplainPropertyInteger("Rows Removed by Partner Recheck", NULL, st->rows_rejected, es);
 		ExplainPropertyInteger("Partner Bytes", NULL, st->n_bytes, es);
 		if (es->timing)
 		{

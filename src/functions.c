@@ -174,6 +174,10 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 	uint64		generation = 0;
 	PsvcServer *server;
 
+	/* the requests that follow are this function's (fdw_modify_xact.c) */
+	if (fcinfo->flinfo)
+		psvc_xact_set_writer_function(fcinfo->flinfo->fn_oid);
+
 	if (argno < PG_NARGS() && !PG_ARGISNULL(argno))
 	{
 		char	   *name = NameStr(*PG_GETARG_NAME(argno));

@@ -653,6 +653,9 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	t->method = pstrdup(req->method);
 	t->route = pstrdup(req->route);
 	t->servername = pstrdup(req->server->servername ? req->server->servername : "");
+	t->writes = !((strcmp(req->method, "GET") == 0 ||
+					strcmp(req->method, "HEAD") == 0) && !req->unsafe) &&
+		!req->retry_unsafe;		/* repeatable without effect (validate) */
 	t->idempotent = ((strcmp(req->method, "GET") == 0 ||
 					  strcmp(req->method, "HEAD") == 0) && !req->unsafe) ||
 		req->retry_unsafe;
@@ -740,7 +743,7 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 		PSVC_ADD_HEADER("Content-Type:");	/* no form-encoded default */
 	PSVC_ADD_HEADER("Expect:");	/* no 100-continue round trip */
 
-	key = psvc_options_api_key(req->server->serverid, GetUserId());
+	key = psvc_options_api_key(req->server);
 	if (key != NULL)
 	{
 		char	   *h = psprintf("Authorization: Bearer %s", key);
@@ -873,6 +876,55 @@ response_to_server(PsvcTransfer *t)
 	MemoryContextSwitchTo(oldcxt);
 }
 
+/* Drives the transfers until t is done (interruptibly). */
+static void
+wait_for(PsvcTransfer *t)
+{
+	for (;;)
+	{
+		psvc_http_pump();
+		if (t->state != XFER_RUNNING && t->state != XFER_BACKOFF)
+			break;
+		psvc_http_wait();
+	}
+}
+
+/*
+ * wait_for, for a request that changes state: when the statement is
+ * cancelled meanwhile (57014), the request may already have been carried
+ * out, so the error's detail says the outcome is unknown and how to check,
+ * and the change is counted as one a rollback does not undo.
+ */
+static void
+wait_for_write(PsvcTransfer *t)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		wait_for(t);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		psvc_xact_note_write(t->method, t->route, true);
+		if (edata->sqlerrcode != ERRCODE_QUERY_CANCELED || edata->detail != NULL)
+		{
+			FreeErrorData(edata);
+			PG_RE_THROW();
+		}
+		FlushErrorState();
+		edata->detail = psprintf("The statement was cancelled while %s %s was in flight: the outcome of the request is unknown, the service may have carried it out. "
+								 "Read the table or object again (SELECT, or the function that shows its state) to find out.",
+								 t->method, t->route);
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+}
+
 /*
  * Waits for t, retrying by the rules, and returns its response (in t's
  * context).  Raises the mapped error on failure unless return_errors and
@@ -889,13 +941,10 @@ psvc_http_finish(PsvcTransfer *t)
 		elog(ERROR, "%s %s was cancelled", t->method, t->route);
 
 	INSTR_TIME_SET_CURRENT(start);
-	for (;;)
-	{
-		psvc_http_pump();
-		if (t->state != XFER_RUNNING && t->state != XFER_BACKOFF)
-			break;
-		psvc_http_wait();
-	}
+	if (t->writes)
+		wait_for_write(t);
+	else
+		wait_for(t);
 	INSTR_TIME_SET_CURRENT(waited);
 	INSTR_TIME_SUBTRACT(waited, start);
 	t->wait_ms += INSTR_TIME_GET_MILLISEC(waited);
@@ -904,6 +953,9 @@ psvc_http_finish(PsvcTransfer *t)
 		elog(ERROR, "%s %s was cancelled", t->method, t->route);
 	t->resp->wait_ms = t->wait_ms;
 
+	if (t->writes && ((t->outcome == OUTCOME_HTTP && t->status >= 200 && t->status < 300) ||
+					  (!t->idempotent && (t->outcome == OUTCOME_TIMEOUT || t->outcome == OUTCOME_LOST))))
+		psvc_xact_note_write(t->method, t->route, t->outcome != OUTCOME_HTTP);
 	if (t->outcome == OUTCOME_HTTP && t->status >= 200 && t->status < 300)
 	{
 		response_to_server(t);

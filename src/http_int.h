@@ -114,6 +114,10 @@ struct PsvcTransfer
 	char	   *description;	/* "METHOD /path?query" */
 	char	   *body;
 	size_t		body_len;
+	bool		writes;			/* changes state at the service: not a GET or
+								 * HEAD, or one marked unsafe, and not
+								 * retry_unsafe (counted by
+								 * fdw_modify_xact.c) */
 	bool		idempotent;		/* GET or HEAD not marked unsafe, or
 								 * retry_unsafe */
 	bool		return_errors;

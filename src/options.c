@@ -167,6 +167,8 @@ object_kind(Oid catalog)
 			return "foreign table";
 		case AttributeRelationId:
 			return "column";
+		case InvalidOid:
+			return "IMPORT FOREIGN SCHEMA statement";
 	}
 	elog(ERROR, "unexpected option catalog %u", catalog);
 	return NULL;				/* keep compiler quiet */
@@ -775,4 +777,28 @@ psvc_options_validator(PG_FUNCTION_ARGS)
 		require_option(options, "resource", catalog);
 
 	PG_RETURN_VOID();
+}
+
+/*
+ * The options of IMPORT FOREIGN SCHEMA (fdw_import.c).  There are none
+ * today: every option is reported like an unknown option of any object,
+ * with where it belongs when it is valid elsewhere.  A future import
+ * option is a row of valid_options with catalog InvalidOid, and then gets
+ * the nearest-match hint too.
+ */
+void
+psvc_options_check_import(List *options)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+		const PsvcOption *opt = find_option(def->defname, InvalidOid);
+
+		if (opt == NULL)
+			report_unknown_option(def->defname, InvalidOid);
+		if (opt->check)
+			opt->check(def);
+	}
 }

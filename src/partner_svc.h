@@ -97,6 +97,10 @@ typedef struct PsvcServer
 	const char *ssl_key_file;	/* its private key (PEM) */
 	const char *proxy;			/* proxy URL, or "environment": libcurl's
 								 * *_proxy variables; NULL: no proxy */
+	Oid			userid;			/* whose user mapping gives the key: the
+								 * role a foreign table is checked as (set
+								 * by the scan or modify), or InvalidOid =
+								 * the current user (functions) */
 } PsvcServer;
 
 /* Allocates in CurrentMemoryContext.  Errors if not a partner_svc server. */
@@ -104,11 +108,13 @@ extern PsvcServer *psvc_options_server(Oid serverid);
 /* A deep copy of s in CurrentMemoryContext (a new field is copied there). */
 extern PsvcServer *psvc_options_copy_server(const PsvcServer *s);
 /*
- * The api_key of the user mapping of userid (or PUBLIC) for serverid, or
- * NULL when the mapping has none.  Allocates in CurrentMemoryContext.  The
+ * The api_key of the user mapping of server->userid (the current user when
+ * invalid), or PUBLIC's, for the server; NULL when the mapping has none.
+ * No mapping at all is an error (42704), except for a service the
+ * documents mark keyless (todos).  Allocates in CurrentMemoryContext.  The
  * caller must never print it.
  */
-extern char *psvc_options_api_key(Oid serverid, Oid userid);
+extern char *psvc_options_api_key(const PsvcServer *server);
 /* in options.c: bytes of a max_response_size value; 22023 when invalid */
 extern int	psvc_options_parse_size(const char *value);
 /* The "resource" option of a foreign table; palloc'd in CurrentMemoryContext. */
@@ -338,7 +344,31 @@ typedef struct PsvcColumnDef
 								 * query parameter that filters on it, or
 								 * NULL when equality is not pushed down */
 	bool		required;		/* PATH: a query must give it */
+	bool		detail_key;		/* FIELD: equality on it may also be sent as
+								 * the key of the detail route (orders'
+								 * custom_id; the endpoint's detail_column
+								 * always may) */
+	const struct PsvcFilterValue *filter_values;	/* FIELD with param: the
+													 * column values the
+													 * filter selects exactly,
+													 * and what to send for
+													 * each; NULL = send the
+													 * value as it is */
+	const char *echo_if_in;		/* FIELD without a member: echo the filter
+								 * value only when this array member holds
+								 * it (case-insensitively); NULL = always */
 } PsvcColumnDef;
+
+/*
+ * One value of a filter whose query values differ from the column values
+ * they select (the orders status filter "WILL BE ACTIVE" lists DEFERRED
+ * orders).  A list ends with a NULL value.
+ */
+typedef struct PsvcFilterValue
+{
+	const char *value;			/* the column's value */
+	const char *param_value;	/* the query parameter's value selecting it */
+} PsvcFilterValue;
 
 typedef enum PsvcPaging
 {
@@ -400,8 +430,33 @@ extern const PsvcEndpoint *psvc_endpoint_find(const char *resource);
 /* All endpoints, in catalogue order; *n receives their count. */
 extern const PsvcEndpoint *psvc_endpoints(int *n);
 extern const PsvcColumnDef *psvc_endpoint_column(const PsvcEndpoint *ep, const char *name);
+/* May equality on col be sent as the key of ep's detail route? */
+extern bool psvc_endpoint_is_detail_key(const PsvcEndpoint *ep, const PsvcColumnDef *col);
+/*
+ * What to send as col's filter parameter to select rows whose column
+ * equals value, or NULL when no filter value selects exactly those rows
+ * (then the scan lists without the filter and checks locally).
+ */
+extern const char *psvc_endpoint_filter_param(const PsvcColumnDef *col, const char *value);
 
 struct ExplainState;
+
+/* in fdw_modify_xact.c: remote writes that a rollback cannot undo */
+
+/*
+ * Names the table or function whose requests follow ("foreign table
+ * \"todos\"", "function partner_svc.run_job"), for the WARNING below.
+ */
+extern void psvc_xact_set_writer(const char *fmt,...) pg_attribute_printf(1, 2);
+/* The same for a SQL function, named only if it writes. */
+extern void psvc_xact_set_writer_function(Oid fnoid);
+/*
+ * Counts one state-changing request that succeeded (unknown = false) or
+ * whose outcome is unknown; when the (sub)transaction aborts, a WARNING
+ * says how many changes of which writer were not undone.  Called by
+ * http.c.
+ */
+extern void psvc_xact_note_write(const char *method, const char *route, bool unknown);
 
 /* in fdw_plan.c */
 
@@ -413,7 +468,10 @@ enum PsvcPrivateIndex
 	PSVC_PRIV_LIMIT,			/* Integer: rows the query needs, -1 = all */
 	PSVC_PRIV_PUSHED,			/* List of List: (column, index in fdw_exprs,
 								 * is_array) per pushed-down equality */
-	PSVC_PRIV_ATTRS				/* IntList: attnums the query needs */
+	PSVC_PRIV_ATTRS,			/* IntList: attnums the query needs */
+	PSVC_PRIV_MISSING			/* String: a required path column the plan
+								 * has no value for (the scan raises the
+								 * documented error), or "" */
 };
 
 extern void psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid);
@@ -624,6 +682,8 @@ extern Datum psvc_module_version(PG_FUNCTION_ARGS);
 
 /* in options.c */
 extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
+/* Raises HV00D for an option IMPORT FOREIGN SCHEMA does not take. */
+extern void psvc_options_check_import(List *options);
 
 /* in fdw_handler.c */
 extern Datum psvc_fdw_handler(PG_FUNCTION_ARGS);

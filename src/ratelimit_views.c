@@ -7,8 +7,10 @@
  * Each function copies the shared entries under the table's lock in
  * shared mode, every entry's counters under its spinlock, into a
  * tuplestore; the views (sql/install/30_ratelimit.sql) add server names.
- * Resource ids are shown only for keys of the current database: another
- * database's ids may be in another encoding.  Without preloading there is
+ * Resource ids are shown only for keys of the current database (another
+ * database's ids may be in another encoding), and only to superusers and
+ * members of pg_read_all_stats: an order id of one role is not another
+ * role's business, as pg_stat_activity hides other users' queries.  Without preloading there is
  * nothing to show, and the functions say so, as pg_stat_statements does.
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -22,6 +24,8 @@
 
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "catalog/pg_authid.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
@@ -66,7 +70,8 @@ split_route(const char *key, Datum *method, bool *method_null, Datum *route)
  * route, resource, "limit", used (in the window, in flight included),
  * in_flight, frees_at (when one more request is allowed; NULL: now),
  * resets_at (when used drops to zero; NULL: it is zero), blocked_until
- * (after a 429; NULL: not blocked).
+ * (after a 429; NULL: not blocked).  resource is NULL unless the caller
+ * may see ids (see the header comment).
  */
 Datum
 psvc_rl_rate_limits(PG_FUNCTION_ARGS)
@@ -74,6 +79,8 @@ psvc_rl_rate_limits(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	HASH_SEQ_STATUS seq;
 	PsvcRlEntry *e;
+	bool		see_ids = superuser() ||
+		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 
 	require_shmem("partner_svc.rate_limits");
 	InitMaterializedSRF(fcinfo, 0);
@@ -106,7 +113,7 @@ psvc_rl_rate_limits(PG_FUNCTION_ARGS)
 		values[0] = ObjectIdGetDatum(e->key.dbid);
 		values[1] = ObjectIdGetDatum(e->key.serverid);
 		split_route(e->key.route, &values[2], &nulls[2], &values[3]);
-		if (e->key.resource[0] == '\0' || e->key.dbid != MyDatabaseId)
+		if (e->key.resource[0] == '\0' || e->key.dbid != MyDatabaseId || !see_ids)
 			nulls[4] = true;
 		else
 			values[4] = CStringGetTextDatum(e->key.resource);

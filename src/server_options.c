@@ -14,10 +14,15 @@
  * bounds and units: the validator checks a value against it, and
  * psvc_options_setting() gives the effective value, read when a request or
  * scan starts, so a SET in the session applies to servers without the
- * option.  The API key is looked up
- * without GetUserMapping() because that function errors when no mapping
- * exists, and the todo service needs none: a missing key is reported by
- * the service's 401, with a hint, only where a key is needed.
+ * option.
+ *
+ * The API key comes from the user mapping of the role PostgreSQL checks a
+ * foreign table as (the view owner through a view, as postgres_fdw does;
+ * set in PsvcServer.userid by the scan and modify code), or of the calling
+ * role for functions; the role's own mapping wins over PUBLIC's.  No
+ * mapping is the same error GetUserMapping() raises, before any request,
+ * except for the todo service, which the documents describe without
+ * authentication: it works without a mapping and sends no key.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -35,6 +40,7 @@
 #include "commands/explain.h"
 #include "foreign/foreign.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -287,15 +293,31 @@ mapping_key(Oid userid, Oid serverid, bool *found)
 	return key;
 }
 
-/* The user's own mapping wins over PUBLIC's, as in GetUserMapping(). */
+/* Services whose documents describe no authentication. */
+static const char *const keyless_services[] = {"todos", NULL};
+
 char *
-psvc_options_api_key(Oid serverid, Oid userid)
+psvc_options_api_key(const PsvcServer *server)
 {
+	Oid			userid = OidIsValid(server->userid) ? server->userid : GetUserId();
 	bool		found;
-	char	   *key = mapping_key(userid, serverid, &found);
+	char	   *key = mapping_key(userid, server->serverid, &found);
 
 	if (!found)
-		key = mapping_key(InvalidOid, serverid, &found);
+		key = mapping_key(InvalidOid, server->serverid, &found);
+	if (!found)
+	{
+		for (int i = 0; keyless_services[i]; i++)
+			if (strcmp(server->service, keyless_services[i]) == 0)
+				return NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("user mapping not found for user \"%s\" and server \"%s\"",
+						MappingUserName(userid), server->servername),
+				 errhint("Create one with CREATE USER MAPPING FOR %s SERVER %s OPTIONS (api_key '...').",
+						 quote_identifier(MappingUserName(userid)),
+						 quote_identifier(server->servername))));
+	}
 	return key;
 }
 

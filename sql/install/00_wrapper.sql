@@ -33,3 +33,9 @@ LANGUAGE C STRICT STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION @extschema@.version()
 IS 'version of the loaded partner_svc library';
+
+-- Every role may look into the schema: what a role may do there is decided
+-- by the grants on each object (functions are EXECUTE for PUBLIC and check
+-- USAGE on the server they call; foreign tables are granted by their
+-- owner; see docs/privileges.md).
+GRANT USAGE ON SCHEMA @extschema@ TO PUBLIC;

@@ -48,7 +48,7 @@ curl -s -f -o /dev/null -X POST "$SANDBOX_URL/public/orders" \
 	  "vignettes": [{"custom_id": "BENCH-1", "name": "Slovenia 1 year",
 	                 "period": "1_year", "start_date": "2026-01-01"}]}'
 
-echo "SELECT * FROM orders WHERE id = 'BENCH-1';" >"$work/detail.sql"
+echo "SELECT * FROM orders WHERE custom_id = 'BENCH-1';" >"$work/detail.sql"
 chmod 644 "$work/detail.sql"
 
 # tps CLIENTS on|off: requests per second of one pgbench run

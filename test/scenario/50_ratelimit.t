@@ -71,10 +71,10 @@ BEGIN
   PERFORM pg_sleep(1.5);
   SET partner_svc.rate_limit_max_wait = 0;
   FOR i IN 1..20 LOOP
-    PERFORM * FROM orders WHERE id = 'RL-B';
+    PERFORM * FROM orders WHERE custom_id = 'RL-B';
     b_ok := b_ok + 1;
     BEGIN
-      PERFORM * FROM orders WHERE id = 'RL-A';
+      PERFORM * FROM orders WHERE custom_id = 'RL-A';
     EXCEPTION WHEN too_many_connections THEN
       a_refused := a_refused + 1;
     END;
@@ -134,7 +134,7 @@ END \$\$;};
 
 $sb->reset_stats;
 my @procs;
-push @procs, bg_psql($loop->(q{PERFORM * FROM orders WHERE id = 'RL-A'})) for 1 .. 4;
+push @procs, bg_psql($loop->(q{PERFORM * FROM orders WHERE custom_id = 'RL-A'})) for 1 .. 4;
 push @procs, bg_psql($loop->(q{PERFORM count(*) FROM orders})) for 1 .. 4;
 my $checker = bg_psql('SELECT b_ok, a_refused FROM check_second_id()');
 bg_finish($_) for @procs, $checker;
@@ -205,7 +205,7 @@ $sb->fault({ route => 'GET /public/orders/{id}', kind => '429', value => 1, coun
 my $t0 = time;
 my $got = $node->safe_psql('postgres', q{
 SELECT partner_svc.stats_reset();
-SELECT count(*) FROM orders WHERE id = 'RL-C';
+SELECT count(*) FROM orders WHERE custom_id = 'RL-C';
 SELECT requests, retries, rate_limited, ok FROM partner_svc.stats
 WHERE server = 'orders' AND route = '/public/orders/{id}';});
 my $took = time - $t0;
@@ -215,7 +215,7 @@ cmp_ok($took, '>=', 0.9, sprintf('Retry-After: 1 was waited out (%.2f s)', $took
 $sb->fault({ route => 'GET /public/orders/{id}', kind => '429', count => 2 });
 $got = $node->safe_psql('postgres', q{
 SELECT partner_svc.stats_reset();
-SELECT count(*) FROM orders WHERE id = 'RL-C';
+SELECT count(*) FROM orders WHERE custom_id = 'RL-C';
 SELECT requests, retries, rate_limited, ok FROM partner_svc.stats
 WHERE server = 'orders' AND route = '/public/orders/{id}';});
 is($got, "\n1\n3|2|2|1", '429 without Retry-After: backoff, success, two retries counted');
@@ -224,7 +224,7 @@ is($got, "\n1\n3|2|2|1", '429 without Retry-After: backoff, success, two retries
 $sb->fault({ route => 'GET /public/orders/{id}', kind => '429', value => 30, count => 1 });
 my ($rc, $out, $err) = $node->psql('postgres', q{
 SET partner_svc.max_retries = 0;
-SELECT count(*) FROM orders WHERE id = 'RL-C';});
+SELECT count(*) FROM orders WHERE custom_id = 'RL-C';});
 like($err, qr/HTTP status 429/, 'a 429 that is not retried fails the request');
 $got = $node->safe_psql('postgres', q{
 SELECT blocked_until > now() + interval '20 s' FROM partner_svc.rate_limits
@@ -236,7 +236,7 @@ is($got, 't', 'the 429 blocks the key for its Retry-After');
 # ---------------------------------------------------------------------
 my $waiter = bg_psql(q{SET application_name = 'waiter';
 SET statement_timeout = '3s';
-SELECT count(*) FROM orders WHERE id = 'RL-C';});
+SELECT count(*) FROM orders WHERE custom_id = 'RL-C';});
 ok($node->poll_query_until('postgres', q{
 SELECT count(*) = 1 FROM pg_stat_activity
 WHERE application_name = 'waiter' AND wait_event_type = 'Extension'
@@ -255,7 +255,7 @@ $node->restart;
 $node->safe_psql('postgres', q{
 DO $$ BEGIN
   FOR i IN 1..20 LOOP
-    PERFORM * FROM orders WHERE id = 'X' || i;
+    PERFORM * FROM orders WHERE custom_id = 'X' || i;
   END LOOP;
 END $$;});
 $got = $node->safe_psql('postgres', q{
@@ -263,8 +263,8 @@ SELECT count(*) FILTER (WHERE resource <> '*'), max(used) FILTER (WHERE resource
 FROM partner_svc.rate_limits WHERE route = '/public/orders/{id}'});
 is($got, '12|8', '20 new ids: 12 keys of their own, 8 share the overflow key');
 $got = $node->safe_psql('postgres', q{
-SELECT count(*) FROM orders WHERE id = 'X21';
-SELECT count(*) FROM orders WHERE id = 'X1';
+SELECT count(*) FROM orders WHERE custom_id = 'X21';
+SELECT count(*) FROM orders WHERE custom_id = 'X1';
 SELECT resource, used FROM partner_svc.rate_limits
 WHERE resource IN ('X1', '*') ORDER BY resource;});
 is($got, "0\n0\n*|9\nX1|2", 'a new id joins the overflow key, a known id keeps its own');
@@ -293,7 +293,7 @@ $node->append_conf('postgresql.conf', "partner_svc.rate_limit_window = $window_m
 $node->reload;
 sleep(2.5 * $window_ms / 1000);
 $got = $node->safe_psql('postgres', q{
-SELECT count(*) FROM orders WHERE id = 'X30';
+SELECT count(*) FROM orders WHERE custom_id = 'X30';
 SELECT count(*) FROM o4;
 SELECT string_agg(coalesce(server, '?') || ':' || coalesce(resource, ''), ',' ORDER BY server, resource)
 FROM partner_svc.rate_limits;});
@@ -304,7 +304,7 @@ is($got, "0\n3\no4:,orders:X30", 'idle keys were evicted to make room');
 # ---------------------------------------------------------------------
 $node->append_conf('postgresql.conf', "shared_preload_libraries = ''");
 $node->restart;
-($rc, $out, $err) = $node->psql('postgres', q{SELECT count(*) FROM orders WHERE id = 'RL-A'});
+($rc, $out, $err) = $node->psql('postgres', q{SELECT count(*) FROM orders WHERE custom_id = 'RL-A'});
 like($err, qr/ERROR:  partner_svc cannot rate-limit GET \/public\/orders\/\{id\} on server "orders"/,
 	'not preloaded: a limited route fails clearly');
 like($err, qr/shared_preload_libraries/, '... and says why');
@@ -313,7 +313,7 @@ is($got, 't', 'not preloaded: routes without a limit work');
 $got = $node->safe_psql('postgres', q{
 LOAD 'partner_svc';
 SET partner_svc.rate_limit = off;
-SELECT count(*) FROM orders WHERE id = 'RL-A';});
+SELECT count(*) FROM orders WHERE custom_id = 'RL-A';});
 is($got, '1', 'not preloaded: with partner_svc.rate_limit off the request is sent');
 ($rc, $out, $err) = $node->psql('postgres', q{SELECT * FROM partner_svc.stats});
 like($err, qr/partner_svc.stats needs partner_svc in shared_preload_libraries/,
