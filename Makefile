@@ -9,10 +9,10 @@ MODULE_big = partner_svc
 DATA_built = sql/partner_svc--0.1.sql
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 PG_CONFIG ?= pg_config
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
-SHLIB_LINK = -lcurl -lmicrohttpd
+SHLIB_LINK = -lcurl -lmicrohttpd -lpq
 
 # pg_regress is driven by test/run_tests.sh (throw-away instance, sandbox).
 EXTRA_CLEAN = src/sandbox/partner_svc_sandbox
@@ -35,7 +35,7 @@ $(OBJS): src/partner_svc.h
 $(filter src/http.o src/http_%.o,$(OBJS)): src/http_int.h
 $(filter src/json_decode%.o,$(OBJS)): src/json_decode_int.h
 $(filter src/fdw_modify%.o,$(OBJS)): src/fdw_modify_int.h
-$(filter src/ratelimit%.o,$(OBJS)): src/ratelimit_int.h
+$(filter src/ratelimit%.o src/quota%.o,$(OBJS)): src/ratelimit_int.h
 
 SANDBOX = src/sandbox/partner_svc_sandbox
 SANDBOX_SRCS = $(wildcard src/sandbox/core/*.c src/sandbox/services/*.c)
