@@ -57,9 +57,10 @@
 /* The statement of one cycle; $1..$7 arrays of one element per key. */
 #define LEASE_QUERY \
 	"SELECT r.granted, r.blocked_ms, r.retry_ms " \
-	"FROM pg_catalog.unnest($1::pg_catalog.text[], $2::pg_catalog.int4[], " \
-	"  $3::pg_catalog.int4[], $4::pg_catalog.int4[], $5::pg_catalog.int4[], " \
-	"  $6::pg_catalog.int4[], $7::pg_catalog.int4[]) " \
+	"FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), " \
+	"  pg_catalog.unnest($2::pg_catalog.int4[]), pg_catalog.unnest($3::pg_catalog.int4[]), " \
+	"  pg_catalog.unnest($4::pg_catalog.int4[]), pg_catalog.unnest($5::pg_catalog.int4[]), " \
+	"  pg_catalog.unnest($6::pg_catalog.int4[]), pg_catalog.unnest($7::pg_catalog.int4[])) " \
 	"  WITH ORDINALITY AS a(k, lim, want, moved, added, returned, block_ms, n) " \
 	"CROSS JOIN LATERAL partner_svc.quota_lease(a.k, $8::pg_catalog.int4, a.lim, " \
 	"  a.want, a.moved, a.added, a.returned, a.block_ms, $9::pg_catalog.int4) r " \
