@@ -17,9 +17,9 @@ CREATE TABLE @extschema@.quota_windows (
     counts pg_catalog.int4[] NOT NULL DEFAULT '{}',
     blocked_until pg_catalog.timestamptz,
     granted pg_catalog.int8 NOT NULL DEFAULT 0,
-    updated_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now(),
-    CONSTRAINT quota_windows_pkey PRIMARY KEY (key, window_ms)
+    updated_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
+CREATE UNIQUE INDEX quota_windows_key ON @extschema@.quota_windows (key, window_ms);
 
 COMMENT ON TABLE @extschema@.quota_windows
 IS 'the fleet quota at the coordinator: units counted per key and window (partner_svc.quota_lease)';
@@ -75,7 +75,7 @@ BEGIN
 
     INSERT INTO @extschema@.quota_windows AS q (key, window_ms, "limit")
     VALUES (lease_key, win_ms, quota)
-    ON CONFLICT ON CONSTRAINT quota_windows_pkey
+    ON CONFLICT (key, window_ms)
     DO UPDATE SET "limit" = EXCLUDED."limit"
     RETURNING q.buckets, q.counts, q.blocked_until INTO b, c, blk;
 
