@@ -239,10 +239,11 @@ start_worker(int64 now)
 		if (psvc_quota_shared->mode != PSVC_QUOTA_FALLBACK)
 		{
 			changed = true;
-			psvc_quota_shared->mode = PSVC_QUOTA_FALLBACK;
 			psvc_quota_shared->lost_at = now;
 			psvc_quota_shared->fallback_from = now + psvc_quota_hold_us() +
 				psvc_rl_bucket_width() * PSVC_RL_BUCKETS;
+			pg_write_barrier();
+			psvc_quota_shared->mode = PSVC_QUOTA_FALLBACK;
 			strlcpy(psvc_quota_shared->last_error,
 					"no background worker slot for the quota worker",
 					sizeof(psvc_quota_shared->last_error));
@@ -266,6 +267,19 @@ psvc_quota_mode(int64 now, int64 *fallback_from)
 	if (psvc_quota_coordinator == NULL || psvc_quota_coordinator[0] == '\0' ||
 		psvc_quota_shared == NULL)
 		return PSVC_QUOTA_LOCAL;
+
+	/*
+	 * The fast path, every request while the worker runs: aligned reads
+	 * without the lock; a stale value only delays a change of mode by one
+	 * request.
+	 */
+	if (psvc_quota_shared->worker_state == 2)
+	{
+		mode = psvc_quota_shared->mode;
+		pg_read_barrier();		/* fallback_from is written before mode */
+		*fallback_from = psvc_quota_shared->fallback_from;
+		return mode == PSVC_QUOTA_LOCAL ? PSVC_QUOTA_CONNECTING : mode;
+	}
 
 	SpinLockAcquire(&psvc_quota_shared->mutex);
 	mode = psvc_quota_shared->mode;

@@ -164,10 +164,12 @@ note_failure(const char *what, const char *err)
 	old = psvc_quota_shared->mode;
 	if (old != PSVC_QUOTA_FALLBACK)
 	{
-		psvc_quota_shared->mode = PSVC_QUOTA_FALLBACK;
 		psvc_quota_shared->lost_at = now;
 		psvc_quota_shared->fallback_from = now + psvc_quota_hold_us() +
 			psvc_rl_bucket_width() * PSVC_RL_BUCKETS;
+		/* backends read mode without the lock (quota.c) */
+		pg_write_barrier();
+		psvc_quota_shared->mode = PSVC_QUOTA_FALLBACK;
 	}
 	from = psvc_quota_shared->fallback_from;
 	strlcpy(psvc_quota_shared->last_error, msg,

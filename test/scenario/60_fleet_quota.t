@@ -12,7 +12,9 @@
 #     /public/orders/{id}/status, 15 per window on the standard tier) for
 #     two windows: the sandbox answers no 429, both nodes are served, and
 #     the fleet uses at least 90% of the quota.
-#  B. The same with a second order, and the coordinator stopped halfway:
+#  A2. A 429 with Retry-After seen by the second node blocks the key at the
+#     coordinator, and the first node honours the block without sending.
+#  B. The same as A with a second order, and the coordinator stopped halfway:
 #     the second node logs the fallback once, shows mode "fallback" and its
 #     share (floor(15 * 0.5) = 7) in partner_svc.rate_limits, sends nothing
 #     until its quarantine ends, then at most its share per window, and the
@@ -175,6 +177,30 @@ if (ok(@$ok > $limit, 'A: enough requests to measure (' . scalar(@$ok) . ')'))
 my $rows = $coord->safe_psql('postgres',
 	q{SELECT count(*) FROM partner_svc.quota_windows WHERE key LIKE 'orders|GET /public/orders/{id}/status|FQ-A'});
 is($rows, 1, 'A: the coordinator keeps one row for the key');
+
+# ---------------------------------------------------------------------
+# A2. a 429 seen by one node blocks the key on every node
+# ---------------------------------------------------------------------
+$sb->fault({ route => 'GET /public/orders/{id}/status', kind => '429', value => 30, count => 1 });
+my ($rc, $out, $err) = $second->psql('postgres', q{
+SET partner_svc.max_retries = 0;
+SELECT partner_svc.order_status('FQ-C', 'orders');});
+like($err, qr/429/, 'A2: the second node gets a 429 (Retry-After: 30), not retried');
+ok($coord->poll_query_until('postgres', q{
+SELECT blocked_until > now() + interval '20 s' FROM partner_svc.quota_windows
+WHERE key = 'orders|GET /public/orders/{id}/status|FQ-C'}),
+	'A2: the block reaches the coordinator');
+($rc, $out, $err) = $coord->psql('postgres', q{
+SET partner_svc.rate_limit_max_wait = 0;
+SELECT partner_svc.order_status('FQ-C', 'orders');});
+like($err, qr/exhausted.*\n.*answered 429 Too Many Requests/,
+	'A2: the coordinator node honours it without sending');
+is($coord->safe_psql('postgres', q{
+SELECT blocked_until > now() + interval '20 s' FROM partner_svc.rate_limits
+WHERE resource = 'FQ-C'}), 't', 'A2: ... and shows it in partner_svc.rate_limits');
+is(scalar(grep { $_->{path} eq '/public/orders/FQ-C/status' }
+	@{ $sb->requests('GET /public/orders/{id}/status') }), 1,
+	'A2: only the one request reached the sandbox');
 
 # ---------------------------------------------------------------------
 # B. the coordinator stops halfway
