@@ -182,14 +182,14 @@ psvc_quota_hold_us(void)
 /*
  * Units per lease: one for limits below 100 (the per-id limits of the
  * order service: a unit left on one node would be missed by the others),
- * a twentieth of the limit above, at most 1000.
+ * a twentieth of the limit above, at most 10000.
  */
 int
 psvc_quota_lease_size(int limit)
 {
 	if (limit < 100)
 		return 1;
-	return Min(limit / 20, 1000);
+	return Min(limit / 20, 10000);
 }
 
 const char *

@@ -13,7 +13,8 @@
  * ended or never reached the service, a 429 block), sends all of it in one
  * statement, applies the answers and wakes the backends that wait.  Between
  * cycles it sleeps on its latch, at most a tenth of a second, so reports
- * reach the coordinator within that.
+ * of keys with small limits reach the coordinator within that; those of
+ * large routes go with their next lease request, or within a second.
  *
  * libpq is used as postgres_fdw's connection code does in a backend:
  * asynchronously (PQconnectStartParams / PQconnectPoll, PQsendQueryParams
@@ -53,6 +54,8 @@
 #define CYCLE_MS			100
 #define BACKOFF_MIN_MS		1000
 #define BACKOFF_MAX_MS		30000
+/* Reports of large routes without a lease request go at least this often. */
+#define BULK_REPORT_US		(INT64CONST(1000000))
 
 /* The statement of one cycle; $1..$7 arrays of one element per key. */
 #define LEASE_QUERY \
@@ -303,12 +306,14 @@ item_cmp(const void *a, const void *b)
 static QuotaItem *
 collect(int *nitems)
 {
+	static int64 next_bulk = 0;
 	HASH_SEQ_STATUS seq;
 	PsvcRlEntry *e;
 	int64		now = psvc_rl_now();
 	int			n = 0;
 	int			cap;
 	QuotaItem  *items;
+	bool		bulk = now >= next_bulk;
 
 	LWLockAcquire(psvc_rl_shared->lock, LW_SHARED);
 	cap = Max((int) hash_get_num_entries(psvc_rl_key_table), 1);
@@ -331,8 +336,16 @@ collect(int *nitems)
 		}
 		it->want = (e->lease_wanted && now >= e->lease_retry_at) ?
 			psvc_quota_lease_size(e->route_limit) : 0;
-		if (it->want > 0 || e->report_moved > 0 || e->report_added > 0 ||
-			e->report_returned > 0 || e->report_block > now)
+
+		/*
+		 * Reports alone go at once for keys of small limits, whose
+		 * throughput the delay costs most; for large routes (leases of
+		 * more than one unit) with the next lease, or once a second.
+		 */
+		if (it->want > 0 || e->report_block > now ||
+			((bulk || psvc_quota_lease_size(e->route_limit) == 1) &&
+			 (e->report_moved > 0 || e->report_added > 0 ||
+			  e->report_returned > 0)))
 		{
 			it->key = e->key;
 			it->limit = e->route_limit;
@@ -356,6 +369,8 @@ collect(int *nitems)
 	}
 	LWLockRelease(psvc_rl_shared->lock);
 
+	if (bulk)
+		next_bulk = now + BULK_REPORT_US;
 	if (n > 1)
 		qsort(items, n, sizeof(QuotaItem), item_cmp);
 	*nitems = n;

@@ -663,8 +663,13 @@ psvc_rl_take(PsvcRlLease *lease, int64 now, int64 *frees_at, bool *blocked)
 		{
 			e->leased--;
 			lease->from_lease = true;
-			/* large leases are renewed before they run out */
-			if (k > 1 && e->leased < k / 2 && !e->lease_wanted)
+			/*
+			 * Large leases are renewed before they run out: when half is
+			 * spent or a quarter of their validity is left.
+			 */
+			if (k > 1 && !e->lease_wanted &&
+				(e->leased < k / 2 ||
+				 now > e->lease_until - psvc_quota_lease_valid_us() / 4))
 				wake = e->lease_wanted = true;
 		}
 		else

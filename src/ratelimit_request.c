@@ -314,7 +314,19 @@ psvc_rl_acquire(PsvcRlLease *lease)
 
 			if (frees_at > deadline && !lease_round_trip(lease, frees_at, now))
 				report_exhausted(lease, frees_at, blocked, now);
-			psvc_quota_set_waiting(lease->quota_wait);
+			/*
+			 * Waiting for the quota worker: say so, then look once more,
+			 * since its answer may have come before it could see us.
+			 */
+			if (lease->quota_wait)
+			{
+				psvc_quota_set_waiting(true);
+				if (try_take(lease, psvc_rl_now(), &frees_at, &blocked))
+					break;
+				now = psvc_rl_now();
+				if (frees_at > deadline && !lease_round_trip(lease, frees_at, now))
+					report_exhausted(lease, frees_at, blocked, now);
+			}
 			timeout_ms = (long) ((frees_at - now + 999) / 1000);
 			timeout_ms = Max(timeout_ms, 1);
 			(void) WaitLatch(MyLatch,

@@ -74,11 +74,14 @@ mode()
 	fi
 }
 
-# tps: requests per second of one pgbench run
+# tps: requests per second of one pgbench run (and its waits for budget,
+# appended to $work/waits)
 tps()
 {
+	psql -X -q -d postgres -c "SELECT partner_svc.stats_reset()" >/dev/null
 	"$PG_BIN/pgbench" -n -d postgres -f "$work/detail.sql" -c "$clients" \
 		-j "$clients" -T "$secs" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\) .*/\1/p'
+	psql -X -A -t -d postgres -c "SELECT (SELECT mode FROM partner_svc.quota_status()) || ': ' || limiter_waits || ' waits of ' || requests || ' requests, ' || round(limiter_wait_time) || ' ms' FROM partner_svc.stats WHERE server = 'orders'" >>"$work/waits"
 }
 
 median()
@@ -111,4 +114,6 @@ printf '%-12s %s\n' local "${local_r[*]}" leased "${leased_r[*]}"
 printf '%-14s %14s %30s\n' "req/s local" "req/s leased" "time per request leased/local"
 printf '%-14.0f %14.0f %30.3f\n' "$m_local" "$m_leased" \
 	"$(awk -v a="$m_local" -v b="$m_leased" 'BEGIN { print a / b }')"
+echo "waits for budget per run:"
+cat "$work/waits"
 psql -X -q -d postgres -c "SELECT key, \"limit\", granted FROM partner_svc.quota_windows"
