@@ -27,10 +27,10 @@ DATA += kit/partner_svc_sandbox_helpers--1.0.sql
 SCRIPTS = kit/partner_svc_regress
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 PG_CONFIG ?= pg_config
-PG_CPPFLAGS = -I$(srcdir)/src -DPSVC_VERSION=\"$(EXTVERSION)\"
+PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir) -DPSVC_VERSION=\"$(EXTVERSION)\"
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
-SHLIB_LINK = -lcurl -lmicrohttpd
+SHLIB_LINK = -lcurl -lmicrohttpd -lpq
 
 EXTRA_CLEAN = src/sandbox/partner_svc_sandbox partner_svc.control
 
@@ -95,7 +95,7 @@ $(OBJS): src/partner_svc.h Makefile
 $(filter src/http.o src/http_%.o,$(OBJS)): src/http_int.h
 $(filter src/json_decode%.o,$(OBJS)): src/json_decode_int.h
 $(filter src/fdw_modify%.o,$(OBJS)): src/fdw_modify_int.h
-$(filter src/ratelimit%.o,$(OBJS)): src/ratelimit_int.h
+$(filter src/ratelimit%.o src/quota%.o,$(OBJS)): src/ratelimit_int.h
 
 SANDBOX = src/sandbox/partner_svc_sandbox
 SANDBOX_SRCS = $(wildcard src/sandbox/core/*.c src/sandbox/services/*.c)

@@ -103,6 +103,7 @@
  */
 #include "postgres.h"
 
+#include <math.h>
 #include <time.h>
 
 #include "miscadmin.h"
@@ -181,6 +182,8 @@ psvc_rl_init(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	psvc_quota_define_gucs();
+
 	/* PGC_POSTMASTER settings exist only when preloading (guc.c's rule) */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -211,6 +214,8 @@ psvc_rl_init(void)
 	shmem_request_hook = rl_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = rl_shmem_startup;
+
+	psvc_quota_init();
 }
 
 static Size
@@ -312,9 +317,8 @@ psvc_rl_timestamp(int64 mono_us)
 	return GetCurrentTimestamp() + (mono_us - psvc_rl_now());
 }
 
-/* Bucket width for the window now in force: (W + margin) / BUCKETS. */
-static int64
-bucket_width_us(void)
+int64
+psvc_rl_bucket_width(void)
 {
 	int64		w = (int64) psvc_rl_window_ms * 1000;
 	int64		margin = Max(w / 1000, 1000);
@@ -407,7 +411,7 @@ psvc_rl_resets_at(const PsvcRlEntry *e)
 static void
 sync_entry(PsvcRlEntry *e, int64 now)
 {
-	int64		width = bucket_width_us();
+	int64		width = psvc_rl_bucket_width();
 	int32		old[PSVC_RL_RING];
 	int64		old_head;
 	int64		old_width;
@@ -442,7 +446,11 @@ static bool
 entry_idle(PsvcRlEntry *e, int64 now)
 {
 	sync_entry(e, now);
-	return e->total == 0 && e->in_flight == 0 && e->blocked_until <= now;
+	return e->total == 0 && e->in_flight == 0 && e->blocked_until <= now &&
+		(psvc_quota_coordinator[0] == '\0' ||
+		 (e->leased == 0 && !e->lease_wanted && e->report_moved == 0 &&
+		e->report_added == 0 && e->report_returned == 0 &&
+		 e->report_block == 0));
 }
 
 
@@ -505,9 +513,19 @@ insert_key(const PsvcRlKey *key, int64 now)
 	e->in_flight = 0;
 	e->total = 0;
 	memset(e->counts, 0, sizeof(e->counts));
-	e->width_us = bucket_width_us();
+	e->width_us = psvc_rl_bucket_width();
 	e->head = now / e->width_us;
 	e->blocked_until = 0;
+	memset(e->servername, 0, sizeof(e->servername));
+	e->route_limit = 0;
+	e->leased = 0;
+	e->lease_until = 0;
+	e->lease_retry_at = 0;
+	e->lease_wanted = false;
+	e->report_moved = 0;
+	e->report_added = 0;
+	e->report_returned = 0;
+	e->report_block = 0;
 	if (key->resource[0] != '\0' && strcmp(key->resource, PSVC_RL_OVERFLOW) != 0)
 		psvc_rl_shared->resource_keys++;
 	return e;
@@ -590,26 +608,86 @@ entry_for(PsvcRlLease *lease, int64 now)
  * One try: takes a unit of the lease's key if its budget allows and
  * returns the entry it is held on; else returns NULL and sets *frees_at
  * and *blocked.  Raises only when the table has no room.
+ *
+ * With a coordinator (quota.c) the unit must also be allowed by the fleet:
+ * in leased mode one of the key's leased units is spent (when none is
+ * left the key asks the worker for a lease and lease->quota_wait is set;
+ * the worker wakes the waiter), in fallback mode the local limit is the
+ * node's share of the route's limit.
  */
 PsvcRlEntry *
 psvc_rl_take(PsvcRlLease *lease, int64 now, int64 *frees_at, bool *blocked)
 {
-	PsvcRlEntry *e = entry_for(lease, now);
+	int64		fallback_from = 0;
+	PsvcQuotaMode mode = psvc_quota_mode(now, &fallback_from);
+	int			limit = lease->limit;
+	int			k = 0;
+	bool		wake = false;
+	PsvcRlEntry *e;
 	bool		ok;
 
+	if (mode == PSVC_QUOTA_FALLBACK)
+		limit = (int) floor(lease->limit * psvc_quota_fallback_share);
+	else if (mode != PSVC_QUOTA_LOCAL)
+		k = psvc_quota_lease_size(lease->limit);
+
+	lease->quota_wait = false;
+	lease->from_lease = false;
+	e = entry_for(lease, now);
 	SpinLockAcquire(&e->mutex);
 	sync_entry(e, now);
-	e->limit = lease->limit;
+	e->limit = limit;
+	e->route_limit = lease->limit;
+	if (e->servername[0] == '\0')
+		strlcpy(e->servername, lease->servername, sizeof(e->servername));
 	ok = (e->blocked_until <= now && e->total + e->in_flight < e->limit);
-	if (ok)
-		e->in_flight++;
-	else
+	if (!ok)
 	{
 		*frees_at = psvc_rl_frees_at(e, now);
 		*blocked = e->blocked_until > now;
 	}
+	else if (mode == PSVC_QUOTA_FALLBACK && now < fallback_from)
+	{
+		ok = false;
+		*frees_at = fallback_from;
+		*blocked = false;
+	}
+	else if (k > 0)
+	{
+		if (e->leased > 0 && now >= e->lease_until)
+		{
+			e->report_returned += e->leased;
+			e->leased = 0;
+		}
+		if (e->leased > 0)
+		{
+			e->leased--;
+			lease->from_lease = true;
+			/*
+			 * Large leases are renewed before they run out: when half is
+			 * spent or a quarter of their validity is left.
+			 */
+			if (k > 1 && !e->lease_wanted &&
+				(e->leased < k / 2 ||
+				 now > e->lease_until - psvc_quota_lease_valid_us() / 4))
+				wake = e->lease_wanted = true;
+		}
+		else
+		{
+			ok = false;
+			lease->quota_wait = true;
+			if (!e->lease_wanted)
+				wake = e->lease_wanted = true;
+			*frees_at = Max(e->lease_retry_at, now + 200 * 1000);
+			*blocked = false;
+		}
+	}
+	if (ok)
+		e->in_flight++;
 	SpinLockRelease(&e->mutex);
 	LWLockRelease(psvc_rl_shared->lock);
+	if (wake)
+		psvc_quota_wake_worker();
 	return ok ? e : NULL;
 }
 
@@ -620,9 +698,10 @@ psvc_rl_take(PsvcRlLease *lease, int64 now, int64 *frees_at, bool *blocked)
  * keeps e in place); never raises.
  */
 void
-psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms)
+psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms, bool from_lease)
 {
 	int64		now = psvc_rl_now();
+	bool		fleet = psvc_quota_coordinator[0] != '\0';
 
 	SpinLockAcquire(&e->mutex);
 	psvc_rl_advance(e, now);
@@ -632,11 +711,19 @@ psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms)
 		int64		until = now + (hold_ms >= 0 ? (int64) hold_ms * 1000 : e->width_us);
 
 		e->blocked_until = Max(e->blocked_until, until);
+		if (fleet)
+			e->report_block = Max(e->report_block, until);
+		if (from_lease)
+			e->report_returned++;
 	}
 	else
 	{
 		e->counts[e->head % PSVC_RL_RING]++;
 		e->total++;
+		if (from_lease)
+			e->report_moved++;
+		else if (fleet)
+			e->report_added++;
 	}
 	SpinLockRelease(&e->mutex);
 }

@@ -20,6 +20,7 @@
 #define PSVC_RATELIMIT_INT_H
 
 #include "lib/ilist.h"
+#include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 #include "utils/hsearch.h"
@@ -88,6 +89,23 @@ typedef struct PsvcRlEntry
 	int64		width_us;
 	int64		head;
 	int64		blocked_until;	/* after a 429: monotonic microseconds */
+
+	/*
+	 * The fleet quota (quota.c), used only while partner_svc.quota_coordinator
+	 * is set.  A unit may start an attempt only when the local budget above
+	 * allows it and, in leased mode, one of the leased units is left.
+	 */
+	char		servername[NAMEDATALEN];	/* names the key at the coordinator */
+	int32		route_limit;	/* the route's limit (limit may be a share) */
+	int32		leased;			/* units granted and not started yet */
+	int64		lease_until;	/* they may start until then (monotonic) */
+	int64		lease_retry_at; /* the coordinator had none: ask again then */
+	bool		lease_wanted;	/* the worker should ask for a lease */
+	int32		report_moved;	/* leased units that ended: count them now */
+	int32		report_added;	/* units of fallback mode that ended */
+	int32		report_returned;	/* leased units that never reached the
+									 * service (expired, 429) */
+	int64		report_block;	/* a 429 to pass on: blocked until then */
 } PsvcRlEntry;
 
 /* A row of partner_svc.stats: one server and route. */
@@ -150,6 +168,8 @@ struct PsvcRlLease
 	bool		has_resource;
 	PsvcRlKey	key;
 	PsvcStatsKey skey;
+	bool		from_lease;		/* the held unit came from a fleet lease */
+	bool		quota_wait;		/* the last failed take waits for a lease */
 	bool		attempt_waited;	/* the current attempt waited for budget */
 	double		attempt_wait_ms;
 	double		wait_ms;		/* all attempts */
@@ -189,9 +209,72 @@ extern int64 psvc_rl_resets_at(const PsvcRlEntry *e);
  */
 extern PsvcRlEntry *psvc_rl_take(PsvcRlLease *lease, int64 now,
 								 int64 *frees_at, bool *blocked);
-/* Ends a unit held on e now; a 429 blocks the key instead of counting. */
-extern void psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms);
+/*
+ * Ends a unit held on e now; a 429 blocks the key instead of counting.
+ * from_lease: the unit came from a fleet lease (quota.c).
+ */
+extern void psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms,
+						bool from_lease);
+/* Bucket width for the window now in force: (W + margin) / BUCKETS. */
+extern int64 psvc_rl_bucket_width(void);
 /* The stats row that counts routes without a row of their own. */
 extern void psvc_rl_stats_overflow_key(PsvcStatsKey *key);
+
+/* ---- quota.c, quota_worker.c: one quota for a fleet of nodes ---- */
+
+/* How this node budgets limited requests (partner_svc.rate_limits.mode). */
+typedef enum PsvcQuotaMode
+{
+	PSVC_QUOTA_LOCAL,			/* no coordinator: this node's limiter alone */
+	PSVC_QUOTA_CONNECTING,		/* waiting for the worker's first contact */
+	PSVC_QUOTA_LEASED,			/* units are leased from the coordinator */
+	PSVC_QUOTA_FALLBACK			/* coordinator unreachable: a share */
+} PsvcQuotaMode;
+
+/* Settings (quota.c) */
+extern char *psvc_quota_coordinator;
+extern double psvc_quota_fallback_share;
+
+/* From psvc_rl_init when preloading: settings, shared memory. */
+extern void psvc_quota_init(void);
+/* Defines the settings that exist without preloading too. */
+extern void psvc_quota_define_gucs(void);
+
+/*
+ * The mode requests of this node are in; for FALLBACK, *fallback_from is
+ * when the share may be used (before it, nothing may start).  Starts the
+ * worker when the mode needs one and it is not running.  Never raises.
+ */
+extern PsvcQuotaMode psvc_quota_mode(int64 now, int64 *fallback_from);
+extern const char *psvc_quota_mode_name(PsvcQuotaMode mode);
+/* Units per lease for a route of the given limit. */
+extern int	psvc_quota_lease_size(int limit);
+/* Lease validity, and how long a unit may be in flight at most (us). */
+extern int64 psvc_quota_lease_valid_us(void);
+extern int64 psvc_quota_hold_us(void);
+/* Wakes the worker (a key wants a lease or has something to report). */
+extern void psvc_quota_wake_worker(void);
+/* This backend waits (or no longer waits) for the worker's answer. */
+extern void psvc_quota_set_waiting(bool waiting);
+
+/* Shared by quota.c and quota_worker.c */
+typedef struct PsvcQuotaShared
+{
+	slock_t		mutex;			/* protects everything below but waiting[] */
+	PsvcQuotaMode mode;			/* as the worker last saw it */
+	int64		fallback_from;	/* FALLBACK: the share may be used from then */
+	int64		lost_at;		/* first failure since the last contact */
+	int			worker_state;	/* 0 none, 1 starting, 2 running */
+	int64		worker_started; /* monotonic time of the registration */
+	Latch	   *worker_latch;
+	int64		last_contact;	/* wall clock (TimestampTz) */
+	char		last_error[256];
+	int			nprocs;
+	bool		waiting[FLEXIBLE_ARRAY_MEMBER]; /* by pgprocno */
+} PsvcQuotaShared;
+
+extern PsvcQuotaShared *psvc_quota_shared;
+
+extern PGDLLEXPORT void psvc_quota_worker_main(Datum arg);
 
 #endif							/* PSVC_RATELIMIT_INT_H */

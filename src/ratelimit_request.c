@@ -97,7 +97,7 @@ try_take(PsvcRlLease *lease, int64 now, int64 *frees_at, bool *blocked)
 static void
 put_unit(PsvcRlLease *lease, bool got_429, long hold_ms)
 {
-	psvc_rl_put(lease->entry, got_429, hold_ms);
+	psvc_rl_put(lease->entry, got_429, hold_ms, lease->from_lease);
 	dlist_delete(&lease->node);
 	lease->held = false;
 	lease->entry = NULL;
@@ -257,6 +257,18 @@ restore_activity(SavedActivity *saved)
 }
 
 /*
+ * The failed take waits only for the worker to fetch a lease (the
+ * coordinator has not said that the fleet's budget is spent): that wait
+ * is a round trip, or ends when the worker falls back, so it does not
+ * count against partner_svc.rate_limit_max_wait.
+ */
+static bool
+lease_round_trip(PsvcRlLease *lease, int64 frees_at, int64 now)
+{
+	return lease->quota_wait && frees_at <= now + 200 * 1000;
+}
+
+/*
  * Takes one unit of budget for the next attempt of the lease's request,
  * waiting for it as the file header says.  Raises 53300 when it would wait
  * past partner_svc.rate_limit_max_wait, 55000 without preloading, and the
@@ -288,7 +300,7 @@ psvc_rl_acquire(PsvcRlLease *lease)
 	if (try_take(lease, start, &frees_at, &blocked))
 		return;
 	deadline = start + (int64) psvc_rl_max_wait_ms * 1000;
-	if (frees_at > deadline)
+	if (frees_at > deadline && !lease_round_trip(lease, frees_at, start))
 		report_exhausted(lease, frees_at, blocked, start);
 
 	lease->attempt_waited = true;
@@ -300,8 +312,21 @@ psvc_rl_acquire(PsvcRlLease *lease)
 			int64		now = psvc_rl_now();
 			long		timeout_ms;
 
-			if (frees_at > deadline)
+			if (frees_at > deadline && !lease_round_trip(lease, frees_at, now))
 				report_exhausted(lease, frees_at, blocked, now);
+			/*
+			 * Waiting for the quota worker: say so, then look once more,
+			 * since its answer may have come before it could see us.
+			 */
+			if (lease->quota_wait)
+			{
+				psvc_quota_set_waiting(true);
+				if (try_take(lease, psvc_rl_now(), &frees_at, &blocked))
+					break;
+				now = psvc_rl_now();
+				if (frees_at > deadline && !lease_round_trip(lease, frees_at, now))
+					report_exhausted(lease, frees_at, blocked, now);
+			}
 			timeout_ms = (long) ((frees_at - now + 999) / 1000);
 			timeout_ms = Max(timeout_ms, 1);
 			(void) WaitLatch(MyLatch,
@@ -320,6 +345,7 @@ psvc_rl_acquire(PsvcRlLease *lease)
 		lease->attempt_wait_ms = ms;
 		lease->wait_ms += ms;
 		restore_activity(&saved);
+		psvc_quota_set_waiting(false);
 	}
 	PG_END_TRY();
 }

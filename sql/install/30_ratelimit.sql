@@ -35,7 +35,8 @@ LANGUAGE C STRICT VOLATILE;
 CREATE VIEW @extschema@.rate_limits AS
   SELECT s.srvname AS server, r.method, r.route, r.resource, r."limit",
          r.used, r.in_flight, GREATEST(r."limit" - r.used, 0) AS available,
-         r.frees_at, r.resets_at, r.blocked_until, r.dbid, r.serverid
+         r.frees_at, r.resets_at, r.blocked_until, r.dbid, r.serverid,
+         (SELECT qs.mode FROM @extschema@.quota_status() qs) AS mode
   FROM @extschema@.rate_limits() r
   LEFT JOIN pg_catalog.pg_foreign_server s
     ON s.oid = r.serverid
