@@ -488,10 +488,11 @@ typedef struct PsvcWhDelivery
 {
 	struct MHD_Connection *conn;
 	const char *environment;	/* "sandbox" or "production" */
-	char	   *body;			/* malloc'd, not NUL-terminated */
+	char	   *body;			/* malloc'd; NUL-terminated once complete */
 	size_t		len;
-	size_t		cap;
+	size_t		cap;			/* bytes of body, always > len when set */
 	bool		too_large;
+	bool		no_memory;		/* the body could not be held: answer 503 */
 	bool		suspended;		/* waiting in a batch */
 	int			status;			/* the answer; 0 while not decided */
 	char	   *answer;			/* malloc'd JSON body of the answer, or NULL */
@@ -513,6 +514,12 @@ extern PsvcWhDelivery *psvc_wh_http_take_batch(int *n);
 extern void psvc_wh_http_answer(PsvcWhDelivery *batch);
 /* Sets d->status and a JSON answer {"error": msg} (msg escaped). */
 extern void psvc_wh_http_set_error(PsvcWhDelivery *d, int status, const char *msg);
+/*
+ * Answers every delivery still held (taken or pending) that has no status
+ * 503 with Retry-After, and the others with theirs; returns how many got
+ * 503.  Never raises, never pallocs: safe in error recovery and at exit.
+ */
+extern int	psvc_wh_http_release_held(void);
 
 /* in webhook_store.c: validation and storage of a batch */
 /*

@@ -60,6 +60,10 @@
 #define PSVC_WH_CONNECTION_LIMIT 512
 #define PSVC_WH_BACKLOG 511
 #define PSVC_WH_SECRET_HEADER "X-Partner-Webhook-Secret"
+/* Seconds a sender is asked to wait after a 503 (Retry-After). */
+#define PSVC_WH_RETRY_AFTER "5"
+/* Rounds of MHD_run that flush the answers of released deliveries. */
+#define PSVC_WH_FLUSH_ROUNDS 8
 
 static struct MHD_Daemon *daemon_h = NULL;
 static int	daemon_fd = -1;
@@ -68,6 +72,13 @@ static int	daemon_fd = -1;
 static PsvcWhDelivery *pending_head = NULL;
 static PsvcWhDelivery *pending_tail = NULL;
 static int	pending_n = 0;
+
+/*
+ * The batch the worker took and has not answered yet.  With the pending
+ * list it is every suspended connection: psvc_wh_http_release_held walks
+ * both, so no error or exit path can leave one suspended.
+ */
+static PsvcWhDelivery *held_batch = NULL;
 
 static const char ok_body[] = "{\"status\":\"ok\"}";
 
@@ -94,6 +105,8 @@ queue_answer(struct MHD_Connection *conn, int status, const char *json)
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "POST");
+	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, PSVC_WH_RETRY_AFTER);
 	ret = MHD_queue_response(conn, (unsigned int) status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -139,6 +152,22 @@ environment_of(const char *url)
 	if (strcmp(url, "/webhooks/production") == 0)
 		return "production";
 	return NULL;
+}
+
+/*
+ * Containment: obtains the memory of a body announced by Content-Length
+ * before any of it is read, with room for the NUL the worker needs, so
+ * that running out of memory is a 503 now, never a failure later while
+ * the delivery is held.  Returns false when malloc fails.
+ */
+static bool
+reserve_body(PsvcWhDelivery *d, unsigned long long clen)
+{
+	d->body = malloc((size_t) clen + 1);
+	if (d->body == NULL)
+		return false;
+	d->cap = (size_t) clen + 1;
+	return true;
 }
 
 /*
@@ -192,32 +221,51 @@ first_call(struct MHD_Connection *conn, const char *url, const char *method,
 	}
 	d->conn = conn;
 	d->environment = env;
+	if (clen != NULL && !reserve_body(d, strtoull(clen, NULL, 10)))
+	{
+		free(d);
+		psvc_wh_counters.failed++;
+		*ret = queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+						   "out of memory: retry later");
+		return NULL;
+	}
 	*ret = MHD_YES;
 	return d;
 }
 
-/* Appends a piece of the body; past the limit only counts it. */
+/*
+ * Appends a piece of the body; past the limit, or once memory ran out
+ * (no_memory: answered 503 when the body is complete), only reads it.
+ * Keeps room for the terminating NUL.
+ */
 static bool
 append_body(PsvcWhDelivery *d, const char *data, size_t size)
 {
-	if (d->too_large || d->len + size > (size_t) psvc_wh_max_body)
+	if (d->too_large || d->no_memory || d->len + size > (size_t) psvc_wh_max_body)
 	{
-		d->too_large = true;
+		if (!d->no_memory)
+			d->too_large = true;
 		free(d->body);
 		d->body = NULL;
 		d->len = d->cap = 0;
 		return true;
 	}
-	if (d->len + size > d->cap)
+	if (d->len + size + 1 > d->cap)
 	{
 		size_t		cap = d->cap ? d->cap : 1024;
 		char	   *b;
 
-		while (cap < d->len + size)
+		while (cap < d->len + size + 1)
 			cap *= 2;
 		b = realloc(d->body, cap);
 		if (b == NULL)
-			return false;
+		{
+			free(d->body);
+			d->body = NULL;
+			d->len = d->cap = 0;
+			d->no_memory = true;
+			return true;
+		}
 		d->body = b;
 		d->cap = cap;
 	}
@@ -256,6 +304,13 @@ handle_request(void *cls, struct MHD_Connection *conn, const char *url,
 		psvc_wh_counters.too_large++;
 		return queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
 	}
+	if (d->no_memory)
+	{
+		psvc_wh_counters.failed++;
+		return queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory: retry later");
+	}
+	if (d->body != NULL)
+		d->body[d->len] = '\0';	/* cap > len always */
 	d->suspended = true;
 	d->next = NULL;
 	if (pending_tail)
@@ -374,28 +429,68 @@ psvc_wh_http_start(const char *address, int port, int timeout_s,
 }
 
 /*
- * Stops listening and closes every connection.  Deliveries still pending
- * (none, when called between batches, as the worker does) are answered
- * 503 first so that no connection is left suspended.
+ * Stops listening and closes every connection.  Every delivery still held
+ * is answered first (503 unless it has its answer), and libmicrohttpd is
+ * given a few rounds to send those answers: MHD_stop_daemon must never
+ * see a suspended connection (it aborts the process).  Never raises: it
+ * runs from the worker's exit callback too.
  */
 void
 psvc_wh_http_stop(void)
 {
 	if (daemon_h == NULL)
 		return;
-	if (pending_head != NULL)
-	{
-		int			n;
-		PsvcWhDelivery *batch = psvc_wh_http_take_batch(&n);
-
-		for (PsvcWhDelivery *d = batch; d; d = d->next)
-			d->status = MHD_HTTP_SERVICE_UNAVAILABLE;
-		psvc_wh_http_answer(batch);
-		MHD_run(daemon_h);
-	}
+	psvc_wh_http_release_held();
 	MHD_stop_daemon(daemon_h);
 	daemon_h = NULL;
 	daemon_fd = -1;
+}
+
+/* Answers one list of held deliveries; returns how many got 503. */
+static int
+release_list(PsvcWhDelivery *d)
+{
+	int			n503 = 0;
+
+	while (d != NULL)
+	{
+		PsvcWhDelivery *next = d->next;
+
+		if (d->status == 0)
+		{
+			/* the static body of queue_answer: nothing to allocate here */
+			free(d->answer);
+			d->answer = NULL;
+			d->status = MHD_HTTP_SERVICE_UNAVAILABLE;
+			n503++;
+		}
+		d->next = NULL;
+		d->suspended = false;
+		MHD_resume_connection(d->conn);
+		d = next;
+	}
+	return n503;
+}
+
+int
+psvc_wh_http_release_held(void)
+{
+	PsvcWhDelivery *held = held_batch;
+	PsvcWhDelivery *pending = pending_head;
+	int			n503;
+
+	held_batch = NULL;
+	pending_head = pending_tail = NULL;
+	pending_n = 0;
+	n503 = release_list(held) + release_list(pending);
+	psvc_wh_counters.failed += n503;
+	if (daemon_h != NULL && (held != NULL || pending != NULL))
+	{
+		/* resumed connections get their answer queued, then written */
+		for (int i = 0; i < PSVC_WH_FLUSH_ROUNDS; i++)
+			MHD_run(daemon_h);
+	}
+	return n503;
 }
 
 bool
@@ -440,9 +535,11 @@ psvc_wh_http_take_batch(int *n)
 {
 	PsvcWhDelivery *b = pending_head;
 
+	Assert(held_batch == NULL);
 	*n = pending_n;
 	pending_head = pending_tail = NULL;
 	pending_n = 0;
+	held_batch = b;
 	return b;
 }
 
@@ -455,6 +552,8 @@ psvc_wh_http_answer(PsvcWhDelivery *batch)
 {
 	PsvcWhDelivery *d = batch;
 
+	if (batch == held_batch)
+		held_batch = NULL;
 	while (d != NULL)
 	{
 		PsvcWhDelivery *next = d->next;
