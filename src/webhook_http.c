@@ -157,8 +157,10 @@ environment_of(const char *url)
 /*
  * Containment: obtains the memory of a body announced by Content-Length
  * before any of it is read, with room for the NUL the worker needs, so
- * that running out of memory is a 503 now, never a failure later while
- * the delivery is held.  Returns false when malloc fails.
+ * that running out of memory is a 503 decided here, never a failure later
+ * while the delivery is held.  Returns false when malloc fails.  (The
+ * body is still read, and dropped, so that the sender, still writing it,
+ * gets the 503 rather than a reset connection.)
  */
 static bool
 reserve_body(PsvcWhDelivery *d, unsigned long long clen)
@@ -221,14 +223,9 @@ first_call(struct MHD_Connection *conn, const char *url, const char *method,
 	}
 	d->conn = conn;
 	d->environment = env;
+	/* no memory: the body is read and dropped, then answered 503 */
 	if (clen != NULL && !reserve_body(d, strtoull(clen, NULL, 10)))
-	{
-		free(d);
-		psvc_wh_counters.failed++;
-		*ret = queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-						   "out of memory: retry later");
-		return NULL;
-	}
+		d->no_memory = true;
 	*ret = MHD_YES;
 	return d;
 }
