@@ -457,6 +457,10 @@ extern void psvc_worker_init(void);	/* from _PG_init: GUCs, registration */
 extern PGDLLEXPORT void psvc_worker_main(Datum arg);
 extern Datum psvc_webhook_status(PG_FUNCTION_ARGS);
 extern void psvc_worker_set_error(const char *msg);	/* for webhook_status() */
+extern void psvc_worker_clear_error(const char *msg);	/* if it is the last */
+/* last_error while the extension is missing in partner_svc.webhook_database */
+#define PSVC_WH_NO_EXTENSION_MSG \
+	"extension \"partner_svc\" is not installed in the webhook database"
 
 /* What the worker has done since it started (its own, published to shmem). */
 typedef struct PsvcWhCounters

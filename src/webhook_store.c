@@ -563,12 +563,13 @@ store_items(WhItem *items, int n)
 					 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
 			last_missing_warning = now;
 		}
-		psvc_worker_set_error("extension partner_svc is not installed in the webhook database");
+		psvc_worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
 		for (int i = 0; i < n; i++)
 			psvc_wh_http_set_error(items[i].d, 503, "the receiver is not set up yet");
 		psvc_wh_counters.failed += n;
 		return WH_STORED;
 	}
+	psvc_worker_clear_error(PSVC_WH_NO_EXTENSION_MSG);
 	for (int i = 0; i < n; i++)
 	{
 		if (items[i].reject)

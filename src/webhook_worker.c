@@ -159,8 +159,6 @@ static bool extension_missing = false;
 static long extension_pause_ms = 0;
 static TimestampTz next_extension_check = 0;
 
-static const char extension_missing_msg[] =
-"extension \"partner_svc\" is not installed in the webhook database";
 
 PG_FUNCTION_INFO_V1(psvc_webhook_status);
 
@@ -291,8 +289,8 @@ psvc_worker_set_error(const char *msg)
 }
 
 /* Clears last_error when it is msg (the condition it reported is over). */
-static void
-clear_error(const char *msg)
+void
+psvc_worker_clear_error(const char *msg)
 {
 	if (wh_shared == NULL)
 		return;
@@ -461,7 +459,7 @@ wait_for_database(void)
 					(errmsg("partner_svc webhook worker restarts to connect to database \"%s\"",
 							wh_database)));
 			set_connecting(false);
-			clear_error(logged);
+			psvc_worker_clear_error(logged);
 			proc_exit(1);
 		}
 		if (problem[0] == '\0')
@@ -512,7 +510,7 @@ check_extension(void)
 							wh_database)));
 		extension_missing = false;
 		extension_pause_ms = 0;
-		clear_error(extension_missing_msg);
+		psvc_worker_clear_error(PSVC_WH_NO_EXTENSION_MSG);
 		next_extension_check = DT_NOEND;	/* a batch notices a later DROP */
 		return;
 	}
@@ -522,7 +520,7 @@ check_extension(void)
 						wh_database),
 				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
 	extension_missing = true;
-	psvc_worker_set_error(extension_missing_msg);
+	psvc_worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
 	extension_pause_ms = extension_pause_ms == 0 ? PSVC_WH_CHECK_FIRST_MS
 		: Min(extension_pause_ms * 2, PSVC_WH_CHECK_MAX_MS);
 	next_extension_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
@@ -602,7 +600,7 @@ sync_listener(void)
 		return;
 	}
 	if (last_bind_error[0] != '\0')
-		clear_error(last_bind_error);
+		psvc_worker_clear_error(last_bind_error);
 	last_bind_error[0] = '\0';
 	running_port = wh_port;
 	running_timeout = wh_client_timeout;
