@@ -146,6 +146,7 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* the worker's own state */
 static bool connected = false;
+static bool in_connect = false; /* inside BackgroundWorkerInitializeConnection */
 static char *running_address = NULL;	/* of the open listener */
 static int	running_port = 0;
 static int	running_timeout = 0;
@@ -336,9 +337,9 @@ worker_exit(int code, Datum arg)
 	wh_shared->pid = 0;
 	strlcpy(wh_shared->state, "off", sizeof(wh_shared->state));
 	wh_shared->counters = psvc_wh_counters;
-	if (wh_shared->connecting && ProcDiePending)
+	if (in_connect && ProcDiePending)
 		wh_shared->connecting = false;	/* terminated, not refused */
-	else if (wh_shared->connecting)
+	else if (in_connect)
 	{
 		wh_shared->connect_failures++;
 		snprintf(wh_shared->last_error, sizeof(wh_shared->last_error),
@@ -575,8 +576,10 @@ sync_listener(void)
 	{
 		/* a FATAL in here leaves "connecting" set: see wait_for_database */
 		set_connecting(true);
+		in_connect = true;
 		BackgroundWorkerInitializeConnection(wh_database,
 											 wh_role[0] != '\0' ? wh_role : NULL, 0);
+		in_connect = false;
 		set_connecting(false);
 		connected = true;
 		pin_settings();
