@@ -27,6 +27,14 @@
  *   the connections; libmicrohttpd then calls the handler once more and
  *   the handler queues the answer.  So no 200 leaves before its commit,
  *   and all deliveries read in one run share one commit.
+ * - Containment (see the invariant in webhook_worker.c): every suspended
+ *   connection is on the pending list or is the batch the worker took
+ *   (held_batch), and psvc_wh_http_release_held answers both (503 with
+ *   Retry-After unless already decided) without palloc or ereport, for
+ *   the worker's error recovery and exit callback.  The memory of a body
+ *   is reserved from its Content-Length before it is read; when malloc
+ *   fails there or while a chunked body grows, the rest is read and
+ *   dropped and the answer is 503 (no_memory), decided in the callback.
  * - A suspended connection never times out and is never freed, so batch
  *   entries stay valid until answered.  A client that stalls before its
  *   body is complete is closed after partner_svc.webhook_client_timeout

@@ -27,7 +27,13 @@
  * - If the batch transaction fails, it is aborted and each delivery is
  *   tried again alone, so one delivery that breaks a statement cannot
  *   fail the others; what still fails is answered 500 (the sender
- *   retries).  Nothing here raises to the caller.
+ *   retries).  An error no delivery caused (lock_timeout, out of memory,
+ *   a cancel: error_is_transient) answers the whole batch 503 at once
+ *   instead: one by one would only repeat it.  Nothing here raises to the
+ *   caller; an ERROR outside these catches (the batch's own memory) is
+ *   caught by the worker's loop, which answers the batch 503.
+ * - The body is parsed where webhook_http.c holds it (NUL-terminated, its
+ *   memory reserved before it was read): no copy of a large body.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
