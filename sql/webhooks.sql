@@ -55,6 +55,13 @@ SET partner_svc.webhook_database = 'regression';
 ALTER SYSTEM SET partner_svc.webhook_port = 70000;
 ALTER SYSTEM SET partner_svc.webhook_listen_address = '';
 ALTER SYSTEM SET partner_svc.webhook_max_body = 100;
+-- the worker's lock timeout is always bounded
+ALTER SYSTEM SET partner_svc.webhook_lock_timeout = 0;
+
+-- pg_dump keeps the four tables and the two identity sequences
+SELECT u.rel::regclass AS dumped, u.cond AS condition
+FROM pg_extension e, unnest(e.extconfig, e.extcondition) AS u(rel, cond)
+WHERE e.extname = 'partner_svc' ORDER BY u.rel::regclass::text;
 
 -- webhook_status() is for superusers unless granted; the secret is hidden
 CREATE ROLE webhook_reader;

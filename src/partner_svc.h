@@ -592,6 +592,10 @@ extern void psvc_worker_init(void);	/* from _PG_init: GUCs, registration */
 extern PGDLLEXPORT void psvc_worker_main(Datum arg);
 extern Datum psvc_webhook_status(PG_FUNCTION_ARGS);
 extern void psvc_worker_set_error(const char *msg);	/* for webhook_status() */
+extern void psvc_worker_clear_error(const char *msg);	/* if it is the last */
+/* last_error while the extension is missing in partner_svc.webhook_database */
+#define PSVC_WH_NO_EXTENSION_MSG \
+	"extension \"partner_svc\" is not installed in the webhook database"
 
 /* What the worker has done since it started (its own, published to shmem). */
 typedef struct PsvcWhCounters
@@ -619,7 +623,7 @@ extern int	psvc_wh_header_timeout;	/* s, for the headers of a request */
 extern int	psvc_wh_request_timeout;	/* s, for a whole request */
 extern int	psvc_wh_min_rate;	/* body bytes per second, 0 = any */
 extern int	psvc_wh_max_per_address;	/* connections, 0 = no cap */
-extern int	psvc_wh_max_in_flight;	/* body bytes of all open requests */
+extern int	psvc_wh_max_in_flight;	/* bytes the bodies of all open requests hold */
 
 /*
  * One webhook request, from its first byte to its answer.  Allocated with
@@ -630,10 +634,11 @@ typedef struct PsvcWhDelivery
 {
 	struct MHD_Connection *conn;
 	const char *environment;	/* "sandbox" or "production" */
-	char	   *body;			/* malloc'd, not NUL-terminated */
+	char	   *body;			/* malloc'd; NUL-terminated once complete */
 	size_t		len;
-	size_t		cap;
+	size_t		cap;			/* bytes of body, always > len when set */
 	bool		too_large;
+	bool		no_memory;		/* the body could not be held: answer 503 */
 	bool		suspended;		/* waiting in a batch */
 	int			status;			/* the answer; 0 while not decided */
 	char	   *answer;			/* malloc'd JSON body of the answer, or NULL */
@@ -657,6 +662,12 @@ extern PsvcWhDelivery *psvc_wh_http_take_batch(int *n);
 extern void psvc_wh_http_answer(PsvcWhDelivery *batch);
 /* Sets d->status and a JSON answer {"error": msg} (msg escaped). */
 extern void psvc_wh_http_set_error(PsvcWhDelivery *d, int status, const char *msg);
+/*
+ * Answers every delivery still held (taken or pending) that has no status
+ * 503 with Retry-After, and the others with theirs; returns how many got
+ * 503.  Never raises, never pallocs: safe in error recovery and at exit.
+ */
+extern int	psvc_wh_http_release_held(void);
 
 /* in webhook_store.c: validation and storage of a batch */
 /*

@@ -27,6 +27,14 @@
  *   the connections; libmicrohttpd then calls the handler once more and
  *   the handler queues the answer.  So no 200 leaves before its commit,
  *   and all deliveries read in one run share one commit.
+ * - Containment (see the invariant in webhook_worker.c): every suspended
+ *   connection is on the pending list or is the batch the worker took
+ *   (held_batch), and psvc_wh_http_release_held answers both (503 with
+ *   Retry-After unless already decided) without palloc or ereport, for
+ *   the worker's error recovery and exit callback.  The memory of a body
+ *   is reserved from its Content-Length before it is read; when malloc
+ *   fails there or while a chunked body grows, the rest is read and
+ *   dropped and the answer is 503 (no_memory), decided in the callback.
  * - A suspended connection never times out and is never freed, so batch
  *   entries stay valid until answered.  A client that stalls before its
  *   body is complete is closed after partner_svc.webhook_client_timeout
@@ -45,12 +53,15 @@
  *   an idle kept-alive connection also ends at the header deadline.
  *   Complete requests are never cut.  libmicrohttpd itself enforces the
  *   cap per source address (MHD_OPTION_PER_IP_CONNECTION_LIMIT).
- * - Body bytes in flight: a request reserves its Content-Length (a
- *   chunked one, what it has received) from one global budget
- *   (partner_svc.webhook_max_body_in_flight) until libmicrohttpd is done
- *   with it; a request that does not fit is answered 503 with
- *   Retry-After.  With the defaults one address (64 connections of at
- *   most 64 kB) cannot take the whole budget.
+ * - Body bytes in flight: one global budget
+ *   (partner_svc.webhook_max_body_in_flight) counts the memory that the
+ *   bodies hold, one accounting with the containment above: a request
+ *   reserves its Content-Length and the NUL before reserve_body mallocs
+ *   them, and a chunked body each time its buffer grows; the reservation
+ *   is given back whenever the body is freed (dropped, answered,
+ *   connection closed).  A request that does not fit is answered 503
+ *   with Retry-After.  With the defaults one address (64 connections of
+ *   at most 64 kB) cannot take the whole budget.
  * - The path is compared byte for byte with the raw request target (URI
  *   log callback), before libmicrohttpd decodes %XX escapes: a decoded
  *   NUL, an escape, a query or any other extra byte is a 404.
@@ -88,7 +99,10 @@
 #define PSVC_WH_SECRET_HEADER "X-Partner-Webhook-Secret"
 #define PSVC_WH_SWEEP_MS 200	/* how often the deadlines are checked */
 #define PSVC_WH_RATE_GRACE_MS 2000	/* body time before the rate counts */
-#define PSVC_WH_RETRY_AFTER "1"	/* seconds, in 503 answers */
+/* Seconds a sender is asked to wait after any 503 (Retry-After). */
+#define PSVC_WH_RETRY_AFTER "5"
+/* Rounds of MHD_run that flush the answers of released deliveries. */
+#define PSVC_WH_FLUSH_ROUNDS 8
 
 static struct MHD_Daemon *daemon_h = NULL;
 static int	daemon_fd = -1;
@@ -131,6 +145,13 @@ static uint64 next_sweep = 0;	/* ms */
 static PsvcWhDelivery *pending_head = NULL;
 static PsvcWhDelivery *pending_tail = NULL;
 static int	pending_n = 0;
+
+/*
+ * The batch the worker took and has not answered yet.  With the pending
+ * list it is every suspended connection: psvc_wh_http_release_held walks
+ * both, so no error or exit path can leave one suspended.
+ */
+static PsvcWhDelivery *held_batch = NULL;
 
 static const char ok_body[] = "{\"status\":\"ok\"}";
 
@@ -451,19 +472,45 @@ guard_timeout(void)
 }
 
 /*
- * Checks of the in-flight budget at the first call: reserves the
- * announced Content-Length.  False after queueing a 503.
+ * Checks of the in-flight budget at the first call: reserves what the
+ * announced body will hold in memory (Content-Length and its NUL, see
+ * reserve_body).  False after queueing a 503.
  */
 static bool
-budget_admit(struct MHD_Connection *conn, WhConn *c, unsigned long long clen,
-			 enum MHD_Result *ret)
+budget_admit(struct MHD_Connection *conn, WhConn *c, const char *clen,
+			 unsigned long long clen_n, enum MHD_Result *ret)
 {
-	if (c != NULL && budget_reserve(c, (size_t) clen))
+	if (c != NULL &&
+		(clen == NULL || budget_reserve(c, (size_t) clen_n + 1)))
 		return true;
 	psvc_wh_counters.failed++;
 	*ret = queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 					   c == NULL ? "out of memory" : "too many webhook bodies in flight: retry later");
 	return false;
+}
+
+/*
+ * Containment: obtains the memory of a body announced by Content-Length
+ * before any of it is read, with room for the NUL the worker needs, so
+ * that running out of memory is a 503 decided here, never a failure later
+ * while the delivery is held.  The in-flight budget already holds these
+ * bytes (budget_admit); they are given back when malloc fails.  Returns
+ * false when malloc fails.  (The body is still read, and dropped, so that
+ * the sender, still writing it, gets the 503 rather than a reset
+ * connection.)
+ */
+static bool
+reserve_body(WhConn *c, PsvcWhDelivery *d, unsigned long long clen)
+{
+	d->body = malloc((size_t) clen + 1);
+	if (d->body == NULL)
+	{
+		if (c != NULL)
+			budget_release(c);
+		return false;
+	}
+	d->cap = (size_t) clen + 1;
+	return true;
 }
 
 /*
@@ -510,65 +557,79 @@ first_call(struct MHD_Connection *conn, const char *method, enum MHD_Result *ret
 		*ret = queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
 		return NULL;
 	}
-	if (!budget_admit(conn, c, clen_n, ret))
+	if (!budget_admit(conn, c, clen, clen_n, ret))
 		return NULL;
 	d = calloc(1, sizeof(PsvcWhDelivery));
 	if (d == NULL)
 	{
+		budget_release(c);
 		psvc_wh_counters.failed++;
 		*ret = queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
 		return NULL;
 	}
 	d->conn = conn;
 	d->environment = env;
+	/* no memory: the body is read and dropped, then answered 503 */
+	if (clen != NULL && !reserve_body(c, d, clen_n))
+		d->no_memory = true;
 	*ret = MHD_YES;
 	return d;
 }
 
-/*
- * Counts a piece of the body against the request's reservation (a
- * chunked body grows it).  False when the budget has no room: the body is
- * then dropped and the request answered 503 once complete.
- */
-static bool
-budget_grow(WhConn *c, PsvcWhDelivery *d, size_t size)
+/* Frees what a body holds, and its share of the in-flight budget. */
+static void
+drop_body(WhConn *c, PsvcWhDelivery *d)
 {
-	if (c == NULL)
-		return true;
-	c->body_bytes += size;
-	if (c->over_budget)
-		return false;
-	if (d->too_large || budget_reserve(c, d->len + size))
-		return true;
-	c->over_budget = true;
 	free(d->body);
 	d->body = NULL;
 	d->len = d->cap = 0;
-	return false;
+	if (c != NULL)
+		budget_release(c);
 }
 
-/* Appends a piece of the body; past the limit only counts it. */
+/*
+ * Appends a piece of the body.  Past the limit (too_large), once memory
+ * ran out (no_memory) or once the in-flight budget had no room for a
+ * chunked body that grows (over_budget), it only reads it: such requests
+ * are answered 413 or 503 when the body is complete.  Keeps room for the
+ * terminating NUL.  The reservation in the budget is always the memory
+ * the body holds (its cap), so the budget counts what malloc holds.
+ */
 static bool
-append_body(PsvcWhDelivery *d, const char *data, size_t size)
+append_body(WhConn *c, PsvcWhDelivery *d, const char *data, size_t size)
 {
-	if (d->too_large || d->len + size > (size_t) psvc_wh_max_body)
+	bool		over_budget = (c != NULL && c->over_budget);
+
+	if (c != NULL)
+		c->body_bytes += size;
+	if (d->too_large || d->no_memory || over_budget ||
+		d->len + size > (size_t) psvc_wh_max_body)
 	{
-		d->too_large = true;
-		free(d->body);
-		d->body = NULL;
-		d->len = d->cap = 0;
+		if (!d->no_memory && !over_budget)
+			d->too_large = true;
+		drop_body(c, d);
 		return true;
 	}
-	if (d->len + size > d->cap)
+	if (d->len + size + 1 > d->cap)
 	{
 		size_t		cap = d->cap ? d->cap : 1024;
 		char	   *b;
 
-		while (cap < d->len + size)
+		while (cap < d->len + size + 1)
 			cap *= 2;
+		if (c != NULL && !budget_reserve(c, cap))
+		{
+			c->over_budget = true;
+			drop_body(c, d);
+			return true;
+		}
 		b = realloc(d->body, cap);
 		if (b == NULL)
-			return false;
+		{
+			d->no_memory = true;
+			drop_body(c, d);
+			return true;
+		}
 		d->body = b;
 		d->cap = cap;
 	}
@@ -596,10 +657,9 @@ handle_request(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 	if (*upload_data_size > 0)
 	{
-		bool		ok = true;
+		bool		ok = append_body(conn_state(conn), d, upload_data,
+									 *upload_data_size);
 
-		if (budget_grow(conn_state(conn), d, *upload_data_size))
-			ok = append_body(d, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return ok ? MHD_YES : MHD_NO;
 	}
@@ -618,6 +678,13 @@ handle_request(void *cls, struct MHD_Connection *conn, const char *url,
 		return queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 						   "too many webhook bodies in flight: retry later");
 	}
+	if (d->no_memory)
+	{
+		psvc_wh_counters.failed++;
+		return queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory: retry later");
+	}
+	if (d->body != NULL)
+		d->body[d->len] = '\0';	/* cap > len always */
 	d->suspended = true;
 	d->next = NULL;
 	if (pending_tail)
@@ -785,29 +852,69 @@ psvc_wh_http_stale(void)
 }
 
 /*
- * Stops listening and closes every connection.  Deliveries still pending
- * (none, when called between batches, as the worker does) are answered
- * 503 first so that no connection is left suspended.
+ * Stops listening and closes every connection.  Every delivery still held
+ * is answered first (503 unless it has its answer), and libmicrohttpd is
+ * given a few rounds to send those answers: MHD_stop_daemon must never
+ * see a suspended connection (it aborts the process).  Never raises: it
+ * runs from the worker's exit callback too.
  */
 void
 psvc_wh_http_stop(void)
 {
 	if (daemon_h == NULL)
 		return;
-	if (pending_head != NULL)
-	{
-		int			n;
-		PsvcWhDelivery *batch = psvc_wh_http_take_batch(&n);
-
-		for (PsvcWhDelivery *d = batch; d; d = d->next)
-			d->status = MHD_HTTP_SERVICE_UNAVAILABLE;
-		psvc_wh_http_answer(batch);
-		MHD_run(daemon_h);
-	}
+	psvc_wh_http_release_held();
 	MHD_stop_daemon(daemon_h);
 	daemon_h = NULL;
 	daemon_fd = -1;
 	guard_forget();
+}
+
+/* Answers one list of held deliveries; returns how many got 503. */
+static int
+release_list(PsvcWhDelivery *d)
+{
+	int			n503 = 0;
+
+	while (d != NULL)
+	{
+		PsvcWhDelivery *next = d->next;
+
+		if (d->status == 0)
+		{
+			/* the static body of queue_answer: nothing to allocate here */
+			free(d->answer);
+			d->answer = NULL;
+			d->status = MHD_HTTP_SERVICE_UNAVAILABLE;
+			n503++;
+		}
+		d->next = NULL;
+		d->suspended = false;
+		MHD_resume_connection(d->conn);
+		d = next;
+	}
+	return n503;
+}
+
+int
+psvc_wh_http_release_held(void)
+{
+	PsvcWhDelivery *held = held_batch;
+	PsvcWhDelivery *pending = pending_head;
+	int			n503;
+
+	held_batch = NULL;
+	pending_head = pending_tail = NULL;
+	pending_n = 0;
+	n503 = release_list(held) + release_list(pending);
+	psvc_wh_counters.failed += n503;
+	if (daemon_h != NULL && (held != NULL || pending != NULL))
+	{
+		/* resumed connections get their answer queued, then written */
+		for (int i = 0; i < PSVC_WH_FLUSH_ROUNDS; i++)
+			MHD_run(daemon_h);
+	}
+	return n503;
 }
 
 bool
@@ -867,9 +974,11 @@ psvc_wh_http_take_batch(int *n)
 {
 	PsvcWhDelivery *b = pending_head;
 
+	Assert(held_batch == NULL);
 	*n = pending_n;
 	pending_head = pending_tail = NULL;
 	pending_n = 0;
+	held_batch = b;
 	return b;
 }
 
@@ -882,6 +991,8 @@ psvc_wh_http_answer(PsvcWhDelivery *batch)
 {
 	PsvcWhDelivery *d = batch;
 
+	if (batch == held_batch)
+		held_batch = NULL;
 	while (d != NULL)
 	{
 		PsvcWhDelivery *next = d->next;

@@ -27,7 +27,13 @@
  * - If the batch transaction fails, it is aborted and each delivery is
  *   tried again alone, so one delivery that breaks a statement cannot
  *   fail the others; what still fails is answered 500 (the sender
- *   retries).  Nothing here raises to the caller.
+ *   retries).  An error no delivery caused (lock_timeout, out of memory,
+ *   a cancel: error_is_transient) answers the whole batch 503 at once
+ *   instead: one by one would only repeat it.  Nothing here raises to the
+ *   caller; an ERROR outside these catches (the batch's own memory) is
+ *   caught by the worker's loop, which answers the batch 503.
+ * - The body is parsed where webhook_http.c holds it (NUL-terminated, its
+ *   memory reserved before it was read): no copy of a large body.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -255,7 +261,6 @@ static void
 classify(PsvcWhDelivery *d, WhItem *it)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	char	   *text;
 
 	memset(it, 0, sizeof(*it));
 	it->d = d;
@@ -270,10 +275,10 @@ classify(PsvcWhDelivery *d, WhItem *it)
 		it->reject = "the body is not valid UTF-8 text";
 		return;
 	}
-	text = pnstrdup(d->body, d->len);
+	/* webhook_http.c NUL-terminates a complete body: no copy of it here */
 	PG_TRY();
 	{
-		it->payload = DirectFunctionCall1(jsonb_in, CStringGetDatum(text));
+		it->payload = DirectFunctionCall1(jsonb_in, CStringGetDatum(d->body));
 	}
 	PG_CATCH();
 	{
@@ -289,7 +294,7 @@ classify(PsvcWhDelivery *d, WhItem *it)
 								  edata->detail ? edata->detail : "");
 		else
 		{
-			/* out of memory, a cancel: not the body's fault; answer 500 */
+			/* out of memory, a cancel: not the body's fault; answer 503 */
 			ereport(WARNING,
 					(errmsg("partner_svc webhook worker could not parse a delivery"),
 					 errdetail("%s", edata->message)));
@@ -457,12 +462,39 @@ insert_rejects(WhItem **items, int n)
 		elog(ERROR, "webhook rejects statement failed: %s", SPI_result_code_string(rc));
 }
 
+/* How a batch transaction ended. */
+typedef enum WhStoreResult
+{
+	WH_STORED,					/* committed; every item has its answer */
+	WH_FAILED,					/* an error that one item may have caused */
+	WH_FAILED_TRANSIENT			/* an error of the moment: retry later */
+} WhStoreResult;
+
 /*
- * Stores items in one transaction and sets their answers.  Returns false
- * (after aborting, logging, and setting nothing) when the transaction
- * failed.  Called with CurrentMemoryContext the batch context.
+ * True for errors no delivery of the batch caused (a lock wait over
+ * lock_timeout, out of memory or disk, a cancel, a connection or system
+ * failure): storing the deliveries one by one would only repeat them.
  */
 static bool
+error_is_transient(int sqlerrcode)
+{
+	int			cat = ERRCODE_TO_CATEGORY(sqlerrcode);
+
+	return sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
+		sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE ||
+		sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED ||
+		cat == ERRCODE_INSUFFICIENT_RESOURCES ||
+		cat == ERRCODE_OPERATOR_INTERVENTION ||
+		cat == ERRCODE_SYSTEM_ERROR ||
+		cat == ERRCODE_CONNECTION_EXCEPTION;
+}
+
+/*
+ * Stores items in one transaction and sets their answers.  Returns
+ * WH_STORED, or (after aborting, logging, and setting nothing) how the
+ * transaction failed.  Called with CurrentMemoryContext the batch context.
+ */
+static WhStoreResult
 store_items(WhItem *items, int n)
 {
 	MemoryContext cxt = CurrentMemoryContext;
@@ -472,7 +504,7 @@ store_items(WhItem *items, int n)
 	int			nrejects = 0;
 	volatile int64 inserted = 0;
 	volatile bool missing = false;
-	volatile bool ok = true;
+	volatile WhStoreResult result = WH_STORED;
 
 	for (int i = 0; i < n; i++)
 	{
@@ -518,13 +550,14 @@ store_items(WhItem *items, int n)
 				(errmsg("partner_svc webhook worker could not store %d deliveries", n),
 				 errdetail("%s", edata->message)));
 		psvc_worker_set_error(edata->message);
-		ok = false;
+		result = error_is_transient(edata->sqlerrcode) ? WH_FAILED_TRANSIENT : WH_FAILED;
+		FreeErrorData(edata);
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(cxt);
 
-	if (!ok)
-		return false;
+	if (result != WH_STORED)
+		return result;
 	if (missing)
 	{
 		TimestampTz now = GetCurrentTimestamp();
@@ -536,12 +569,13 @@ store_items(WhItem *items, int n)
 					 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
 			last_missing_warning = now;
 		}
-		psvc_worker_set_error("extension partner_svc is not installed in the webhook database");
+		psvc_worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
 		for (int i = 0; i < n; i++)
 			psvc_wh_http_set_error(items[i].d, 503, "the receiver is not set up yet");
 		psvc_wh_counters.failed += n;
-		return true;
+		return WH_STORED;
 	}
+	psvc_worker_clear_error(PSVC_WH_NO_EXTENSION_MSG);
 	for (int i = 0; i < n; i++)
 	{
 		if (items[i].reject)
@@ -555,7 +589,7 @@ store_items(WhItem *items, int n)
 	psvc_wh_counters.batches++;
 	if (n > psvc_wh_counters.max_batch)
 		psvc_wh_counters.max_batch = n;
-	return true;
+	return WH_STORED;
 }
 
 void
@@ -569,7 +603,7 @@ psvc_wh_store_batch(PsvcWhDelivery *batch, int n)
 		classify(d, &items[i]);
 		if (items[i].transient)
 		{
-			psvc_wh_http_set_error(d, 500, "the delivery could not be read; retry later");
+			psvc_wh_http_set_error(d, 503, "the delivery could not be read now; retry later");
 			psvc_wh_counters.failed++;
 			continue;
 		}
@@ -579,14 +613,31 @@ psvc_wh_store_batch(PsvcWhDelivery *batch, int n)
 	if (n == 0)
 		return;
 
-	if (store_items(items, n))
-		return;
+	switch (store_items(items, n))
+	{
+		case WH_STORED:
+			return;
+		case WH_FAILED_TRANSIENT:
+			/* one by one would only wait again: all 503 */
+			for (i = 0; i < n; i++)
+				psvc_wh_http_set_error(items[i].d, 503,
+									   "the delivery could not be stored now; retry later");
+			psvc_wh_counters.failed += n;
+			return;
+		case WH_FAILED:
+			break;
+	}
 	/* one by one: only the deliveries that fail alone get 500 */
 	for (i = 0; i < n; i++)
 	{
-		if (n > 1 && store_items(&items[i], 1))
+		WhStoreResult r = n > 1 ? store_items(&items[i], 1) : WH_FAILED;
+
+		if (r == WH_STORED)
 			continue;
-		psvc_wh_http_set_error(items[i].d, 500, "the delivery could not be stored; retry later");
+		if (r == WH_FAILED_TRANSIENT)
+			psvc_wh_http_set_error(items[i].d, 503, "the delivery could not be stored now; retry later");
+		else
+			psvc_wh_http_set_error(items[i].d, 500, "the delivery could not be stored; retry later");
 		psvc_wh_counters.failed++;
 	}
 }

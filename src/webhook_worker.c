@@ -5,14 +5,55 @@
  *		  webhooks: its settings, registration, shared state, wait loop,
  *		  and partner_svc.webhook_status().
  *
+ * THE INVARIANT (containment): no ERROR, FATAL or signal path leaves a
+ * libmicrohttpd connection suspended.  A suspended connection is a held
+ * delivery (webhook_http.c keeps every one, pending or taken, on its two
+ * lists), and MHD_stop_daemon with one still suspended aborts the process,
+ * which makes the postmaster restart the whole cluster.  So:
+ *   - an ERROR anywhere in the loop comes back to the sigsetjmp point of
+ *     psvc_worker_main, which aborts the transaction, answers every held
+ *     delivery 503 (Retry-After), resets the batch memory, pauses a little
+ *     if errors repeat, and goes on listening;
+ *   - FATAL, SIGTERM (die(): it also interrupts a lock wait inside a
+ *     batch) and the postmaster's death all go through proc_exit, whose
+ *     before_shmem_exit callback (worker_exit, registered before the
+ *     database connection, so it runs after the transaction is aborted)
+ *     answers every held delivery 503 and only then stops libmicrohttpd;
+ *   - memory for a body is obtained before the body is read (Content-Length
+ *     known) or marked missing (chunked), and counted against
+ *     partner_svc.webhook_max_body_in_flight: out of memory or an
+ *     exhausted budget is a 503 decided in the callback, never an ERROR
+ *     while a delivery is held; the worker parses the body in place,
+ *     without a copy;
+ *   - nothing between taking a batch and answering it may exit the process
+ *     other than through the paths above (no proc_exit, no elog(FATAL)).
+ * Only SIGKILL and SIGQUIT (immediate shutdown) escape, and those are the
+ * postmaster's own crash handling.
+ *
  * Design notes:
  *
  * - One worker, registered by _PG_init when the library is preloaded
  *   (backend type "partner_svc webhook worker"), restarted by the
  *   postmaster 5 s after it dies.  It always runs; with
  *   partner_svc.webhook_port = 0 (the default) it only waits for a
- *   reload.  It connects to partner_svc.webhook_database the first time
- *   it has a port, so an unused worker needs no database.
+ *   reload.  It connects to partner_svc.webhook_database, as
+ *   partner_svc.webhook_role (default: the bootstrap superuser), the first
+ *   time it has a port, so an unused worker needs no database.
+ * - Connecting to a database that does not exist is a FATAL the worker
+ *   cannot catch.  The shared flag "connecting" outlives the process: a
+ *   worker that starts and finds it set connects to no database, looks the
+ *   database and role up in the shared catalogues, and waits (pauses from
+ *   5 s doubling to 60 s, last_error saying why) until they exist; then it
+ *   exits so that the next worker connects.  So a missing database costs
+ *   one FATAL, not one every 5 s.  A missing extension in the database is
+ *   found after connecting: last_error says so, deliveries get 503, and it
+ *   is looked up again with the same pauses until it is there.
+ * - Settings pinned for the worker's own transactions, whatever the role
+ *   or database defaults (PGC_S_OVERRIDE): synchronous_commit = on (a 200
+ *   means durable), search_path = pg_catalog, pg_temp,
+ *   default_transaction_read_only = off, default_transaction_isolation =
+ *   read committed, and lock_timeout = partner_svc.webhook_lock_timeout
+ *   (a batch never waits longer for a lock; it is answered 503).
  * - The loop waits on one WaitEventSet: the latch (SIGHUP, SIGTERM), the
  *   postmaster's death (WL_EXIT_ON_PM_DEATH), and libmicrohttpd's epoll
  *   descriptor, with libmicrohttpd's own timeout.  Each turn runs
@@ -20,20 +61,19 @@
  *   leaves complete deliveries suspended; the worker stores them as one
  *   batch in one transaction (webhook_store.c), then answers them all.
  *   While deliveries are still pending the wait does not sleep.
- * - Listen address, port, secret, body limit and client timeout are
- *   PGC_SIGHUP: after a reload the listener is reopened if its address,
- *   port or timeout changed; secret and limit apply to the next request.
- *   The listener's limits on hostile clients are PGC_SIGHUP too (defined
- *   here, read by webhook_http.c); psvc_wh_http_stale() says when one of
- *   them needs the listener reopened (the cap per address, or a secret
- *   removed from a listener that is not on loopback).
- *   The database is PGC_POSTMASTER.
- * - Errors of a batch are caught inside webhook_store.c (abort, 500,
- *   continue); an error anywhere else in the loop ends the worker, and the
- *   postmaster starts it again.
+ * - Listen address, port, secret, body limit, client timeout and lock
+ *   timeout are PGC_SIGHUP: after a reload the listener is reopened if its
+ *   address, port or timeout changed; the others apply to the next
+ *   request or batch.  The listener's limits on hostile clients are
+ *   PGC_SIGHUP too (defined here, read by webhook_http.c);
+ *   psvc_wh_http_stale() says when one of them needs the listener
+ *   reopened (the cap per address, or a secret removed from a listener
+ *   that is not on loopback).  Database and role are PGC_POSTMASTER.
+ * - Errors of a batch are caught inside webhook_store.c (abort, 500 or
+ *   503, continue); any other ERROR is caught by the loop (see above).
  * - Shared state (PsvcWhShared) is written only by the worker, under its
- *   spinlock, once per turn; webhook_status() copies it under the same
- *   spinlock.  Counters count from the worker's start.
+ *   spinlock; webhook_status() copies it under the same spinlock, from
+ *   any database.  Counters count from the worker's start.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -45,19 +85,28 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -65,12 +114,19 @@
 
 #define PSVC_WH_RESTART_S 5
 #define PSVC_WH_RETRY_BIND_MS 5000
+/* Pauses of the configuration checks: 5 s, doubling up to 60 s. */
+#define PSVC_WH_CHECK_FIRST_MS 5000
+#define PSVC_WH_CHECK_MAX_MS 60000
+/* Pause after repeated errors in the loop: 100 ms, doubling up to 5 s. */
+#define PSVC_WH_ERROR_PAUSE_MAX_MS 5000
 
 /* settings */
 static char *wh_listen_address = NULL;
 static int	wh_port = 0;
 static char *wh_database = NULL;
+static char *wh_role = NULL;
 static int	wh_client_timeout = 10;
+static int	wh_lock_timeout = 5000;
 char	   *psvc_wh_secret = NULL;
 int			psvc_wh_max_body = 65536;
 char	   *psvc_wh_secret_previous = NULL;
@@ -92,6 +148,8 @@ typedef struct PsvcWhShared
 	TimestampTz since;			/* listening since */
 	PsvcWhCounters counters;
 	char		last_error[256];
+	bool		connecting;		/* a worker is connecting (or died doing so) */
+	int			connect_failures;	/* workers in a row that died connecting */
 } PsvcWhShared;
 
 static PsvcWhShared *wh_shared = NULL;
@@ -100,12 +158,22 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* the worker's own state */
 static bool connected = false;
+static bool in_connect = false; /* inside BackgroundWorkerInitializeConnection */
 static char *running_address = NULL;	/* of the open listener */
 static int	running_port = 0;
 static int	running_timeout = 0;
 static TimestampTz next_bind_try = 0;
 static uint32 listener_generation = 0;	/* counts opens: the wait set follows */
 static char last_bind_error[256];
+static MemoryContext batch_cxt = NULL;
+static WaitEventSet *wait_set = NULL;
+static int	wait_set_fd = -2;
+static uint32 wait_set_generation = 0;	/* listener_generation it watches */
+static int	consecutive_errors = 0;
+static bool extension_missing = false;
+static long extension_pause_ms = 0;
+static TimestampTz next_extension_check = 0;
+
 
 PG_FUNCTION_INFO_V1(psvc_webhook_status);
 
@@ -148,8 +216,8 @@ wh_shmem_startup(void)
 
 /*
  * Defines the webhook settings (in every process that loads the library;
- * webhook_database only while preloading) and, while preloading, asks for
- * shared memory and registers the worker.
+ * webhook_database and webhook_role only while preloading) and, while
+ * preloading, asks for shared memory and registers the worker.
  */
 void
 psvc_worker_init(void)
@@ -182,6 +250,11 @@ psvc_worker_init(void)
 							"A client that sends nothing for this long is disconnected.",
 							&wh_client_timeout, 10, 1, 3600,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_lock_timeout",
+							"Longest wait for a lock in the webhook worker's transactions.",
+							"A batch that waits longer is rolled back and answered 503.",
+							&wh_lock_timeout, 5000, 1, 600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	/* the listener's defences against hostile clients (webhook_http.c) */
 	DefineCustomStringVariable("partner_svc.webhook_secret_previous",
 							   "Former value of partner_svc.webhook_secret, still accepted during a rotation.",
@@ -229,6 +302,11 @@ psvc_worker_init(void)
 							   "The extension must be installed there.",
 							   &wh_database, "postgres",
 							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("partner_svc.webhook_role",
+							   "Role the webhook worker connects as.",
+							   "Empty: the bootstrap superuser.  The role needs LOGIN and the right to write the webhook tables.",
+							   &wh_role, "",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = wh_shmem_request;
@@ -257,6 +335,18 @@ psvc_worker_set_error(const char *msg)
 	SpinLockRelease(&wh_shared->mutex);
 }
 
+/* Clears last_error when it is msg (the condition it reported is over). */
+void
+psvc_worker_clear_error(const char *msg)
+{
+	if (wh_shared == NULL)
+		return;
+	SpinLockAcquire(&wh_shared->mutex);
+	if (strcmp(wh_shared->last_error, msg) == 0)
+		wh_shared->last_error[0] = '\0';
+	SpinLockRelease(&wh_shared->mutex);
+}
+
 /* Publishes state and counters (worker only). */
 static void
 publish(const char *state)
@@ -276,6 +366,13 @@ publish(const char *state)
 	SpinLockRelease(&wh_shared->mutex);
 }
 
+/*
+ * before_shmem_exit callback of the worker: every exit (FATAL, SIGTERM,
+ * postmaster death, proc_exit) passes here after the transaction, if
+ * any, was aborted.  Answers the held deliveries and stops libmicrohttpd,
+ * in that order (see the invariant), then records the exit; a worker that
+ * dies while connecting leaves "connecting" set for the next one.
+ */
 static void
 worker_exit(int code, Datum arg)
 {
@@ -285,7 +382,196 @@ worker_exit(int code, Datum arg)
 	SpinLockAcquire(&wh_shared->mutex);
 	wh_shared->pid = 0;
 	strlcpy(wh_shared->state, "off", sizeof(wh_shared->state));
+	wh_shared->counters = psvc_wh_counters;
+	if (in_connect && ProcDiePending)
+		wh_shared->connecting = false;	/* terminated, not refused */
+	else if (in_connect)
+	{
+		wh_shared->connect_failures++;
+		snprintf(wh_shared->last_error, sizeof(wh_shared->last_error),
+				 "could not connect to database \"%s\"%s%s; see the server log",
+				 wh_database, wh_role[0] ? " as role " : "", wh_role);
+	}
 	SpinLockRelease(&wh_shared->mutex);
+}
+
+static void
+set_connecting(bool on)
+{
+	if (wh_shared == NULL)
+		return;
+	SpinLockAcquire(&wh_shared->mutex);
+	wh_shared->connecting = on;
+	if (!on)
+		wh_shared->connect_failures = 0;
+	SpinLockRelease(&wh_shared->mutex);
+}
+
+/*
+ * Pins the settings of the worker's transactions (see the file header).
+ * PGC_S_OVERRIDE wins over the role's and database's defaults and over
+ * the configuration file, so a reload keeps them; called again after a
+ * reload for partner_svc.webhook_lock_timeout.
+ */
+static void
+pin_settings(void)
+{
+	char		buf[32];
+
+	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET,
+					PGC_S_OVERRIDE);
+	snprintf(buf, sizeof(buf), "%d", wh_lock_timeout);
+	SetConfigOption("lock_timeout", buf, PGC_SUSET, PGC_S_OVERRIDE);
+}
+
+/*
+ * Why the worker could not connect, looked up in the shared catalogues
+ * (pg_database, pg_authid): fills problem, or leaves it empty when the
+ * database and role look usable.  Needs a database-less connection.
+ */
+static void
+connect_problem(char *problem, size_t len)
+{
+	Oid			dboid;
+
+	problem[0] = '\0';
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	dboid = get_database_oid(wh_database, true);
+	if (!OidIsValid(dboid))
+		snprintf(problem, len, "database \"%s\" does not exist", wh_database);
+	else
+	{
+		HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
+
+		if (HeapTupleIsValid(tup))
+		{
+			if (!((Form_pg_database) GETSTRUCT(tup))->datallowconn)
+				snprintf(problem, len, "database \"%s\" does not allow connections",
+						 wh_database);
+			ReleaseSysCache(tup);
+		}
+	}
+	if (problem[0] == '\0' && wh_role[0] != '\0')
+	{
+		HeapTuple	tup = SearchSysCache1(AUTHNAME, CStringGetDatum(wh_role));
+
+		if (!HeapTupleIsValid(tup))
+			snprintf(problem, len, "role \"%s\" does not exist", wh_role);
+		else
+		{
+			if (!((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin)
+				snprintf(problem, len, "role \"%s\" is not permitted to log in", wh_role);
+			ReleaseSysCache(tup);
+		}
+	}
+	CommitTransactionCommand();
+}
+
+/*
+ * The previous worker died connecting (see the file header).  Connects to
+ * no database, and checks with growing pauses until the database and role
+ * can be used; then exits (code 1) so that the postmaster starts a worker
+ * that connects.  Never returns.
+ */
+static void
+wait_for_database(void)
+{
+	long		pause_ms = PSVC_WH_CHECK_FIRST_MS;
+	char		logged[256] = "";
+	int			failures;
+
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	SpinLockAcquire(&wh_shared->mutex);
+	failures = wh_shared->connect_failures;
+	SpinLockRelease(&wh_shared->mutex);
+
+	for (;;)
+	{
+		char		problem[256];
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		connect_problem(problem, sizeof(problem));
+		if (problem[0] == '\0' && failures <= 1)
+		{
+			ereport(LOG,
+					(errmsg("partner_svc webhook worker restarts to connect to database \"%s\"",
+							wh_database)));
+			set_connecting(false);
+			psvc_worker_clear_error(logged);
+			proc_exit(1);
+		}
+		if (problem[0] == '\0')
+		{
+			/* it looks fine but connecting failed: pause before trying again */
+			snprintf(problem, sizeof(problem),
+					 "could not connect to database \"%s\" %d times in a row; see the server log",
+					 wh_database, failures);
+			failures = 1;
+		}
+		if (strcmp(problem, logged) != 0)
+			ereport(WARNING,
+					(errmsg("partner_svc webhook worker cannot start: %s", problem),
+					 errhint("It checks again after pauses growing to %d seconds; fix partner_svc.webhook_database or partner_svc.webhook_role, or create what is missing.",
+							 PSVC_WH_CHECK_MAX_MS / 1000)));
+		strlcpy(logged, problem, sizeof(logged));
+		psvc_worker_set_error(problem);
+		publish("failed");
+		pgstat_report_activity(STATE_IDLE, "waiting for the webhook database");
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 pause_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		pause_ms = Min(pause_ms * 2, PSVC_WH_CHECK_MAX_MS);
+	}
+}
+
+/*
+ * Looks for the extension in the worker's database, again after growing
+ * pauses while it is missing; sets or clears last_error accordingly.
+ * Deliveries meanwhile get 503 (webhook_store.c).
+ */
+static void
+check_extension(void)
+{
+	bool		found;
+
+	if (!connected || GetCurrentTimestamp() < next_extension_check)
+		return;
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	found = OidIsValid(get_extension_oid("partner_svc", true));
+	CommitTransactionCommand();
+	if (found)
+	{
+		if (extension_missing)
+			ereport(LOG,
+					(errmsg("partner_svc webhook worker found extension \"partner_svc\" in database \"%s\"",
+							wh_database)));
+		extension_missing = false;
+		extension_pause_ms = 0;
+		psvc_worker_clear_error(PSVC_WH_NO_EXTENSION_MSG);
+		next_extension_check = DT_NOEND;	/* a batch notices a later DROP */
+		return;
+	}
+	if (!extension_missing)
+		ereport(WARNING,
+				(errmsg("partner_svc webhook worker answers 503: extension \"partner_svc\" is not installed in database \"%s\"",
+						wh_database),
+				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
+	extension_missing = true;
+	psvc_worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
+	extension_pause_ms = extension_pause_ms == 0 ? PSVC_WH_CHECK_FIRST_MS
+		: Min(extension_pause_ms * 2, PSVC_WH_CHECK_MAX_MS);
+	next_extension_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   extension_pause_ms);
 }
 
 static void
@@ -335,11 +621,22 @@ sync_listener(void)
 		return;
 	if (!connected)
 	{
-		BackgroundWorkerInitializeConnection(wh_database, NULL, 0);
+		/* a FATAL in here leaves "connecting" set: see wait_for_database */
+		set_connecting(true);
+		in_connect = true;
+		BackgroundWorkerInitializeConnection(wh_database,
+											 wh_role[0] != '\0' ? wh_role : NULL, 0);
+		in_connect = false;
+		set_connecting(false);
 		connected = true;
+		pin_settings();
+		check_extension();
 	}
+	running_address = MemoryContextStrdup(TopMemoryContext, wh_listen_address);
 	if (!psvc_wh_http_start(wh_listen_address, wh_port, wh_client_timeout, err, sizeof(err)))
 	{
+		pfree(running_address);
+		running_address = NULL;
 		if (strcmp(err, last_bind_error) != 0)
 			ereport(WARNING,
 					(errmsg("partner_svc webhook worker cannot listen: %s", err),
@@ -352,9 +649,10 @@ sync_listener(void)
 		report_idle();
 		return;
 	}
+	if (last_bind_error[0] != '\0')
+		psvc_worker_clear_error(last_bind_error);
 	last_bind_error[0] = '\0';
 	listener_generation++;
-	running_address = MemoryContextStrdup(TopMemoryContext, wh_listen_address);
 	running_port = wh_port;
 	running_timeout = wh_client_timeout;
 	ereport(LOG, (errmsg("partner_svc webhook worker listening on %s port %d, writing into database \"%s\"",
@@ -363,9 +661,13 @@ sync_listener(void)
 	report_idle();
 }
 
-/* One turn of libmicrohttpd, and the batch it completed, if any. */
+/*
+ * One turn of libmicrohttpd, and the batch it completed, if any.  An
+ * ERROR escaping from here (out of memory in the batch context, say) is
+ * caught by psvc_worker_main, which answers the batch 503.
+ */
 static void
-serve(MemoryContext batch_cxt)
+serve(void)
 {
 	PsvcWhDelivery *batch;
 	int			n;
@@ -389,35 +691,80 @@ serve(MemoryContext batch_cxt)
 }
 
 /*
- * Entry point of the worker (bgw_function_name).  Returns only by
- * proc_exit(1), on SIGTERM or an ERROR outside a batch: the postmaster
- * starts the worker again after 5 s unless it is shutting down (so
- * pg_terminate_backend() of the worker restarts it).
+ * Error recovery of the loop, run at its sigsetjmp point (as the
+ * autovacuum launcher does): reports the error, aborts the transaction,
+ * answers every held delivery 503 and frees the batch memory.  The
+ * listener stays open.  Errors repeating without a good turn in between
+ * make the loop pause (100 ms doubling to 5 s) so that they cannot spin.
+ */
+static long
+recover_from_error(void)
+{
+	ErrorData  *edata;
+
+	error_context_stack = NULL;
+	HOLD_INTERRUPTS();
+	disable_all_timeouts(false);
+	QueryCancelPending = false;
+	EmitErrorReport();
+	MemoryContextSwitchTo(TopMemoryContext);
+	edata = CopyErrorData();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	LWLockReleaseAll();
+	ConditionVariableCancelSleep();
+	pgstat_report_wait_end();
+	psvc_wh_http_release_held();
+	MemoryContextReset(batch_cxt);
+	psvc_worker_set_error(edata->message);
+	FreeErrorData(edata);
+	publish(NULL);
+	report_idle();
+	RESUME_INTERRUPTS();
+	consecutive_errors++;
+	if (consecutive_errors <= 1)
+		return 0;
+	return Min(100L << Min(consecutive_errors - 2, 6), (long) PSVC_WH_ERROR_PAUSE_MAX_MS);
+}
+
+/*
+ * Entry point of the worker (bgw_function_name).  Returns only through
+ * proc_exit: SIGTERM (die()), FATAL, the postmaster's death.  The
+ * postmaster starts the worker again after 5 s unless it is shutting
+ * down (so pg_terminate_backend() of the worker restarts it).
  */
 void
 psvc_worker_main(Datum arg)
 {
-	MemoryContext batch_cxt;
-	WaitEventSet *set = NULL;
-	int			set_fd = -2;
-	uint32		set_generation = 0;
+	sigjmp_buf	local_sigjmp_buf;
+	volatile long pause_ms = 0;
+	bool		was_connecting;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 
 	batch_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc webhook batch",
 									  ALLOCSET_DEFAULT_SIZES);
 	memset(&psvc_wh_counters, 0, sizeof(psvc_wh_counters));
+	was_connecting = false;
 	if (wh_shared != NULL)
 	{
 		SpinLockAcquire(&wh_shared->mutex);
 		wh_shared->pid = MyProcPid;
-		wh_shared->last_error[0] = '\0';
+		was_connecting = wh_shared->connecting;
+		if (!was_connecting)
+			wh_shared->last_error[0] = '\0';
 		SpinLockRelease(&wh_shared->mutex);
 	}
 	publish("off");
 	before_shmem_exit(worker_exit, (Datum) 0);
+	if (was_connecting)
+		wait_for_database();
+
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+		pause_ms = recover_from_error();
+	PG_exception_stack = &local_sigjmp_buf;
 
 	for (;;)
 	{
@@ -425,32 +772,42 @@ psvc_worker_main(Datum arg)
 		long		timeout;
 		int			nev;
 
+		if (pause_ms > 0)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 pause_ms, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			pause_ms = 0;
+		}
+		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			if (connected)
+				pin_settings();
 		}
-		if (ShutdownRequestPending)
-			break;
 		sync_listener();
+		check_extension();
 
 		/*
 		 * A reopened listener may get the same descriptor number as the
 		 * closed one, which the set no longer watches: rebuild it on every
 		 * open, not only when the number changes.
 		 */
-		if (set == NULL || set_fd != psvc_wh_http_fd() ||
-			set_generation != listener_generation)
+		if (wait_set == NULL || wait_set_fd != psvc_wh_http_fd() ||
+			wait_set_generation != listener_generation)
 		{
-			if (set)
-				FreeWaitEventSet(set);
-			set = CreateWaitEventSet(TopMemoryContext, 3);
-			AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
-			AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
-			set_fd = psvc_wh_http_fd();
-			set_generation = listener_generation;
-			if (set_fd >= 0)
-				AddWaitEventToSet(set, WL_SOCKET_READABLE, set_fd, NULL, NULL);
+			if (wait_set)
+				FreeWaitEventSet(wait_set);
+			wait_set = NULL;
+			wait_set = CreateWaitEventSet(TopMemoryContext, 3);
+			AddWaitEventToSet(wait_set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+			AddWaitEventToSet(wait_set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+			wait_set_fd = psvc_wh_http_fd();
+			wait_set_generation = listener_generation;
+			if (wait_set_fd >= 0)
+				AddWaitEventToSet(wait_set, WL_SOCKET_READABLE, wait_set_fd, NULL, NULL);
 		}
 
 		if (psvc_wh_http_pending() > 0)
@@ -461,20 +818,20 @@ psvc_worker_main(Datum arg)
 			timeout = PSVC_WH_RETRY_BIND_MS;
 		else
 			timeout = -1;
+		if (extension_missing && timeout != 0)
+			timeout = timeout < 0 ? extension_pause_ms : Min(timeout, extension_pause_ms);
 
-		nev = WaitEventSetWait(set, timeout, ev, lengthof(ev), PG_WAIT_EXTENSION);
+		nev = WaitEventSetWait(wait_set, timeout, ev, lengthof(ev), PG_WAIT_EXTENSION);
 		for (int i = 0; i < nev; i++)
 			if (ev[i].events & WL_LATCH_SET)
 				ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 
 		if (psvc_wh_http_running())
-			serve(batch_cxt);
+			serve();
+		consecutive_errors = 0;
 		publish(NULL);
 	}
-	if (set)
-		FreeWaitEventSet(set);
-	proc_exit(1);
 }
 
 /*

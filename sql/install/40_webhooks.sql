@@ -114,3 +114,15 @@ COMMENT ON FUNCTION @extschema@.webhook_status()
 IS 'state, address and counters of the webhook worker (since it last started)';
 
 REVOKE ALL ON FUNCTION @extschema@.webhook_status() FROM PUBLIC;
+
+-- Backups: the four tables hold data the partner will not send again, so
+-- pg_dump must keep their rows (an extension's tables are otherwise dumped
+-- as CREATE EXTENSION only), and the identity sequences their positions.
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.webhook_events', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.order_states', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.transactions', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.webhook_rejects', '');
+SELECT pg_catalog.pg_extension_config_dump(
+  pg_catalog.pg_get_serial_sequence('@extschema@.webhook_events', 'id')::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump(
+  pg_catalog.pg_get_serial_sequence('@extschema@.webhook_rejects', 'id')::pg_catalog.regclass, '');

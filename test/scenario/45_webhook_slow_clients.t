@@ -216,6 +216,15 @@ sleep 1;
 	my @held = map { raw_conn('127.0.0.2', $head) } 1 .. 2;
 	sleep 0.5;
 	my $answer = '';
+	# the budget counts the memory a body holds, the Content-Length and the
+	# NUL reserved with it: 65536 - 2 x 30001 = 5534 bytes are left
+	my $edge = raw_conn('127.0.0.1', "POST /webhooks/sandbox HTTP/1.1\r\nHost: x\r\nContent-Length: 5534\r\n\r\n");
+	closed_within($edge, 5, \$answer);
+	like($answer, qr{^HTTP/1\.1 503 }, 'a body that fits only without its NUL: 503');
+	close $edge;
+	is(post_webhook($port, 'sandbox', '{"x":"' . ('e' x 5525) . '"}')->{status}, 400,
+		'a body of 5533 bytes and its NUL fill the budget exactly: read (400: not an event)');
+	$answer = '';
 	my $third = raw_conn('127.0.0.2', $head);
 	closed_within($third, 5, \$answer);
 	like($answer, qr{^HTTP/1\.1 503 }, 'over the budget: 503');
