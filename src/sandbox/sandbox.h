@@ -188,6 +188,8 @@ extern void sb_add_header(sb_response *resp, const char *name, const char *value
 
 extern const char *sb_param(sb_request *req, const char *name);	/* path */
 extern const char *sb_query(sb_request *req, const char *name);	/* first */
+/* A request header (case-insensitive name), or NULL; lives like req. */
+extern const char *sb_header(sb_request *req, const char *name);
 /*
  * 400 (in the route's style) on a query parameter not in allowed (NULL-
  * terminated) or sent more than once.  Returns false after replying.
