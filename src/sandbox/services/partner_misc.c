@@ -409,15 +409,25 @@ misc_txs(sb_request *req, sb_response *resp)
 			tx_item, &partner, json_pack("{s:n}", "error"));
 }
 
+/*
+ * The transaction a path names, or NULL after replying.  {id} is a
+ * transaction_id; {unique_id} is a transaction_id or the unique_id of one
+ * of its orders (the service's order id, as in the products[].unique_id of
+ * CHECKOUT_STATUS_CHANGED), which the document's parameter name suggests.
+ */
 static sb_tx *
 tx_arg(sb_request *req, sb_response *resp, const char *param)
 {
 	const char *id = sb_param(req, param);
+	sb_opartner *p = &sb_orders_data[req->partner->index];
 	sb_tx	   *t;
 
 	if (!plain_query(req, resp, id))
 		return NULL;
 	t = sb_orders_find_tx(req->partner->index, id);
+	for (int i = 0; !t && id && strcmp(param, "unique_id") == 0 && i < p->norders; i++)
+		if (strcmp(p->orders[i].id, id) == 0)
+			t = &p->txs[p->orders[i].tx];
 	if (!t)
 		sb_reply_error(req, resp, 404, "transaction_not_found", "no transaction \"%s\"", id);
 	return t;
