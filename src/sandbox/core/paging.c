@@ -11,6 +11,12 @@
  * a short page hashes it, so an empty page with has_more still leads
  * somewhere new on the next request.
  *
+ * Nested lists (sb_page_nested, document 001's paging rule 4) use the
+ * same cursors and window but return the {"data","pagination"} object for
+ * the caller's detail instead of replying, and make the second page of
+ * every walk short (half the limit) while more items follow, so a client
+ * meets a short page on every walk of three pages or more.
+ *
  * Page cache (sb_page_pure): lists whose items are a pure function of the
  * bind string and the index (the movie content lists: text drawn from the
  * seed) keep the serialised "data" array of a page in a bounded LRU keyed
