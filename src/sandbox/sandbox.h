@@ -188,6 +188,8 @@ extern void sb_add_header(sb_response *resp, const char *name, const char *value
 
 extern const char *sb_param(sb_request *req, const char *name);	/* path */
 extern const char *sb_query(sb_request *req, const char *name);	/* first */
+/* A request header (case-insensitive name), or NULL; lives like req. */
+extern const char *sb_header(sb_request *req, const char *name);
 /*
  * 400 (in the route's style) on a query parameter not in allowed (NULL-
  * terminated) or sent more than once.  Returns false after replying.
@@ -231,6 +233,15 @@ extern void sb_page(sb_request *req, sb_response *resp, const char *bind,
  */
 extern void sb_page_pure(sb_request *req, sb_response *resp, const char *bind,
 						 int64_t total, sb_item_fn item, void *arg);
+/*
+ * One page of a nested list (a list inside a detail object): reads limit
+ * and cursor like sb_page, binds the cursor to bind, and returns the
+ * object {"data":[...],"pagination":{...}} for the caller to place in its
+ * detail; the second page of every walk is short (half the limit) while
+ * more items follow.  Returns NULL after replying 400.
+ */
+extern json_t *sb_page_nested(sb_request *req, sb_response *resp, const char *bind,
+							  int64_t total, sb_item_fn item, void *arg);
 /* Empties that cache (any config change, reset). */
 extern void sb_page_cache_clear(void);
 /* {"pages","bytes","hits","misses"} of that cache since it was emptied. */

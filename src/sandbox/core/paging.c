@@ -11,6 +11,12 @@
  * a short page hashes it, so an empty page with has_more still leads
  * somewhere new on the next request.
  *
+ * Nested lists (sb_page_nested, document 001's paging rule 4) use the
+ * same cursors and window but return the {"data","pagination"} object for
+ * the caller's detail instead of replying, and make the second page of
+ * every walk short (half the limit) while more items follow, so a client
+ * meets a short page on every walk of three pages or more.
+ *
  * Page cache (sb_page_pure): lists whose items are a pure function of the
  * bind string and the index (the movie content lists: text drawn from the
  * seed) keep the serialised "data" array of a page in a bounded LRU keyed
@@ -292,6 +298,57 @@ cache_add(const char *bind, int64_t offset, int64_t count, char *text, size_t le
 /* ---- the page ---- */
 
 /*
+ * Reads limit and cursor and decides the window of the page: its limit,
+ * offset, walk page number and item count.  Replies 400 and returns false
+ * on a bad limit or cursor.  short_page_two: the second page of every
+ * walk (page 1) is short, half the limit, while more items follow (the
+ * nested lists' rule); other pages are short at short_page_rate.
+ */
+static bool
+page_window(sb_request *req, sb_response *resp, const char *bind, int64_t total,
+			bool short_page_two, int64_t *limit_out, int64_t *offset_out,
+			int64_t *page_out, int64_t *count_out)
+{
+	const char *limit_s = sb_query(req, "limit");
+	const char *cursor = sb_query(req, "cursor");
+	int64_t		limit = DEFAULT_LIMIT;
+	int64_t		offset = 0;
+	int64_t		page = 0;
+	int64_t		count;
+
+	if (limit_s != NULL &&
+		(!sb_parse_int64(limit_s, &limit) || limit < 1 || limit > MAX_LIMIT))
+	{
+		sb_reply_error(req, resp, 400, "invalid_limit",
+					   "limit must be an integer from 1 to %d", MAX_LIMIT);
+		return false;
+	}
+	if (cursor != NULL && !cursor_parse(req, resp, bind, cursor, &offset, &page))
+		return false;
+
+	count = limit;
+	if (offset + count > total)
+		count = total - offset;
+	if (count < 0)
+		count = 0;
+	/* A short page, only where more items follow, so the end stays exact. */
+	if (offset + count < total && short_page_two && page == 1)
+		count = limit / 2;
+	else if (offset + count < total && sb_cfg.short_page_rate > 0)
+	{
+		uint64_t	h = sb_hash(sb_hash_str(bind, (uint64_t) offset), (uint64_t) page);
+
+		if ((double) (h % 1000000) / 1e6 < sb_cfg.short_page_rate)
+			count = (int64_t) ((h >> 20) % (uint64_t) count);
+	}
+	*limit_out = limit;
+	*offset_out = offset;
+	*page_out = page;
+	*count_out = count;
+	return true;
+}
+
+/*
  * Shared by sb_page and sb_page_pure.  pure: items are a pure function of
  * (bind, index), so the page's "data" text may come from or go to the
  * cache, and the envelope is written as text (extra must be NULL).
@@ -300,43 +357,19 @@ static void
 page_reply(sb_request *req, sb_response *resp, const char *bind,
 		   int64_t total, sb_item_fn item, void *arg, json_t *extra, bool pure)
 {
-	const char *limit_s = sb_query(req, "limit");
-	const char *cursor = sb_query(req, "cursor");
-	int64_t		limit = DEFAULT_LIMIT;
-	int64_t		offset = 0;
-	int64_t		page = 0;
+	int64_t		limit;
+	int64_t		offset;
+	int64_t		page;
 	int64_t		count;
 	json_t	   *data;
 	json_t	   *obj;
 	bool		has_more;
 	char	   *next = NULL;
 
-	if (limit_s != NULL &&
-		(!sb_parse_int64(limit_s, &limit) || limit < 1 || limit > MAX_LIMIT))
-	{
-		json_decref(extra);
-		sb_reply_error(req, resp, 400, "invalid_limit",
-					   "limit must be an integer from 1 to %d", MAX_LIMIT);
-		return;
-	}
-	if (cursor != NULL && !cursor_parse(req, resp, bind, cursor, &offset, &page))
+	if (!page_window(req, resp, bind, total, false, &limit, &offset, &page, &count))
 	{
 		json_decref(extra);
 		return;
-	}
-
-	count = limit;
-	if (offset + count > total)
-		count = total - offset;
-	if (count < 0)
-		count = 0;
-	/* A short page, only where more items follow, so the end stays exact. */
-	if (offset + count < total && sb_cfg.short_page_rate > 0)
-	{
-		uint64_t	h = sb_hash(sb_hash_str(bind, (uint64_t) offset), (uint64_t) page);
-
-		if ((double) (h % 1000000) / 1e6 < sb_cfg.short_page_rate)
-			count = (int64_t) ((h >> 20) % (uint64_t) count);
 	}
 	has_more = offset + count < total;
 
@@ -419,4 +452,38 @@ sb_page_pure(sb_request *req, sb_response *resp, const char *bind,
 			 int64_t total, sb_item_fn item, void *arg)
 {
 	page_reply(req, resp, bind, total, item, arg, NULL, true);
+}
+
+/*
+ * A page of a nested list (document 001, paging rule 4): the object
+ * {"data":[...],"pagination":{...}} that the caller puts inside its detail
+ * object.  limit and cursor are read from the detail request's query; the
+ * second page of every walk is short while more items follow.  Returns a
+ * new reference, or NULL after replying 400 (bad limit or cursor).
+ */
+json_t *
+sb_page_nested(sb_request *req, sb_response *resp, const char *bind,
+			   int64_t total, sb_item_fn item, void *arg)
+{
+	int64_t		limit;
+	int64_t		offset;
+	int64_t		page;
+	int64_t		count;
+	json_t	   *data;
+	char	   *next = NULL;
+	json_t	   *obj;
+
+	if (!page_window(req, resp, bind, total, true, &limit, &offset, &page, &count))
+		return NULL;
+	data = json_array();
+	for (int64_t i = 0; i < count; i++)
+		json_array_append_new(data, item(offset + i, arg));
+	if (offset + count < total)
+		next = cursor_make(bind, offset + count, page + 1);
+	obj = json_pack("{s:o, s:{s:I, s:b, s:o}}", "data", data,
+					"pagination", "limit", (json_int_t) limit,
+					"has_more", next != NULL,
+					"next_cursor", next ? json_string(next) : json_null());
+	free(next);
+	return obj;
 }

@@ -12,6 +12,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,15 @@ sb_param(sb_request *req, const char *name)
 		if (strcmp(req->params[i].key, name) == 0)
 			return req->params[i].value;
 	return NULL;
+}
+
+const char *
+sb_header(sb_request *req, const char *name)
+{
+	if (req->conn == NULL)
+		return NULL;
+	return MHD_lookup_connection_value((struct MHD_Connection *) req->conn,
+									   MHD_HEADER_KIND, name);
 }
 
 const char *

@@ -4,7 +4,7 @@
  *	  matching and the pipeline every request goes through.
  *
  * Pipeline: match route (404/405) -> a decoded path that is not UTF-8
- * (400) -> auth (401) -> injected faults that
+ * or holds a NUL byte (400) -> auth (401) -> injected faults that
  * replace the answer (latency, 5xx, 429) -> rate limit (429) -> handler
  * under the state lock -> faults on the wire (drop, malformed, truncate,
  * reset, drip) -> stats.  Control routes (/_sandbox/...) skip faults,
@@ -563,6 +563,12 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	else if (!utf8_valid((const unsigned char *) req.path))
 		sb_reply_error(&req, &resp, 400, "invalid_path",
 					   "a path segment is not valid UTF-8: %s", shown ? shown : "");
+	else if (strstr(path, "%00") != NULL)
+	{
+		/* decoded, %00 would end a parameter early: "1%00x" would be "1" */
+		sb_reply_error(&req, &resp, 400, "invalid_path",
+					   "a path segment holds a NUL byte (%%00)");
+	}
 	else if (ctx->too_large)
 		sb_reply_error(&req, &resp, 413, "payload_too_large",
 					   "request body is larger than %d bytes", MAX_BODY);

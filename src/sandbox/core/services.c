@@ -13,6 +13,7 @@
 
 extern const sb_service sb_service_admin;
 extern const sb_service sb_service_movies __attribute__((weak));
+extern const sb_service sb_service_nested __attribute__((weak));
 extern const sb_service sb_service_orders __attribute__((weak));
 extern const sb_service sb_service_partner_misc __attribute__((weak));
 extern const sb_service sb_service_catalog __attribute__((weak));
@@ -30,7 +31,7 @@ sb_services(void)
 	if (!built)
 	{
 		const sb_service *all[] = {
-			&sb_service_admin, &sb_service_movies, &sb_service_orders,
+			&sb_service_admin, &sb_service_movies, &sb_service_nested, &sb_service_orders,
 			&sb_service_partner_misc, &sb_service_catalog, &sb_service_todos,
 			&sb_service_generation, &sb_service_files, &sb_service_scheduler,
 		};

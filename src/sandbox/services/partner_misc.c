@@ -13,7 +13,10 @@
  *   It has no data, knobs or reset of its own.
  * - The product catalogue is a constant table; its status is derived
  *   from the seed, so it is stable for a run and changes rarely across
- *   seeds, as the document says catalogue data does.
+ *   seeds, as the document says catalogue data does.  Because the
+ *   document says catalogue data "is meant to be cached", both catalogue
+ *   routes send Cache-Control and a strong ETag (a hash of the body) and
+ *   answer a matching If-None-Match with 304 and no body.
  *-------------------------------------------------------------------------
  */
 #include <math.h>
@@ -55,6 +58,38 @@ plain_query(sb_request *req, sb_response *resp, const char *id)
 	return sb_query_check(req, resp, allowed) && sb_orders_bug_report(req, resp, id);
 }
 
+/*
+ * Replies 200 with the catalogue data in the orders envelope, plus
+ * Cache-Control (max_age seconds) and an ETag; 304 without a body when
+ * If-None-Match names that ETag (or is "*").
+ */
+static void
+catalogue_reply(sb_request *req, sb_response *resp, json_t *data, int max_age)
+{
+	json_t	   *obj = json_pack("{s:n, s:o}", "error", "data", data);
+	char	   *text = json_dumps(obj, JSON_COMPACT);
+	const char *inm = sb_header(req, "If-None-Match");
+	char		etag[40];
+	char		cc[48];
+
+	json_decref(obj);
+	if (text == NULL)
+	{
+		sb_reply_error(req, resp, 500, "internal", "could not encode");
+		return;
+	}
+	snprintf(etag, sizeof(etag), "\"%016llx\"",
+			 (unsigned long long) sb_hash_str(text, 0xe7a9));
+	snprintf(cc, sizeof(cc), "public, max-age=%d", max_age);
+	if (inm != NULL && (strstr(inm, etag) != NULL || strcmp(inm, "*") == 0))
+		sb_reply_empty(resp, 304);
+	else
+		sb_reply_raw(resp, 200, "application/json", text, strlen(text));
+	free(text);
+	sb_add_header(resp, "Cache-Control", cc);
+	sb_add_header(resp, "ETag", etag);
+}
+
 /* GET /public/products */
 static void
 misc_products(sb_request *req, sb_response *resp)
@@ -84,7 +119,7 @@ misc_products(sb_request *req, sb_response *resp)
 										   "prices", prices,
 										   "currency", "EUR"));
 	}
-	sb_orders_reply_data(resp, 200, a);
+	catalogue_reply(req, resp, a, 3600);
 }
 
 /* GET /public/products/status: one product in eight is in maintenance */
@@ -100,7 +135,7 @@ misc_products_status(sb_request *req, sb_response *resp)
 		json_array_append_new(a, json_pack("{s:s, s:s}", "id", products[i].id,
 										   "status", sb_hash_str(products[i].id, 0x5747) % 8 == 0
 										   ? "maintenance" : "available"));
-	sb_orders_reply_data(resp, 200, a);
+	catalogue_reply(req, resp, a, 60);
 }
 
 /* ---- users: the distinct emails of a partner's orders ---- */
@@ -260,8 +295,17 @@ misc_user_vehicles(sb_request *req, sb_response *resp)
 					strcmp(json_string_value(json_object_get(v, "country")), o->cars[c].country) == 0)
 				seen = true;
 			if (!seen)
-				json_array_append_new(a, json_pack("{s:s, s:s}", "plate", o->cars[c].plate,
+			{
+				char		key[64];
+				char		vid[32];
+
+				snprintf(key, sizeof(key), "%s|%s", o->cars[c].country, o->cars[c].plate);
+				snprintf(vid, sizeof(vid), "veh_%012llx",
+						 (unsigned long long) (sb_hash_str(key, 0x7665) & 0xffffffffffffULL));
+				json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "id", vid,
+												   "plate", o->cars[c].plate,
 												   "country", o->cars[c].country));
+			}
 		}
 	}
 	sb_orders_reply_data(resp, 200, a);
@@ -365,15 +409,25 @@ misc_txs(sb_request *req, sb_response *resp)
 			tx_item, &partner, json_pack("{s:n}", "error"));
 }
 
+/*
+ * The transaction a path names, or NULL after replying.  {id} is a
+ * transaction_id; {unique_id} is a transaction_id or the unique_id of one
+ * of its orders (the service's order id, as in the products[].unique_id of
+ * CHECKOUT_STATUS_CHANGED), which the document's parameter name suggests.
+ */
 static sb_tx *
 tx_arg(sb_request *req, sb_response *resp, const char *param)
 {
 	const char *id = sb_param(req, param);
+	sb_opartner *p = &sb_orders_data[req->partner->index];
 	sb_tx	   *t;
 
 	if (!plain_query(req, resp, id))
 		return NULL;
 	t = sb_orders_find_tx(req->partner->index, id);
+	for (int i = 0; !t && id && strcmp(param, "unique_id") == 0 && i < p->norders; i++)
+		if (strcmp(p->orders[i].id, id) == 0)
+			t = &p->txs[p->orders[i].tx];
 	if (!t)
 		sb_reply_error(req, resp, 404, "transaction_not_found", "no transaction \"%s\"", id);
 	return t;

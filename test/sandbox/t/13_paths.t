@@ -14,6 +14,10 @@ my $sb = Sandbox->start(keys => ['std-key']);
 # every route template with a parameter, and its methods
 my %routes = (
 	'/_sandbox/movies/{movie}' => 'GET',
+	'/awards/{award}' => 'GET',
+	'/books/{book}' => 'GET',
+	'/collections/{type}/{collection}' => 'GET',
+	'/concerts/{concert}' => 'GET',
 	'/_sandbox/orders/chargeback/{id}' => 'POST',
 	'/_sandbox/orders/checkout/{transaction_id}' => 'GET',
 	'/_sandbox/orders/pdf/{id}' => 'GET',
@@ -79,6 +83,17 @@ for my $seg ('%FF', 'ab%C3', '%C0%AF', '%ED%A0%80', '%F4%90%80%80', '%E2%82', 'x
 }
 my $r = $sb->req('GET', '/public/orders/%FF');
 is($r->{status}, 400, 'without a key too: 400 (the path is checked first)');
+
+# a NUL byte in a segment would end the decoded parameter early (A-1%00x
+# read as A-1): 400 invalid_path on every route, before the key
+for my $p ('/public/orders/A-1%00x', '/v1/movies/1000%00x', '/concerts/1%00', '/todos/1%00')
+{
+	my $m = $p =~ /todos/ ? 'DELETE' : 'GET';
+	$r = $sb->req($m, $p);
+	is($r->{status}, 400, "$m $p: 400");
+	is($r->{json}{error}{code}, 'invalid_path', "$m $p: invalid_path");
+	like($r->{json}{error}{message} // '', qr/NUL byte/, "$m $p: says why");
+}
 
 # unknown paths with invalid UTF-8: 404, the path shown escaped
 $r = $sb->req('GET', '/no/such/%FF');

@@ -395,7 +395,9 @@ $r = $sb->req('GET', '/public/users', key => 'k1');
 is_deeply([map { $_->{email} } @{ $r->{json}{data} }], ['bo@example.com'], 'users: emails of orders');
 my $uid = $r->{json}{data}[0]{id};
 is($sb->req('GET', "/public/users/$uid/orders", key => 'k1')->{json}{data}[0]{custom_id}, 'T-1', "user's orders");
-is_deeply($sb->req('GET', "/public/users/$uid/vehicles", key => 'k1')->{json}{data},
+my $veh = $sb->req('GET', "/public/users/$uid/vehicles", key => 'k1')->{json}{data};
+like($veh->[0]{id} // '', qr/^veh_[0-9a-f]{12}$/, "user's vehicles: a stable id");
+is_deeply([map { { plate => $_->{plate}, country => $_->{country} } } @$veh],
 	[{ plate => 'LJ AB-123', country => 'SI' }], "user's vehicles");
 orders_error($sb->req('GET', '/public/users/usr_x/orders', key => 'k1'), 404, 'user_not_found', 'unknown user');
 is($sb->req('POST', "/public/transaction/$mt/cancel", key => 'k1')->{json}{data}{checkout_status}, 'FAILED',
