@@ -78,6 +78,14 @@ sub run_share
 		my $until = time + $o{interval};
 		while ((my $left = $until - time) > 0)
 		{
+			# IO::Select returns at once on an empty set: sleep instead of
+			# spinning, so the attacker does not take the CPU the server
+			# under test needs (it would be on another machine)
+			if ($sel->count == 0)
+			{
+				sleep($left);
+				last;
+			}
 			for my $s ($sel->can_read($left))
 			{
 				my $buf;
