@@ -4,7 +4,7 @@
 # partner_svc.quota_coordinator names itself, so both nodes lease from the
 # same table in the same way.  Node "second" names "coord".
 #
-# Window lengths (the whole file takes about three and a half minutes):
+# Window lengths (the whole file takes about three minutes):
 #  - parts A and A2 use REAL one-minute windows: the first sandbox runs at
 #    time scale 1 and partner_svc.rate_limit_window is 60000 on both nodes,
 #    as issue 14 asks.  Part A polls for two windows, so it alone takes
