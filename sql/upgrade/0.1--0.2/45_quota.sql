@@ -1,0 +1,1 @@
+../../install/25_quota.sql
