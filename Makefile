@@ -8,7 +8,7 @@ EXTENSION = partner_svc partner_svc_sandbox_helpers
 # PSVC_VERSION (partner_svc.version(), the User-Agent), the sandbox's
 # --version, the name of the install script, and is checked against
 # META.json by the test suite.
-EXTVERSION = 0.2
+EXTVERSION = 0.3
 
 MODULE_big = partner_svc
 # sql/partner_svc--$(EXTVERSION).sql, the install script, is assembled from

@@ -8,7 +8,7 @@
 #   4. make installcheck, the PGXS way, against a throw-away cluster that
 #      preloads partner_svc: the pg_regress suite (sandbox started by
 #      test/with_sandbox.sh) and the TAP tests (prove_installcheck: the
-#      sandbox's own tests and the scenarios, upgrade 0.1 -> 0.2 included);
+#      sandbox's own tests and the scenarios, upgrades from 0.1 and 0.2 included);
 #      as the postgres user, in a copy of the tree that user owns,
 #   5. checks that make installcheck fails when a regression test or a TAP
 #      test fails,

@@ -1,13 +1,15 @@
 # 60_upgrade.t: the upgrade path of the SQL surface.
 #
-# One cluster that preloads the current library, two databases:
+# One cluster that preloads the current library, three databases:
 #   upgraded: CREATE EXTENSION partner_svc VERSION '0.1' (the frozen script
-#             of the release), used a little with the new library while its
-#             SQL objects are still 0.1, then ALTER EXTENSION partner_svc
-#             UPDATE TO '0.2';
-#   fresh:    CREATE EXTENSION partner_svc (0.2).
-# The catalog of both is then described as text, line by line, and must be
-# the same: every member object of the extension (pg_depend), functions
+#             of the first release), used a little with the new library
+#             while its SQL objects are still 0.1, then ALTER EXTENSION
+#             partner_svc UPDATE (0.1 -> 0.2 -> current, chained);
+#   from02:   CREATE EXTENSION partner_svc VERSION '0.2' (frozen), then
+#             ALTER EXTENSION partner_svc UPDATE (0.2 -> current);
+#   fresh:    CREATE EXTENSION partner_svc (the current version).
+# The catalog of each updated database is then described as text, line by
+# line, and must be the same as the fresh one's: every member object of the extension (pg_depend), functions
 # with their full definition and attributes, relations, columns, defaults,
 # constraints, indexes, views and their definitions, triggers, policies,
 # sequences, types, the foreign-data wrapper, comments, grants (ACLs and
@@ -34,23 +36,33 @@ $node->start;
 
 $node->safe_psql('postgres', 'CREATE DATABASE upgraded');
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->safe_psql('postgres', 'CREATE DATABASE from02');
+
+# The current version is the one of the built control file.
+my $current = $node->safe_psql('postgres',
+	q{SELECT default_version FROM pg_available_extensions WHERE name = 'partner_svc'});
 
 # --- the versions and the path between them ---
 is($node->safe_psql('postgres', q{
 	SELECT string_agg(version, ',' ORDER BY version) FROM pg_available_extension_versions
-	WHERE name = 'partner_svc'}), '0.1,0.2', 'versions 0.1 and 0.2 are available');
+	WHERE name = 'partner_svc'}), '0.1,0.2,0.3', 'versions 0.1, 0.2 and 0.3 are available');
+is($current, '0.3', 'default_version is 0.3');
 is($node->safe_psql('postgres', q{
 	SELECT path FROM pg_extension_update_paths('partner_svc') WHERE source = '0.1' AND target = '0.2'}),
 	'0.1--0.2', 'a direct update path 0.1 -> 0.2');
-is($node->safe_psql('postgres', q{SELECT default_version FROM pg_available_extensions WHERE name = 'partner_svc'}),
-	'0.2', 'default_version is 0.2');
+is($node->safe_psql('postgres', q{
+	SELECT path FROM pg_extension_update_paths('partner_svc') WHERE source = '0.2' AND target = '0.3'}),
+	'0.2--0.3', 'a direct update path 0.2 -> 0.3');
+is($node->safe_psql('postgres', q{
+	SELECT path FROM pg_extension_update_paths('partner_svc') WHERE source = '0.1' AND target = '0.3'}),
+	'0.1--0.2--0.3', '0.1 reaches 0.3 through 0.2');
 
 # --- 0.1 SQL objects with the new library ---
 $node->safe_psql('upgraded', q{CREATE EXTENSION partner_svc VERSION '0.1'});
 is($node->safe_psql('upgraded', q{SELECT extversion FROM pg_extension WHERE extname = 'partner_svc'}),
 	'0.1', 'installed as 0.1');
-is($node->safe_psql('upgraded', 'SELECT partner_svc.version()'), '0.2',
-	'0.1 objects: version() reports the loaded 0.2 library');
+is($node->safe_psql('upgraded', 'SELECT partner_svc.version()'), $current,
+	'0.1 objects: version() reports the loaded library');
 $node->safe_psql('upgraded', qq{
 CREATE SERVER movies FOREIGN DATA WRAPPER partner_svc OPTIONS (service 'movies', base_url '$url');
 CREATE USER MAPPING FOR CURRENT_USER SERVER movies OPTIONS (api_key 'sandbox-key');
@@ -58,23 +70,27 @@ IMPORT FOREIGN SCHEMA movies FROM SERVER movies INTO public;
 });
 is($node->safe_psql('upgraded',
 	q{SELECT count(*) FROM (SELECT title FROM movie_themes WHERE movie = 'inception' LIMIT 3) s}),
-	'3', '0.1 objects: a foreign-table scan works with the 0.2 library');
+	'3', '0.1 objects: a foreign-table scan works with the current library');
 like($node->safe_psql('upgraded', q{SELECT partner_svc.movie_summary('inception', 'movies')::text}),
-	qr/\S/, '0.1 objects: a function works with the 0.2 library');
+	qr/\S/, '0.1 objects: a function works with the current library');
 is($node->safe_psql('upgraded', q{SELECT count(*) > 0 FROM partner_svc.stats}), 't',
-	'0.1 objects: partner_svc.stats works with the 0.2 library');
+	'0.1 objects: partner_svc.stats works with the current library');
 my ($rc, $out, $err) = $node->psql('upgraded',
 	q{CREATE SERVER bad FOREIGN DATA WRAPPER partner_svc OPTIONS (service 'movies', base_url 'nope')});
 isnt($rc, 0, '0.1 objects: the validator still refuses a bad option');
 $node->safe_psql('upgraded', 'DROP SERVER movies CASCADE');
 
-# --- update, and a fresh 0.2 ---
-$node->safe_psql('upgraded', q{ALTER EXTENSION partner_svc UPDATE TO '0.2'});
+# --- update, and a fresh install ---
+$node->safe_psql('upgraded', q{ALTER EXTENSION partner_svc UPDATE});
+$node->safe_psql('from02', q{CREATE EXTENSION partner_svc VERSION '0.2'});
+is($node->safe_psql('from02', q{SELECT extversion FROM pg_extension WHERE extname = 'partner_svc'}),
+	'0.2', 'installed as 0.2');
+$node->safe_psql('from02', q{ALTER EXTENSION partner_svc UPDATE});
 $node->safe_psql('fresh', 'CREATE EXTENSION partner_svc');
-for my $db ('upgraded', 'fresh')
+for my $db ('upgraded', 'from02', 'fresh')
 {
 	is($node->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'partner_svc'}),
-		'0.2', "$db: extversion 0.2");
+		$current, "$db: extversion $current");
 }
 
 # Every line describes one catalog fact; object identities are by name,
@@ -183,7 +199,6 @@ facts(line) AS (
 SELECT l FROM (SELECT replace(line, chr(10), ' | ') AS l FROM facts) s ORDER BY l COLLATE "C";
 SQL
 
-my @upgraded = split /\n/, $node->safe_psql('upgraded', $describe);
 my @fresh = split /\n/, $node->safe_psql('fresh', $describe);
 cmp_ok(scalar @fresh, '>', 100, 'the description of a fresh install is not empty (' . scalar(@fresh) . ' facts)');
 ok((grep { /^function partner_svc\.version\(\)/ } @fresh), 'functions are described');
@@ -192,12 +207,16 @@ ok((grep { /^extension: partner_svc .* config=/ } @fresh), 'extension config is 
   or diag(join("\n", grep { /^extension/ } @fresh));
 
 my %in_fresh = map { $_ => 1 } @fresh;
-my %in_upgraded = map { $_ => 1 } @upgraded;
-my @only_upgraded = grep { !$in_fresh{$_} } @upgraded;
-my @only_fresh = grep { !$in_upgraded{$_} } @fresh;
-ok(!@only_upgraded && !@only_fresh, '0.1 updated to 0.2 has exactly the catalog of a fresh 0.2')
-  or diag(join("\n", (map { "only after the update:  $_" } @only_upgraded),
-					(map { "only in a fresh 0.2:    $_" } @only_fresh)));
+for my $db ('upgraded', 'from02')
+{
+	my @upgraded = split /\n/, $node->safe_psql($db, $describe);
+	my %in_upgraded = map { $_ => 1 } @upgraded;
+	my @only_upgraded = grep { !$in_fresh{$_} } @upgraded;
+	my @only_fresh = grep { !$in_upgraded{$_} } @fresh;
+	ok(!@only_upgraded && !@only_fresh, "$db: updated, it has exactly the catalog of a fresh $current")
+	  or diag(join("\n", (map { "only after the update:  $_" } @only_upgraded),
+						(map { "only in a fresh $current:    $_" } @only_fresh)));
+}
 
 $node->stop;
 done_testing();
