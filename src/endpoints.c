@@ -168,6 +168,122 @@ static const PsvcColumnDef executions_cols[] = {
 	RAW
 };
 
+/*
+ * The other routes of document 000's rate-limit table.  Their shapes are
+ * "not shown"; these follow the sandbox (docs/sandbox-orders.md, "Other
+ * partner routes of the rate-limit table").  Every answer is the orders
+ * envelope {"error", "data"}; the paged lists add "pagination".
+ */
+static const PsvcColumnDef products_cols[] = {
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"country", "text", PSVC_COL_FIELD, "country", NULL, false},
+	{"name", "text", PSVC_COL_FIELD, "name", NULL, false},
+	{"periods", "jsonb", PSVC_COL_FIELD, "periods", NULL, false},
+	{"prices", "jsonb", PSVC_COL_FIELD, "prices", NULL, false},
+	{"currency", "text", PSVC_COL_FIELD, "currency", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef product_status_cols[] = {
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"status", "text", PSVC_COL_FIELD, "status", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef users_cols[] = {
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"email", "text", PSVC_COL_FIELD, "email", NULL, false},
+	{"orders", "integer", PSVC_COL_FIELD, "orders", NULL, false},
+	{"created_date", "numeric", PSVC_COL_FIELD, "created_date", NULL, false},
+	RAW
+};
+
+/* user_id is the route's {id}: a user id of GET /public/users */
+#define USER_KEY {"user_id", "text", PSVC_COL_PATH, NULL, "id", true}
+
+static const PsvcColumnDef user_orders_cols[] = {
+	USER_KEY,
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"custom_id", "text", PSVC_COL_FIELD, "custom_id", NULL, false},
+	{"email", "text", PSVC_COL_FIELD, "email", NULL, false},
+	{"created_date", "numeric", PSVC_COL_FIELD, "created_date", NULL, false},
+	{"status", "text", PSVC_COL_FIELD, "status", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef user_vehicles_cols[] = {
+	USER_KEY,
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"plate", "text", PSVC_COL_FIELD, "plate", NULL, false},
+	{"country", "text", PSVC_COL_FIELD, "country", NULL, false},
+	RAW
+};
+
+/* the transaction object of the create response, list and detail alike */
+static const PsvcColumnDef transactions_cols[] = {
+	{"transaction_id", "text", PSVC_COL_FIELD, "transaction_id", NULL, false},
+	{"order_has_been_paid", "boolean", PSVC_COL_FIELD, "order_has_been_paid", NULL, false},
+	{"checkout_status", "text", PSVC_COL_FIELD, "checkout_status", NULL, false},
+	{"payment_link", "text", PSVC_COL_FIELD, "payment_link", NULL, false},
+	{"send_payment_link", "text", PSVC_COL_FIELD, "send_payment_link", NULL, false},
+	{"allowed_payment_providers", "jsonb", PSVC_COL_FIELD, "allowed_payment_providers", NULL, false},
+	{"open_order_details_by_default", "boolean", PSVC_COL_FIELD, "open_order_details_by_default", NULL, false},
+	{"orders", "jsonb", PSVC_COL_FIELD, "orders", NULL, false},
+	RAW
+};
+
+/*
+ * The nested lists of document 001 (paging rule 4): the list lives inside
+ * a detail object, so items_key is a path (data.<list>.data) and the
+ * cursor, read from data.<list>.pagination, goes back to the same detail
+ * URL.  Fields as the sandbox chose them (docs/sandbox-movies.md, "Nested
+ * lists"); a path value is text, as the movie reference is.
+ */
+static const PsvcColumnDef concert_events_cols[] = {
+	{"concert", "text", PSVC_COL_PATH, NULL, "concert", true},
+	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"title", "text", PSVC_COL_FIELD, "title", NULL, false},
+	{"performer", "text", PSVC_COL_FIELD, "performer", NULL, false},
+	{"stage", "text", PSVC_COL_FIELD, "stage", NULL, false},
+	{"day", "integer", PSVC_COL_FIELD, "day", NULL, false},
+	{"start_time", "text", PSVC_COL_FIELD, "start_time", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef award_nominations_cols[] = {
+	{"award", "text", PSVC_COL_PATH, NULL, "award", true},
+	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"category", "text", PSVC_COL_FIELD, "category", NULL, false},
+	{"nominee", "text", PSVC_COL_FIELD, "nominee", NULL, false},
+	{"won", "boolean", PSVC_COL_FIELD, "won", NULL, false},
+	{"movie", "jsonb", PSVC_COL_FIELD, "movie", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef book_adaptations_cols[] = {
+	{"book", "text", PSVC_COL_PATH, NULL, "book", true},
+	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"title", "text", PSVC_COL_FIELD, "title", NULL, false},
+	{"medium", "text", PSVC_COL_FIELD, "medium", NULL, false},
+	{"year", "integer", PSVC_COL_FIELD, "year", NULL, false},
+	{"movie_id", "bigint", PSVC_COL_FIELD, "movie_id", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef collection_movies_cols[] = {
+	{"type", "text", PSVC_COL_PATH, NULL, "type", true},
+	{"collection", "text", PSVC_COL_PATH, NULL, "collection", true},
+	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
+	{"movie_id", "bigint", PSVC_COL_FIELD, "movie_id", NULL, false},
+	{"slug", "text", PSVC_COL_FIELD, "slug", NULL, false},
+	{"title", "text", PSVC_COL_FIELD, "title", NULL, false},
+	{"year", "integer", PSVC_COL_FIELD, "year", NULL, false},
+	RAW
+};
+
 static const PsvcColumnDef notifications_cols[] = {
 	{"email", "text", PSVC_COL_FIELD, "", NULL, false},
 };
@@ -199,6 +315,32 @@ static const PsvcEndpoint catalogue[] = {
 		"/public/orders/{id}", "id", "data",
 		"partner orders (GET /public/orders; id = reads GET /public/orders/{id})",
 	COLS(orders_cols)},
+	{.resource = "products", .service = "orders", .route = "/public/products",
+		.paging = PSVC_PAGING_NONE, .items_key = "data",
+		.description = "vignette products (GET /public/products)",
+	COLS(products_cols)},
+	{.resource = "product_status", .service = "orders", .route = "/public/products/status",
+		.paging = PSVC_PAGING_NONE, .items_key = "data",
+		.description = "availability of each product (GET /public/products/status)",
+	COLS(product_status_cols)},
+	{.resource = "users", .service = "orders", .route = "/public/users",
+		.paging = PSVC_PAGING_CURSOR, .items_key = "data",
+		.description = "users of the partner's orders (GET /public/users)",
+	COLS(users_cols)},
+	{.resource = "user_orders", .service = "orders", .route = "/public/users/{id}/orders",
+		.paging = PSVC_PAGING_CURSOR, .items_key = "data",
+		.description = "orders of a user (GET /public/users/{id}/orders; user_id = is required)",
+	COLS(user_orders_cols), .empty_code = "user_not_found"},
+	{.resource = "user_vehicles", .service = "orders", .route = "/public/users/{id}/vehicles",
+		.paging = PSVC_PAGING_NONE, .items_key = "data",
+		.description = "vehicles of a user (GET /public/users/{id}/vehicles; user_id = is required)",
+	COLS(user_vehicles_cols), .empty_code = "user_not_found"},
+	{.resource = "transactions", .service = "orders", .route = "/public/transactions",
+		.paging = PSVC_PAGING_CURSOR, .items_key = "data",
+		.detail_route = "/public/transaction/{id}/data", .detail_column = "transaction_id",
+		.detail_items_key = "data",
+		.description = "transactions (GET /public/transactions; transaction_id = reads GET /public/transaction/{id}/data)",
+	COLS(transactions_cols)},
 	{"movies", "movies", "/movies", PSVC_PAGING_CURSOR, "data",
 		NULL, NULL, NULL,
 		"movie search (GET /movies)",
@@ -206,19 +348,35 @@ static const PsvcEndpoint catalogue[] = {
 	{"movie_themes", "movies", "/v1/movies/{movie}/content/themes", PSVC_PAGING_CURSOR, "data",
 		NULL, NULL, NULL,
 		"themes of a movie (GET /v1/movies/{movie}/content/themes)",
-	COLS(themes_cols)},
+	COLS(themes_cols), .empty_code = "content_not_available"},
 	{"movie_timeline", "movies", "/v1/movies/{movie}/content/timeline", PSVC_PAGING_CURSOR, "data",
 		NULL, NULL, NULL,
 		"story timeline of a movie (GET /v1/movies/{movie}/content/timeline)",
-	COLS(timeline_cols)},
+	COLS(timeline_cols), .empty_code = "content_not_available"},
 	{"movie_characters", "movies", "/v1/movies/{movie}/content/characters", PSVC_PAGING_CURSOR, "data",
 		NULL, NULL, NULL,
 		"characters of a movie (GET /v1/movies/{movie}/content/characters)",
-	COLS(characters_cols)},
+	COLS(characters_cols), .empty_code = "content_not_available"},
 	{"movie_faqs", "movies", "/v1/movies/{movie}/content/faqs", PSVC_PAGING_CURSOR, "data",
 		NULL, NULL, NULL,
 		"questions and answers about a movie (GET /v1/movies/{movie}/content/faqs)",
-	COLS(faqs_cols)},
+	COLS(faqs_cols), .empty_code = "content_not_available"},
+	{.resource = "concert_events", .service = "movies", .route = "/concerts/{concert}",
+		.paging = PSVC_PAGING_CURSOR, .items_key = "data.events.data",
+		.description = "events of a concert (GET /concerts/{concert}, list data.events; concert = is required)",
+	COLS(concert_events_cols), .empty_code = "concert_not_found"},
+	{.resource = "award_nominations", .service = "movies", .route = "/awards/{award}",
+		.paging = PSVC_PAGING_CURSOR, .items_key = "data.nominations.data",
+		.description = "nominations of an award (GET /awards/{award}, list data.nominations; award = is required)",
+	COLS(award_nominations_cols), .empty_code = "award_not_found"},
+	{.resource = "book_adaptations", .service = "movies", .route = "/books/{book}",
+		.paging = PSVC_PAGING_CURSOR, .items_key = "data.adaptations.data",
+		.description = "adaptations of a book (GET /books/{book}, list data.adaptations; book = is required)",
+	COLS(book_adaptations_cols), .empty_code = "book_not_found"},
+	{.resource = "collection_movies", .service = "movies", .route = "/collections/{type}/{collection}",
+		.paging = PSVC_PAGING_CURSOR, .items_key = "data.movies.data",
+		.description = "movies of a collection (GET /collections/{type}/{collection}, list data.movies; type = and collection = are required)",
+	COLS(collection_movies_cols), .empty_code = "collection_not_found"},
 	{"business_questions", "catalog", "/v1/business-questions", PSVC_PAGING_NONE, "result",
 		NULL, NULL, NULL,
 		"business-question catalog (GET /v1/business-questions)",

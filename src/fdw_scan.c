@@ -6,7 +6,8 @@
  *		  executor asks for rows.
  *
  * A scan is a list of streams, one per value of the fanned-out path
- * parameter (movie = ANY(...)), or one.  Each stream walks its cursor
+ * parameter (movie = ANY(...)), or one; with arrays on two path
+ * parameters (type = ANY(...) AND collection = ANY(...)), one per pair.  Each stream walks its cursor
  * pages; the end is where next_cursor is null, never inferred from a
  * count.  Up to partner_svc.fanout streams fetch their first page at once,
  * and while the executor consumes a page the stream's next page is already
@@ -44,9 +45,11 @@
  * table's permissions as (the view owner through a view), as postgres_fdw
  * does; a missing mapping is an error before any request (http.c).
  *
- * A 404 with the code content_not_available on a stream's first page
- * means the movie has no such content: the stream gives no rows (the
- * document's way to say "nothing here").  Any other failure is an ERROR
+ * A 404 on a stream's first page with the code the catalogue names for
+ * the endpoint (empty_code: content_not_available for a movie's content,
+ * user_not_found, concert_not_found...) means there is nothing there: the
+ * stream gives no rows (the document's way to say "nothing here"), as a
+ * detail read's 404 gives no row.  Any other failure is an ERROR
  * raised by http.c, with this scan's table and page in its context.
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -89,6 +92,9 @@
 #define PSVC_SCAN_MAX_CURSOR		4096
 #define PSVC_SCAN_MAX_EMPTY_PAGES	100
 
+/* Streams a scan with = ANY(...) on several path columns may make. */
+#define PSVC_SCAN_MAX_COMBINATIONS	100000
+
 /* How often loops over the values of an = ANY(...) check for interrupts. */
 #define PSVC_SCAN_INTERRUPT_EVERY	1024
 
@@ -119,11 +125,14 @@ typedef struct PushedValue
 	int			nvalues;
 	Datum	   *values;			/* in the scan context */
 	char	  **texts;			/* as sent */
+	int			stride;			/* array: streams per step of its index
+								 * (mixed radix over all the arrays) */
 } PushedValue;
 
 typedef struct Stream
 {
-	int			value;			/* index into the fanned-out values */
+	int			value;			/* the combination of fanned-out values
+								 * (value_index) */
 	PsvcTransfer *xfer;			/* the page in flight, or NULL */
 	MemoryContext xfer_cxt;
 	char	   *cursor;			/* for the next page; NULL on the first */
@@ -151,7 +160,6 @@ typedef struct PsvcScanState
 	bool		want_jsonb;		/* some column is raw as jsonb */
 	int			npushed;
 	PushedValue *pushed;
-	int			fan;			/* index in pushed[] of the array, or -1 */
 	ExprState  *recheck;		/* pushed conditions, rechecked per row */
 	const char *missing;		/* required path column without a value */
 	MemoryContext scan_cxt;
@@ -216,6 +224,21 @@ route_param(const char *route)
 	return pnstrdup(open + 1, close - open - 1);
 }
 
+/*
+ * Which of pushed value i's values stream value v stands for: the streams
+ * enumerate every combination of the array values, the first array
+ * varying fastest; a single value is index 0.
+ */
+static inline int
+value_index(const PsvcScanState *st, int i, int v)
+{
+	const PushedValue *pv = &st->pushed[i];
+
+	if (!pv->is_array || pv->nvalues <= 1)
+		return 0;
+	return (v / pv->stride) % pv->nvalues;
+}
+
 /* Items the next page asks for: the page size, or what a LIMIT still needs. */
 static int64
 page_limit(PsvcScanState *st)
@@ -246,7 +269,7 @@ build_request(PsvcScanState *st, Stream *s)
 		PsvcKV	   *kv = palloc(sizeof(PsvcKV));
 		bool		is_detail = psvc_endpoint_is_detail_key(st->ep, pv->def);
 
-		kv->value = pv->texts[i == st->fan ? s->value : 0];
+		kv->value = pv->texts[value_index(st, i, s->value)];
 		if (pv->def->kind == PSVC_COL_PATH)
 		{
 			kv->name = pv->def->param;
@@ -332,11 +355,16 @@ start_streams(PsvcScanState *st)
 static bool
 is_empty_answer(PsvcScanState *st, Stream *s, PsvcHttpResponse *resp)
 {
+	char	   *code;
+
 	if (resp->status != 404 || s->pages > 0)
 		return false;
 	if (st->detail)
 		return true;
-	return resp->body && strstr(resp->body, "\"content_not_available\"") != NULL;
+	if (st->ep->empty_code == NULL || resp->body == NULL)
+		return false;
+	code = psprintf("\"%s\"", st->ep->empty_code);
+	return strstr(resp->body, code) != NULL;
 }
 
 /* An array element's text and its position, for de-duplication. */
@@ -513,7 +541,17 @@ start_scan(ForeignScanState *node, PsvcScanState *st)
 			distinct_values(pv, DatumGetArrayTypeP(d), out);
 			if (pv->nvalues == 0)
 				st->empty = true;
-			nstreams = Max(pv->nvalues, 1);
+			/* the arrays before this one vary faster (value_index) */
+			if (nstreams > 1 && (int64) nstreams * Max(pv->nvalues, 1) > PSVC_SCAN_MAX_COMBINATIONS)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("too many combinations of path values for foreign table \"%s\"",
+								RelationGetRelationName(st->rel)),
+						 errdetail("The conditions = ANY(...) on several path columns ask for %lld requests; at most %d are made.",
+								   (long long) nstreams * Max(pv->nvalues, 1),
+								   PSVC_SCAN_MAX_COMBINATIONS)));
+			pv->stride = nstreams;
+			nstreams *= Max(pv->nvalues, 1);
 		}
 		else
 		{
@@ -824,7 +862,7 @@ fill_slot(PsvcScanState *st, TupleTableSlot *slot, PsvcItem *it)
 		if (text == NULL && c->echo >= 0)
 		{
 			PushedValue *pv = &st->pushed[c->echo];
-			int			v = c->echo == st->fan ? s->value : 0;
+			int			v = value_index(st, c->echo, s->value);
 
 			if (c->echo_check >= 0 &&
 				!array_holds(it->values[c->echo_check], pv->texts[v]))
@@ -869,7 +907,6 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 	st->ep = psvc_fdw_endpoint(RelationGetRelid(st->rel), &st->server);
 	st->detail = intVal(list_nth(priv, PSVC_PRIV_DETAIL)) != 0;
 	st->limit = intVal(list_nth(priv, PSVC_PRIV_LIMIT));
-	st->fan = -1;
 
 	st->npushed = list_length(pushed);
 	st->pushed = palloc0(sizeof(PushedValue) * Max(st->npushed, 1));
@@ -890,11 +927,7 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		pv->is_array = intVal(lthird(p)) != 0;
 		pv->type = exprType((Node *) expr);
 		if (pv->is_array)
-		{
 			pv->type = get_element_type(pv->type);
-			if (st->fan < 0)
-				st->fan = i;
-		}
 		pv->expr = ExecInitExpr(expr, (PlanState *) node);
 		i++;
 	}
@@ -1073,14 +1106,13 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 			{
 				ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
 
-				nreq = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+				nreq *= ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 				pv->texts[0] = psprintf("{%s}", pv->def->param);
 			}
 		}
 		else
 			pv->texts[0] = psprintf("{%s}", pv->def->kind == PSVC_COL_PATH ? pv->def->param : pv->def->name);
 	}
-	st->fan = -1;
 	/* the first request, as planned: not what is left after a run (ANALYZE) */
 	fetched = st->rows_fetched;
 	st->rows_fetched = 0;

@@ -16,8 +16,9 @@
  *
  * Values.  Before anything is sent, each path parameter is checked
  * against what the documents say of it (param_rules[], data: a movie
- * reference has 1 to 255 characters, a job id is an int64, a question id
- * starts "BQ-" and a persona code, every other id is non-empty); a bad
+ * reference, and each key of a nested list, has 1 to 255 characters, a
+ * job id is an int64, a question id starts "BQ-" and a persona code,
+ * every other id is non-empty); a bad
  * value is 22023 naming the parameter.  fdw_scan.c checks every value of
  * a scan this way before its first request (psvc_http_check_param), so a
  * fanned-out scan with one bad value sends nothing either.
@@ -91,6 +92,20 @@ static const PathParamRule param_rules[] = {
 	/* document 3: pattern BQ-(GF|EK|KA|HR)-... */
 	{.route = "/v1/business-questions/", .name = "questionId", .kind = PARAM_QUESTION,
 	.doc = "a question id: \"BQ-\", a persona code (GF, EK, KA or HR), \"-\" and the question's number"},
+	/*
+	 * document 2, nested lists: the document shows only the paths; like a
+	 * movie reference, 1 to 255 characters (docs/sandbox-movies.md)
+	 */
+	{.route = "/concerts/", .name = "concert", .kind = PARAM_TEXT, .max_chars = 255,
+	.doc = "a concert reference of 1 to 255 characters"},
+	{.route = "/awards/", .name = "award", .kind = PARAM_TEXT, .max_chars = 255,
+	.doc = "an award reference of 1 to 255 characters"},
+	{.route = "/books/", .name = "book", .kind = PARAM_TEXT, .max_chars = 255,
+	.doc = "a book reference of 1 to 255 characters"},
+	{.route = "/collections/", .name = "type", .kind = PARAM_TEXT, .max_chars = 255,
+	.doc = "a collection type of 1 to 255 characters"},
+	{.route = "/collections/", .name = "collection", .kind = PARAM_TEXT, .max_chars = 255,
+	.doc = "a collection reference of 1 to 255 characters"},
 	/* document 3: files and uploads; only "required" is documented */
 	{.name = "file_id", .kind = PARAM_TEXT, .max_chars = PSVC_PARAM_DEFAULT_MAX,
 	.doc = "a file id of 1 to 1024 characters"},

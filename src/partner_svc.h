@@ -297,7 +297,10 @@ typedef struct PsvcPage
 /*
  * Decodes one response body.  items_key names the member of the top-level
  * object that holds the items ("data", "result", "executions"), or is NULL
- * when the body itself is the array.  With single, that member (or the
+ * when the body itself is the array.  A dotted items_key ("data.events.data",
+ * the nested lists of document 001) is a path of members through nested
+ * objects; the "pagination" object is then read beside the last of them
+ * (data.events.pagination), as it is beside "data" at the top level.  With single, that member (or the
  * body) is one object and gives one item.  fields are member names of each
  * item; "" stands for the item itself (lists of strings).  Only the
  * requested fields are extracted; with want_jsonb, each item's jsonb too
@@ -416,7 +419,11 @@ typedef struct PsvcEndpoint
 	const char *service;		/* the server's "service" */
 	const char *route;			/* list route template */
 	PsvcPaging	paging;
-	const char *items_key;		/* member holding the items, NULL = body */
+	const char *items_key;		/* member holding the items, NULL = body;
+								 * a nested list names the path to it,
+								 * "data.events.data": its pagination
+								 * object is the sibling of its last name
+								 * (psvc_json_decode_page) */
 	const char *detail_route;	/* single-object read by key, or NULL */
 	const char *detail_column;	/* the key column for detail_route */
 	const char *detail_items_key;	/* member holding the object, NULL = body */
@@ -424,6 +431,12 @@ typedef struct PsvcEndpoint
 	int			ncolumns;
 	const PsvcColumnDef *columns;
 	const PsvcModifyDef *modify;	/* writable: how; NULL = read-only */
+	const char *empty_code;		/* service error code of a 404 on the first
+								 * page that means "no rows" (the movie's
+								 * content_not_available, an unknown user
+								 * or concert), or NULL: any other 404 of a
+								 * list is an error (a detail read's 404 is
+								 * always no row) */
 } PsvcEndpoint;
 
 extern const PsvcEndpoint *psvc_endpoint_find(const char *resource);

@@ -12,8 +12,10 @@
  * document does not have are marked "our choice" and agree with the
  * sandbox (src/sandbox/core/ratelimit.c), which must never allow less
  * than this table: the order validate endpoint, which the document marks
- * rate limited without thresholds, and the generation service's two
- * routes, whose thresholds document 002 does not show.
+ * rate limited without thresholds, the four nested-list details of the
+ * movie service, for which document 001 shows no limits, and the
+ * generation service's two routes, whose thresholds document 002 does not
+ * show.
  *
  * Matching is by path segments; a parameter segment ("{id}") matches any
  * parameter segment of the request's route template, whatever its name,
@@ -82,6 +84,11 @@ static const PsvcLimitRow limit_rows[] = {
 	{"orders", "/mcp", {100, 300, 1000}, true},
 	/* our choice: "rate limited" in 000 without a row */
 	{"orders", "POST /orders/validate", {100, 500, 1000}, false},
+	/* our choice: 001 shows no limits for the nested lists; the sandbox's */
+	{"movies", "GET /concerts/{concert}", {100, 300, 1000}, false},
+	{"movies", "GET /awards/{award}", {100, 300, 1000}, false},
+	{"movies", "GET /books/{book}", {100, 300, 1000}, false},
+	{"movies", "GET /collections/{type}/{collection}", {100, 300, 1000}, false},
 	/* our choice: 002 does not show them; the sandbox's values */
 	{"generation", "POST /v1/generate", {10, 30, 100}, false},
 	{"generation", "GET /v1/key/validate", {30, 60, 120}, false},
