@@ -81,6 +81,11 @@ static const PathParamRule param_rules[] = {
 	/* document 1: order id or custom id */
 	{.route = "/public/orders/{id}", .name = "id", .kind = PARAM_TEXT, .max_chars = 255,
 	.doc = "an order id or custom id of 1 to 255 characters"},
+	/* document 1, transaction routes: a transaction id, or an order's id */
+	{.route = "/public/transaction/", .name = "id", .kind = PARAM_TEXT, .max_chars = 255,
+	.doc = "a transaction id of 1 to 255 characters"},
+	{.route = "/public/transaction/", .name = "unique_id", .kind = PARAM_TEXT, .max_chars = 255,
+	.doc = "a transaction id or order id of 1 to 255 characters"},
 	/* document 3: "All jobId and id path parameters are integer int64" */
 	{.route = "/api/", .name = "jobId", .kind = PARAM_INT64,
 	.doc = "an integer (int64)"},
