@@ -23,7 +23,7 @@
 #include "common/jsonapi.h"
 #include "utils/jsonb.h"
 
-#include "partner_svc.h"
+#include "json.h"
 
 /* What was wrong with the shape of a well-formed body. */
 typedef enum ShapeProblem
