@@ -6,7 +6,7 @@
  *
  * The modification callbacks (fdw_modify.c) keep a PsvcModifyState per
  * table; fdw_modify_row.c turns a row of it into a request body and an
- * answer back into a row.  The FDW's public side is in partner_svc.h.
+ * answer back into a row.  The FDW's public side is in fdw.h.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *

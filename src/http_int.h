@@ -1,13 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * http_int.h
- *		  Internals shared by http.c, http_wait.c and http_errors.c, and by
- *		  no other file.
+ *		  Internals shared by http.c, http_wait.c, http_url.c and
+ *		  http_errors.c, and by no other file.
  *
  * The public side of the HTTP client is in http.h; this header
- * holds what the three files of the module share among themselves: the
+ * holds what the files of the module share among themselves: the
  * transfer (its layout, states and outcomes), the rule tables' row types,
- * and the few calls each file makes into the others.  The design of the
+ * and the calls each file makes into the lower ones.  Layers, lowest
+ * first: http_url.c and http_errors.c; http_wait.c (the multi handle and
+ * the waits, which calls back into the transfers only through the
+ * PsvcHttpDriver that http.c hands it); http.c.  The design of the
  * client (connections, progress, interrupts, lifetime, retries, secrets)
  * is described in the header of http.c, the waiting in http_wait.c's and
  * the error mapping in http_errors.c's.

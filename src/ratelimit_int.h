@@ -156,7 +156,7 @@ typedef struct PsvcRlShared
 } PsvcRlShared;
 
 /*
- * A request's dealings with the limiter (partner_svc.h): allocated in the
+ * A request's dealings with the limiter (ratelimit.h): allocated in the
  * transfer's context by psvc_rl_prepare.
  */
 struct PsvcRlLease

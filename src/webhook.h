@@ -11,6 +11,10 @@
  * with SPI) and webhook_http.c (the libmicrohttpd listener); their shared
  * internals are in webhook_int.h.  It uses no other module.
  *
+ * Memory: nothing here returns allocated memory; the worker works in its
+ * own contexts (a batch context reset per batch, see webhook_worker.c) and
+ * webhook_status() builds its row in the caller's context.
+ *
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION

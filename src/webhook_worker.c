@@ -237,6 +237,7 @@ psvc_worker_init(void)
 							"A batch that waits longer is rolled back and answered 503.",
 							&wh_lock_timeout, 5000, 1, 600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+
 	/*
 	 * A PGC_POSTMASTER setting can only be defined while preloading: guc.c
 	 * ends the process (FATAL) otherwise, which would make the library

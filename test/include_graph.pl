@@ -22,8 +22,11 @@
 #   - a header is included, directly or through another header, by more
 #     than half of the extension's .c files (one header that everybody
 #     includes is what the module headers replaced);
-#   - a .c file includes a header none of whose symbols, types or macros
-#     it uses (a file includes what it uses and nothing else).
+#   - a .c file includes a header none of whose symbols, types, macros or
+#     struct members it names (a file includes what it uses);
+#   - the sandbox (src/sandbox/, built by src/sandbox/Makefile with -I of
+#     its own directory) includes a file outside src/sandbox/, or the
+#     extension includes one of the sandbox's.
 #
 # Usage: perl test/include_graph.pl [-q]   (-q: print only the problems)
 # Run from anywhere; test/static_checks.sh runs it.
@@ -208,6 +211,58 @@ for my $c (@cfiles)
 			}
 		}
 		push @problems, "src/$c includes $h but uses nothing it declares" unless $used;
+	}
+}
+
+# --- the sandbox shares no header with the extension ---
+{
+	my $sb = "$src/sandbox";
+	my @sbfiles;
+	my @dirs = ($sb);
+	while (my $d = shift @dirs)
+	{
+		opendir(my $sdh, $d) or die "include_graph: cannot read $d: $!\n";
+		for my $e (sort readdir($sdh))
+		{
+			next if $e =~ /^\./;
+			if (-d "$d/$e") { push @dirs, "$d/$e"; }
+			elsif ($e =~ /\.[ch]$/) { push @sbfiles, "$d/$e"; }
+		}
+		closedir($sdh);
+	}
+	for my $f (@sbfiles)
+	{
+		open(my $fh, '<', $f) or die "include_graph: cannot read $f: $!\n";
+		local $/;
+		my $t = <$fh>;
+		close($fh);
+		(my $rel = $f) =~ s{^\Q$root\E/}{};
+		while ($t =~ /^\s*#\s*include\s+"([^"]+)"/mg)
+		{
+			my $inc = $1;
+			my $found;
+			for my $dir (dirname($f), $sb)
+			{
+				if (-f "$dir/$inc")
+				{
+					$found = abs_path("$dir/$inc");
+					last;
+				}
+			}
+			if (!defined $found)
+			{
+				push @problems, "$rel includes \"$inc\", which is not in src/sandbox/";
+			}
+			elsif (index($found, "$sb/") != 0)
+			{
+				push @problems, "$rel includes \"$inc\" from outside src/sandbox/";
+			}
+		}
+	}
+	for my $f (@files)
+	{
+		push @problems, "src/$f includes a file of the sandbox"
+		  if $raw{$f} =~ /^\s*#\s*include\s+"[^"]*sandbox\//m;
 	}
 }
 
