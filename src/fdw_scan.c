@@ -81,7 +81,10 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "partner_svc.h"
+#include "fdw.h"
+#include "http.h"
+#include "json.h"
+#include "options.h"
 
 /*
  * Bounds on what a service may answer to a listing (docs/foreign-tables.md):

@@ -47,7 +47,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "partner_svc.h"
+#include "functions.h"
 
 PG_FUNCTION_INFO_V1(psvc_tx_validate_vehicle);
 PG_FUNCTION_INFO_V1(psvc_tx_create);
