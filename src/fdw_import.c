@@ -62,7 +62,7 @@ psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 		const PsvcEndpoint *ep = &eps[i];
 		StringInfoData buf;
 
-		if (strcmp(ep->service, server->service) != 0 || !wanted(stmt, ep->resource))
+		if (strcmp(psvc_services[ep->list->service].name, server->service) != 0 || !wanted(stmt, ep->resource))
 			continue;
 		initStringInfo(&buf);
 		appendStringInfo(&buf, "CREATE FOREIGN TABLE %s (", quote_identifier(ep->resource));
