@@ -10,7 +10,9 @@
 #     scripts) and nothing else, so make installcheck skips none;
 #   - docs/*.md, README.md and test/downstream/README.md name no file
 #     outside the repository (no machine paths, no design or specification
-#     files that are not in it).
+#     files that are not in it);
+#   - no route string of a partner service outside the operation
+#     catalogue (test/route_strings.sh).
 # Run from anywhere; exits non-zero and says why on the first kind of
 # failure found (all failures of that kind are listed).
 set -uo pipefail
@@ -89,5 +91,8 @@ for table in status_rules failure_rules; do
 		bad "docs/errors.md says $table[] is in '${rules_file:-?}', which does not define it"
 done
 
-[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs: ok"
+# --- no route of a partner service outside the operation catalogue ---
+bash test/route_strings.sh "$root" || bad "route strings outside the catalogue (test/route_strings.sh)"
+
+[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs, route strings: ok"
 exit "$fail"
