@@ -19,8 +19,7 @@
  * service (test/route_strings.sh checks it).
  *
  * How to add an operation:
- *	1. add its id to PsvcOpId (catalog.h, or partner_svc.h until the
- *	   headers are split), in its service's group;
+ *	1. add its id to PsvcOpId (catalog.h), in its service's group;
  *	2. add its row to operations[] below, designated initializers only:
  *	   .service, .method, .route, .params (a PsvcParamDef per {name}: reuse
  *	   one below or add one with its document's rule), .safe for a call
@@ -47,7 +46,7 @@
  */
 #include "postgres.h"
 
-#include "partner_svc.h"
+#include "catalog.h"
 
 /* ---------------------------------------------------------------------
  * Services and tiers

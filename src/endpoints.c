@@ -28,7 +28,7 @@
  */
 #include "postgres.h"
 
-#include "partner_svc.h"
+#include "catalog.h"
 
 #define COLS(a) .ncolumns = lengthof(a), .columns = a
 #define RAW {"raw", "jsonb", PSVC_COL_RAW, NULL, NULL, false}

@@ -78,7 +78,10 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "partner_svc.h"
+#include "fdw.h"
+#include "http.h"
+#include "json.h"
+#include "options.h"
 
 /*
  * Bounds on what a service may answer to a listing (docs/foreign-tables.md):
@@ -338,7 +341,13 @@ is_empty_answer(PsvcScanState *st, Stream *s, PsvcHttpResponse *resp)
 		return false;
 	if (st->detail)
 		return true;
-	return psvc_op_empty_code(st->ep->list, psvc_fn_error_code(resp));
+	if (resp->body == NULL || st->ep->list->empty_codes == NULL)
+		return false;
+	/* the code as a JSON string anywhere in the body, as before the rows */
+	for (const char *const *c = st->ep->list->empty_codes; *c; c++)
+		if (strstr(resp->body, psprintf("\"%s\"", *c)) != NULL)
+			return true;
+	return false;
 }
 
 /* An array element's text and its position, for de-duplication. */

@@ -39,7 +39,8 @@
 
 #include "fmgr.h"
 
-#include "partner_svc.h"
+#include "catalog.h"
+#include "functions.h"
 
 /* movie_summary(movie text, server name DEFAULT NULL) RETURNS text */
 PSVC_OPERATION_FUNCTION(psvc_content_movie_summary, PSVC_OP_MOVIE_SUMMARY)

@@ -40,7 +40,8 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "partner_svc.h"
+#include "catalog.h"
+#include "functions.h"
 
 PsvcServer *
 psvc_exec_server(const PsvcOperation *op, FunctionCallInfo fcinfo, int argno)
@@ -199,14 +200,13 @@ int64_member(const PsvcHttpRequest *req, Jsonb *answer, const char *member)
 }
 
 /*
- * The SQL function of operation id: (argument, server name) or (server
+ * The SQL function of operation op: (argument, server name) or (server
  * name), as the row's arg says.  A NULL argument sends nothing and
  * returns NULL.
  */
 Datum
-psvc_exec(FunctionCallInfo fcinfo, PsvcOpId id)
+psvc_exec(FunctionCallInfo fcinfo, const PsvcOperation *op)
 {
-	const PsvcOperation *op = psvc_op(id);
 	const char *values[PSVC_MAX_PATH_PARAMS] = {NULL};
 	char	   *body = NULL;
 	size_t		body_len = 0;

@@ -31,7 +31,8 @@
 
 #include "fmgr.h"
 
-#include "partner_svc.h"
+#include "catalog.h"
+#include "functions.h"
 
 /*
  * save_job(job jsonb, server name DEFAULT NULL) RETURNS jsonb

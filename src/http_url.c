@@ -45,7 +45,22 @@
 
 #include "mb/pg_wchar.h"
 
+#include "catalog.h"
 #include "http_int.h"
+
+/*
+ * A name/value pair of a request (http.h); the strings are not copied.
+ * Allocates in CurrentMemoryContext.
+ */
+PsvcKV *
+psvc_kv(const char *name, const char *value)
+{
+	PsvcKV	   *kv = palloc(sizeof(PsvcKV));
+
+	kv->name = name;
+	kv->value = value;
+	return kv;
+}
 
 static bool
 valid_int64(const char *s)

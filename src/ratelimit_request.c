@@ -38,7 +38,8 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "partner_svc.h"
+#include "http.h"
+#include "options.h"
 #include "ratelimit_int.h"
 
 static dlist_head held_leases = DLIST_STATIC_INIT(held_leases);
@@ -120,7 +121,7 @@ psvc_rl_prepare(const PsvcHttpRequest *req, MemoryContext cxt)
 	lease->limit = rule.limit;
 	lease->row = rule.row;
 	lease->overridden = rule.overridden;
-	lease->tier = pstrdup(req->server->tier ? req->server->tier : psvc_tier_names[0]);
+	lease->tier = pstrdup(rule.tier);
 	lease->servername = pstrdup(req->server->servername ? req->server->servername : "");
 	lease->route = route;
 

@@ -40,7 +40,9 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "partner_svc.h"
+#include "catalog.h"
+#include "http.h"
+#include "options.h"
 #include "ratelimit_int.h"
 
 /* Largest limit an override may set. */
@@ -312,6 +314,7 @@ psvc_rl_rule(const PsvcHttpRequest *req, PsvcRlRule *rule)
 	const PsvcOperation *op = req->op;
 
 	memset(rule, 0, sizeof(*rule));
+	rule->tier = psvc_tier_names[psvc_tier_index(server->tier)];
 
 	if (server->rate_limits != NULL)
 	{

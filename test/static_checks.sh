@@ -11,6 +11,9 @@
 #   - docs/*.md, README.md and test/downstream/README.md name no file
 #     outside the repository (no machine paths, no design or specification
 #     files that are not in it);
+#   - the include graph of src/ (test/include_graph.pl): no cycle of uses
+#     between files, no header included by more than half of the .c
+#     files, the sandbox shares no header with the extension;
 #   - no route string of a partner service outside the operation
 #     catalogue (test/route_strings.sh).
 # Run from anywhere; exits non-zero and says why on the first kind of
@@ -91,8 +94,12 @@ for table in status_rules failure_rules; do
 		bad "docs/errors.md says $table[] is in '${rules_file:-?}', which does not define it"
 done
 
+# --- layering: one header per module, no cycle of uses, no header that
+# most files include, the sandbox apart (test/include_graph.pl) ---
+perl test/include_graph.pl -q || bad "the include graph is broken (perl test/include_graph.pl prints it)"
+
 # --- no route of a partner service outside the operation catalogue ---
 bash test/route_strings.sh "$root" || bad "route strings outside the catalogue (test/route_strings.sh)"
 
-[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs, route strings: ok"
+[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs, include graph, route strings: ok"
 exit "$fail"
