@@ -65,16 +65,16 @@ const PsvcService psvc_services[PSVC_NSERVICES] = {
 	[PSVC_SVC_SCHEDULER] = {.name = "scheduler"},
 };
 
-const char *const psvc_service_names[PSVC_NSERVICES + 1] = {
-	[PSVC_SVC_ORDERS] = "orders",
-	[PSVC_SVC_MOVIES] = "movies",
-	[PSVC_SVC_CATALOG] = "catalog",
-	[PSVC_SVC_TODOS] = "todos",
-	[PSVC_SVC_GENERATION] = "generation",
-	[PSVC_SVC_FILES] = "files",
-	[PSVC_SVC_SCHEDULER] = "scheduler",
-	[PSVC_NSERVICES] = NULL
-};
+const char *const *
+psvc_service_names(void)
+{
+	static const char *names[PSVC_NSERVICES + 1];
+
+	if (names[0] == NULL)
+		for (int i = 0; i < PSVC_NSERVICES; i++)
+			names[i] = psvc_services[i].name;
+	return names;
+}
 
 /* Document 000's tiers, in the order of the limit columns below. */
 const char *const psvc_tier_names[PSVC_NTIERS + 1] = {

@@ -62,8 +62,9 @@ typedef struct PsvcService
 } PsvcService;
 
 extern const PsvcService psvc_services[PSVC_NSERVICES];
-/* NULL-terminated names: of the services, and of the tiers (in order) */
-extern const char *const psvc_service_names[PSVC_NSERVICES + 1];
+/* The names of the services, NULL-terminated, in PsvcServiceId order. */
+extern const char *const *psvc_service_names(void);
+/* The names of the tiers, NULL-terminated, in the order of the limits. */
 #define PSVC_NTIERS 3
 extern const char *const psvc_tier_names[PSVC_NTIERS + 1];
 /* The service called name, or -1. */

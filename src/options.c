@@ -299,7 +299,7 @@ check_enum_value(DefElem *def, const char *const *names, const char *what)
 static void
 check_service(DefElem *def)
 {
-	check_enum_value(def, psvc_service_names, "services");
+	check_enum_value(def, psvc_service_names(), "services");
 }
 
 static void
