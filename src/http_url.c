@@ -211,6 +211,7 @@ psvc_http_append_path(StringInfo buf, const PsvcHttpRequest *req, bool check)
 	ListCell   *lc;
 	bool		first = true;
 
+	psvc_catalog_verify();
 	while (*p != '\0')
 	{
 		const char *end;
