@@ -14,9 +14,10 @@
  * the one executor of the SQL functions (functions_exec.c), the URL
  * builder (http_url.c checks path values against the rows' parameters),
  * the rate limiter (ratelimit_rules.c takes the row's limit when the
- * request is built), option validation and IMPORT FOREIGN SCHEMA.  This
- * file and endpoints.c are the only ones that hold a route of a partner
- * service (test/route_strings.sh checks it).
+ * request is built), option validation (service and tier names) and
+ * IMPORT FOREIGN SCHEMA (the descriptions).  No other source file of the
+ * extension holds a route of a partner service (test/route_strings.sh
+ * checks it).
  *
  * How to add an operation:
  *	1. add its id to PsvcOpId (catalog.h), in its service's group;

@@ -2,8 +2,9 @@
  *
  * functions.c
  *		  What the SQL functions of every service share: finding the server
- *		  to use, checking the caller may use it, sending a request and
- *		  turning the answer into jsonb.
+ *		  to use, checking the caller may use it, and reading answers as
+ *		  jsonb.  Requests are built and sent by the executor
+ *		  (functions_exec.c) from the operations of the catalogue.
  *
  * Every function takes an optional last argument "server name".  When it
  * is NULL the function uses the one partner_svc server of its service; no
