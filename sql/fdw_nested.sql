@@ -17,6 +17,8 @@ SET search_path = nested, public;
 SELECT table_name, string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position)
 FROM information_schema.columns WHERE table_schema = 'nested'
 GROUP BY 1 ORDER BY 1;
+SELECT c.relname, obj_description(c.oid, 'pg_class')
+FROM pg_class c WHERE c.relnamespace = 'nested'::regnamespace ORDER BY 1;
 
 -- the sizes the sandbox serves, by detail path
 CREATE TEMP TABLE sizes AS

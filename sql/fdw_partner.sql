@@ -14,6 +14,9 @@ WHERE c.relnamespace = 'partner'::regnamespace ORDER BY 1;
 SELECT table_name, string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position)
 FROM information_schema.columns WHERE table_schema = 'partner'
 GROUP BY 1 ORDER BY 1;
+-- what \dE+ tells an analyst: the route, the required user_id, the detail read
+SELECT c.relname, obj_description(c.oid, 'pg_class')
+FROM pg_class c WHERE c.relnamespace = 'partner'::regnamespace ORDER BY 1;
 
 --
 -- products and product_status: one unpaged request each

@@ -5,14 +5,15 @@
  *		  documents as a row of data that one generic planner and scan
  *		  engine read.
  *
- * A row says where the list lives (route template, paging style, the
- * member that holds the items), how to read one object by key (the detail
- * route), and how JSON maps to columns.  A column is a member of the item,
- * the whole item ("raw"), or a path parameter of the route; a member column
- * may name the query parameter that filters on it, which is how equality
- * on it is pushed down.  A writable endpoint also says which requests its
- * INSERT, UPDATE and DELETE become (PsvcModifyDef, read by fdw_modify.c).
- * Adding an endpoint is adding a row here.
+ * A row names the operations of catalog.c a table reads and writes: the
+ * list read (route, paging and envelope are the operation's), the read of
+ * one object by key (the detail operation), and for a writable table the
+ * operations its INSERT, UPDATE and DELETE become (PsvcModifyDef, read by
+ * fdw_modify.c).  The row itself says how JSON maps to columns.  A column
+ * is a member of the item, the whole item ("raw"), or a path parameter of
+ * the list's route; a member column may name the query parameter that
+ * filters on it, which is how equality on it is pushed down.  Adding a
+ * table is adding its operations to catalog.c and a row here.
  *
  * Field names follow the documents; where they are "not shown", the
  * sandbox's documented choices (docs/sandbox-*.md).  Column names are the
@@ -29,7 +30,7 @@
 
 #include "catalog.h"
 
-#define COLS(a) lengthof(a), a
+#define COLS(a) .ncolumns = lengthof(a), .columns = a
 #define RAW {"raw", "jsonb", PSVC_COL_RAW, NULL, NULL, false}
 #define MOVIE_KEY {"movie", "text", PSVC_COL_PATH, NULL, "movie", true}
 
@@ -290,113 +291,100 @@ static const PsvcColumnDef notifications_cols[] = {
 
 /*
  * Writable endpoints.  todos: POST /todos with the row's members, PUT
- * /todos/{id} with the members an UPDATE sets (the document's UpdateTodo
- * has every member optional), DELETE /todos/{id}; each answers the todo
- * (DELETE: nothing).  notifications: POST /api/notifications with the
- * address as a JSON string, checked first; it answers the address.
+ * with the members an UPDATE sets (the document's UpdateTodo has every
+ * member optional), DELETE by id; each answers the todo (DELETE:
+ * nothing).  notifications: POST with the address as a JSON string,
+ * checked first; it answers the address.  The requests are the
+ * operations of catalog.c.
  */
 static const PsvcModifyDef todos_modify = {
-	.insert = {"POST", "/todos"},
-	.update = {"PUT", "/todos/{id}"},
-	.delete = {"DELETE", "/todos/{id}"},
+	.insert = psvc_op(PSVC_OP_TODO_CREATE),
+	.update = psvc_op(PSVC_OP_TODO_UPDATE),
+	.delete = psvc_op(PSVC_OP_TODO_DELETE),
 	.key_field = "id",
 	.body = PSVC_BODY_OBJECT,
 };
 
 static const PsvcModifyDef notifications_modify = {
-	.insert = {"POST", "/api/notifications"},
+	.insert = psvc_op(PSVC_OP_NOTIFICATION_ADD),
 	.body = PSVC_BODY_STRING,
 	.check_field = "",
 	.check = PSVC_CHECK_EMAIL,
 };
 
 static const PsvcEndpoint catalogue[] = {
-	{"orders", "orders", "/public/orders", PSVC_PAGING_CURSOR, "data",
-		"/public/orders/{id}", "id", "data",
-		"partner orders (GET /public/orders; id = reads GET /public/orders/{id})",
+	{.resource = "orders", .list = psvc_op(PSVC_OP_ORDERS_LIST),
+		.detail = psvc_op(PSVC_OP_ORDER_GET), .detail_column = "id",
+		.description = "Partner orders",
 	COLS(orders_cols)},
-	{.resource = "products", .service = "orders", .route = "/public/products",
-		.paging = PSVC_PAGING_NONE, .items_key = "data",
-		.description = "vignette products (GET /public/products)",
+	{.resource = "products", .list = psvc_op(PSVC_OP_PRODUCTS_LIST),
+		.description = "Vignette products: countries, periods and prices",
 	COLS(products_cols)},
-	{.resource = "product_status", .service = "orders", .route = "/public/products/status",
-		.paging = PSVC_PAGING_NONE, .items_key = "data",
-		.description = "availability of each product (GET /public/products/status)",
+	{.resource = "product_status", .list = psvc_op(PSVC_OP_PRODUCT_STATUS_LIST),
+		.description = "Availability of each product",
 	COLS(product_status_cols)},
-	{.resource = "users", .service = "orders", .route = "/public/users",
-		.paging = PSVC_PAGING_CURSOR, .items_key = "data",
-		.description = "users of the partner's orders (GET /public/users)",
+	{.resource = "users", .list = psvc_op(PSVC_OP_USERS_LIST),
+		.description = "Users of the partner's orders",
 	COLS(users_cols)},
-	{.resource = "user_orders", .service = "orders", .route = "/public/users/{id}/orders",
-		.paging = PSVC_PAGING_CURSOR, .items_key = "data",
-		.description = "orders of a user (GET /public/users/{id}/orders; user_id = is required)",
-	COLS(user_orders_cols), .empty_code = "user_not_found"},
-	{.resource = "user_vehicles", .service = "orders", .route = "/public/users/{id}/vehicles",
-		.paging = PSVC_PAGING_NONE, .items_key = "data",
-		.description = "vehicles of a user (GET /public/users/{id}/vehicles; user_id = is required)",
-	COLS(user_vehicles_cols), .empty_code = "user_not_found"},
-	{.resource = "transactions", .service = "orders", .route = "/public/transactions",
-		.paging = PSVC_PAGING_CURSOR, .items_key = "data",
-		.detail_route = "/public/transaction/{id}/data", .detail_column = "transaction_id",
-		.detail_items_key = "data",
-		.description = "transactions (GET /public/transactions; transaction_id = reads GET /public/transaction/{id}/data)",
+	{.resource = "user_orders", .list = psvc_op(PSVC_OP_USER_ORDERS_LIST),
+		.description = "Orders of a user",
+	COLS(user_orders_cols)},
+	{.resource = "user_vehicles", .list = psvc_op(PSVC_OP_USER_VEHICLES_LIST),
+		.description = "Vehicles of a user",
+	COLS(user_vehicles_cols)},
+	{.resource = "transactions", .list = psvc_op(PSVC_OP_TRANSACTIONS_LIST),
+		.detail = psvc_op(PSVC_OP_TRANSACTION_DATA), .detail_column = "transaction_id",
+		.description = "The partner's transactions",
 	COLS(transactions_cols)},
-	{"movies", "movies", "/movies", PSVC_PAGING_CURSOR, "data",
-		NULL, NULL, NULL,
-		"movie search (GET /movies)",
+	{.resource = "movies", .list = psvc_op(PSVC_OP_MOVIES_LIST),
+		.description = "Movie search",
 	COLS(movies_cols)},
-	{"movie_themes", "movies", "/v1/movies/{movie}/content/themes", PSVC_PAGING_CURSOR, "data",
-		NULL, NULL, NULL,
-		"themes of a movie (GET /v1/movies/{movie}/content/themes)",
-	COLS(themes_cols), .empty_code = "content_not_available"},
-	{"movie_timeline", "movies", "/v1/movies/{movie}/content/timeline", PSVC_PAGING_CURSOR, "data",
-		NULL, NULL, NULL,
-		"story timeline of a movie (GET /v1/movies/{movie}/content/timeline)",
-	COLS(timeline_cols), .empty_code = "content_not_available"},
-	{"movie_characters", "movies", "/v1/movies/{movie}/content/characters", PSVC_PAGING_CURSOR, "data",
-		NULL, NULL, NULL,
-		"characters of a movie (GET /v1/movies/{movie}/content/characters)",
-	COLS(characters_cols), .empty_code = "content_not_available"},
-	{"movie_faqs", "movies", "/v1/movies/{movie}/content/faqs", PSVC_PAGING_CURSOR, "data",
-		NULL, NULL, NULL,
-		"questions and answers about a movie (GET /v1/movies/{movie}/content/faqs)",
-	COLS(faqs_cols), .empty_code = "content_not_available"},
-	{.resource = "concert_events", .service = "movies", .route = "/concerts/{concert}",
-		.paging = PSVC_PAGING_CURSOR, .items_key = "data.events.data",
-		.description = "events of a concert (GET /concerts/{concert}, list data.events; concert = is required)",
-	COLS(concert_events_cols), .empty_code = "concert_not_found"},
-	{.resource = "award_nominations", .service = "movies", .route = "/awards/{award}",
-		.paging = PSVC_PAGING_CURSOR, .items_key = "data.nominations.data",
-		.description = "nominations of an award (GET /awards/{award}, list data.nominations; award = is required)",
-	COLS(award_nominations_cols), .empty_code = "award_not_found"},
-	{.resource = "book_adaptations", .service = "movies", .route = "/books/{book}",
-		.paging = PSVC_PAGING_CURSOR, .items_key = "data.adaptations.data",
-		.description = "adaptations of a book (GET /books/{book}, list data.adaptations; book = is required)",
-	COLS(book_adaptations_cols), .empty_code = "book_not_found"},
-	{.resource = "collection_movies", .service = "movies", .route = "/collections/{type}/{collection}",
-		.paging = PSVC_PAGING_CURSOR, .items_key = "data.movies.data",
-		.description = "movies of a collection (GET /collections/{type}/{collection}, list data.movies; type = and collection = are required)",
-	COLS(collection_movies_cols), .empty_code = "collection_not_found"},
-	{"business_questions", "catalog", "/v1/business-questions", PSVC_PAGING_NONE, "result",
-		NULL, NULL, NULL,
-		"business-question catalog (GET /v1/business-questions)",
+	{.resource = "movie_themes", .list = psvc_op(PSVC_OP_MOVIE_THEMES),
+		.description = "Themes of a movie",
+	COLS(themes_cols)},
+	{.resource = "movie_timeline", .list = psvc_op(PSVC_OP_MOVIE_TIMELINE),
+		.description = "Story timeline of a movie",
+	COLS(timeline_cols)},
+	{.resource = "movie_characters", .list = psvc_op(PSVC_OP_MOVIE_CHARACTERS),
+		.description = "Characters of a movie",
+	COLS(characters_cols)},
+	{.resource = "movie_faqs", .list = psvc_op(PSVC_OP_MOVIE_FAQS),
+		.description = "Questions and answers about a movie",
+	COLS(faqs_cols)},
+	/* nested lists: the items are in the detail object's list (data.<list>.data) */
+	{.resource = "concert_events", .list = psvc_op(PSVC_OP_CONCERT_GET),
+		.items_key = "data.events.data",
+		.description = "Events of a concert (the list data.events of the concert)",
+	COLS(concert_events_cols)},
+	{.resource = "award_nominations", .list = psvc_op(PSVC_OP_AWARD_GET),
+		.items_key = "data.nominations.data",
+		.description = "Nominations of an award (the list data.nominations of the award)",
+	COLS(award_nominations_cols)},
+	{.resource = "book_adaptations", .list = psvc_op(PSVC_OP_BOOK_GET),
+		.items_key = "data.adaptations.data",
+		.description = "Adaptations of a book (the list data.adaptations of the book)",
+	COLS(book_adaptations_cols)},
+	{.resource = "collection_movies", .list = psvc_op(PSVC_OP_COLLECTION_GET),
+		.items_key = "data.movies.data",
+		.description = "Movies of a collection (the list data.movies of the collection)",
+	COLS(collection_movies_cols)},
+	{.resource = "business_questions", .list = psvc_op(PSVC_OP_QUESTIONS_LIST),
+		.description = "Business-question catalog",
 	COLS(questions_cols)},
-	{"todos", "todos", "/todos", PSVC_PAGING_NONE, NULL,
-		NULL, NULL, NULL,
-		"todo items (GET /todos; INSERT, UPDATE, DELETE: POST /todos, PUT and DELETE /todos/{id})",
-	COLS(todos_cols), &todos_modify},
-	{"user_jobs", "scheduler", "/api/user-jobs", PSVC_PAGING_NONE, NULL,
-		"/api/user-jobs/{id}", "id", NULL,
-		"scheduled jobs (GET /api/user-jobs; id = reads GET /api/user-jobs/{id})",
+	{.resource = "todos", .list = psvc_op(PSVC_OP_TODOS_LIST),
+		.description = "Todo items",
+	COLS(todos_cols), .modify = &todos_modify},
+	{.resource = "user_jobs", .list = psvc_op(PSVC_OP_JOBS_LIST),
+		.detail = psvc_op(PSVC_OP_JOB_GET), .detail_column = "id",
+		.description = "Scheduled jobs",
 	COLS(user_jobs_cols)},
-	{"job_executions", "scheduler", "/api/user-jobs/user-job-executions/{jobId}", PSVC_PAGING_NONE, "executions",
-		NULL, NULL, NULL,
-		"last 15 executions of a job (GET /api/user-jobs/user-job-executions/{jobId})",
+	{.resource = "job_executions", .list = psvc_op(PSVC_OP_JOB_EXECUTIONS),
+		.items_key = "executions",
+		.description = "The last 15 executions of a job",
 	COLS(executions_cols)},
-	{"notifications", "scheduler", "/api/notifications", PSVC_PAGING_NONE, NULL,
-		NULL, NULL, NULL,
-		"notification addresses (GET /api/notifications; INSERT: POST /api/notifications)",
-	COLS(notifications_cols), &notifications_modify},
+	{.resource = "notifications", .list = psvc_op(PSVC_OP_NOTIFICATIONS_LIST),
+		.description = "Notification addresses",
+	COLS(notifications_cols), .modify = &notifications_modify},
 };
 
 const PsvcEndpoint *
@@ -427,7 +415,7 @@ psvc_endpoint_column(const PsvcEndpoint *ep, const char *name)
 bool
 psvc_endpoint_is_detail_key(const PsvcEndpoint *ep, const PsvcColumnDef *col)
 {
-	if (ep->detail_route == NULL || col->kind != PSVC_COL_FIELD)
+	if (ep->detail == NULL || col->kind != PSVC_COL_FIELD)
 		return false;
 	return col->detail_key ||
 		(ep->detail_column != NULL && strcmp(col->name, ep->detail_column) == 0);

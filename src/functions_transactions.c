@@ -6,9 +6,12 @@
  *		  transaction_status, transaction_fee, transaction_data,
  *		  cancel_transaction and mcp.
  *
- * The document shows only the paths and limits of these routes; the
- * shapes are the sandbox's (docs/sandbox-orders.md, "Other partner routes
- * of the rate-limit table").  Every answer but /public/mcp's is the orders
+ * Each is a row of the operation catalogue (catalog.c); the document shows
+ * only the paths and limits of these routes, the shapes are the sandbox's
+ * (docs/sandbox-orders.md, "Other partner routes of the rate-limit
+ * table").  validate_vehicle, transaction_fee and transaction_data are the
+ * generic executor's (functions_exec.c); the others have logic of their
+ * own and build their requests from their rows (psvc_exec_request).  Every answer but /public/mcp's is the orders
  * envelope {"error", "data"}, and the functions return its "data"
  * (transaction_status: the status text).  /public/mcp answers JSON-RPC
  * 2.0, returned whole: a JSON-RPC error is a result, not an SQL error.
@@ -47,69 +50,33 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
+#include "catalog.h"
 #include "functions.h"
 
-PG_FUNCTION_INFO_V1(psvc_tx_validate_vehicle);
 PG_FUNCTION_INFO_V1(psvc_tx_create);
 PG_FUNCTION_INFO_V1(psvc_tx_status);
-PG_FUNCTION_INFO_V1(psvc_tx_fee);
-PG_FUNCTION_INFO_V1(psvc_tx_data);
 PG_FUNCTION_INFO_V1(psvc_tx_cancel);
 PG_FUNCTION_INFO_V1(psvc_tx_mcp);
 
-/* Longest transaction id, unique id or custom id we send in a path. */
-#define TX_ID_MAX	255
+/* Longest custom id we send in a path (the rule of order_detail's {id}). */
+#define CUSTOM_ID_MAX	255
 
-/* A request of the order service; errors come back (return_errors). */
+/* The request of operation id with one path value (or none). */
 static PsvcHttpRequest *
-tx_request(PsvcServer *server, const char *method, const char *route,
-		   const char *param, const char *value)
+tx_request(PsvcServer *server, PsvcOpId id, const char *value)
 {
-	PsvcHttpRequest *req = palloc0(sizeof(PsvcHttpRequest));
-
-	req->server = server;
-	req->method = method;
-	req->route = route;
-	if (param != NULL)
-		req->path_params = list_make1(psvc_kv(param, value));
-	req->return_errors = true;
-	return req;
+	return psvc_exec_request(psvc_op(id), server, &value);
 }
 
-/* Argument 0, an id, checked before anything is sent. */
+/* Argument 0, checked against the rule of operation id's one parameter. */
 static char *
-id_arg(FunctionCallInfo fcinfo)
+id_arg(FunctionCallInfo fcinfo, PsvcOpId id)
 {
-	char	   *id = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	const PsvcOperation *op = psvc_op(id);
+	char	   *value = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
-	psvc_fn_check_ref("id", id, TX_ID_MAX);
-	return id;
-}
-
-/* Argument 0 as the JSON text of a body; 22023 unless an object. */
-static char *
-object_arg(FunctionCallInfo fcinfo, const char *argname, const char *hint,
-		   size_t *len)
-{
-	Jsonb	   *j = PG_GETARG_JSONB_P(0);
-
-	if (!JB_ROOT_IS_OBJECT(j) || JB_ROOT_IS_SCALAR(j))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be a JSON object", argname),
-				 errhint("%s", hint)));
-	return psvc_fn_json_text(j, len);
-}
-
-/* Sends req; the "data" of a 2xx answer, else the mapped ERROR. */
-static Jsonb *
-send_data(PsvcHttpRequest *req)
-{
-	PsvcHttpResponse *resp = psvc_http_request(req);
-
-	if (resp->status < 200 || resp->status > 299)
-		psvc_http_raise(req, resp);
-	return psvc_fn_data(req, resp);
+	psvc_http_check_param(op, op->params[0]->name, value);
+	return value;
 }
 
 /* Error context of the requests that find out what a lost request did. */
@@ -125,50 +92,22 @@ lookup_context(void *arg)
  * POST /public/validate-vehicle {"plate", "country"}.  A valid vehicle
  * gives the service's object ({"valid": true, "plate", "country"}, the
  * plate as the service stores it); a refused one {"valid": false,
- * "error": <the service's error>}.  It stores nothing: retried like a GET.
+ * "error": <the service's error>}.  It stores nothing: its row is safe.
  */
-Datum
-psvc_tx_validate_vehicle(PG_FUNCTION_ARGS)
-{
-	PsvcServer *server;
-	PsvcHttpRequest *req;
-	PsvcHttpResponse *resp;
-	char	   *body;
-	size_t		len;
+PSVC_OPERATION_FUNCTION(psvc_tx_validate_vehicle, PSVC_OP_VALIDATE_VEHICLE)
 
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	body = object_arg(fcinfo, "vehicle",
-					  "Pass the vehicle as '{\"plate\": \"LJ AB-123\", \"country\": \"SI\"}'.",
-					  &len);
-	server = psvc_fn_server("orders", fcinfo, 1);
-	req = tx_request(server, "POST", "/public/validate-vehicle", NULL, NULL);
-	req->body = body;
-	req->body_len = len;
-	req->content_type = "application/json";
-	req->retry_unsafe = true;
-	resp = psvc_http_request(req);
+/*
+ * transaction_fee(id text, server name DEFAULT NULL) RETURNS jsonb
+ * GET /public/transaction/{unique_id}/fee: {"transaction_id", "amount",
+ * "fee", "total", "currency"}.
+ */
+PSVC_OPERATION_FUNCTION(psvc_tx_fee, PSVC_OP_TRANSACTION_FEE)
 
-	if (resp->status >= 200 && resp->status <= 299)
-		PG_RETURN_JSONB_P(psvc_fn_data(req, resp));
-	if (resp->status == 400 || resp->status == 409 || resp->status == 422)
-	{
-		Jsonb	   *error = psvc_fn_member_jsonb(psvc_fn_parse(resp->body, resp->body_len),
-												 "error");
-
-		if (error != NULL)
-		{
-			StringInfoData buf;
-
-			initStringInfo(&buf);
-			appendStringInfoString(&buf, "{\"valid\": false, \"error\": ");
-			JsonbToCString(&buf, &error->root, VARSIZE(error));
-			appendStringInfoChar(&buf, '}');
-			PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
-		}
-	}
-	psvc_http_raise(req, resp);
-}
+/*
+ * transaction_data(id text, server name DEFAULT NULL) RETURNS jsonb
+ * GET /public/transaction/{id}/data: the transaction object.
+ */
+PSVC_OPERATION_FUNCTION(psvc_tx_data, PSVC_OP_TRANSACTION_DATA)
 
 /*
  * The custom ids of a payload's vignettes, or NIL unless every vignette is
@@ -193,7 +132,7 @@ vignette_custom_ids(Jsonb *payload, List **vignettes)
 		Jsonb	   *item = JsonbValueToJsonb(e);
 		char	   *cid = psvc_fn_member_text(item, "custom_id");
 
-		if (cid == NULL || cid[0] == '\0' || strlen(cid) > TX_ID_MAX)
+		if (cid == NULL || cid[0] == '\0' || strlen(cid) > CUSTOM_ID_MAX)
 			return NIL;
 		ids = lappend(ids, cid);
 		*vignettes = lappend(*vignettes, item);
@@ -228,14 +167,15 @@ raise_create_unknown(const char *failure, const char *found, bool have_ids)
 
 /*
  * After a create whose answer was lost: the transaction whose orders have
- * the payload's custom ids, read whole and marked "recovered"; NULL with
- * *none when not one of the orders exists.  Orders for only some of the
- * ids, orders that differ from their vignettes, or orders of several
- * transactions raise the unknown-outcome error.
+ * the payload's custom ids (operation order_detail), read whole
+ * (transaction_data) and marked "recovered"; NULL with *none when not one
+ * of the orders exists.  Orders for only some of the ids, orders that
+ * differ from their vignettes, or orders of several transactions raise
+ * the unknown-outcome error.
  */
 static Jsonb *
-recover_create(PsvcServer *server, Jsonb *payload, List *ids, List *vignettes,
-			   const char *failure, bool *none)
+recover_create(PsvcServer *server, const PsvcHttpRequest *create, Jsonb *payload,
+			   List *ids, List *vignettes, const char *failure, bool *none)
 {
 	Jsonb	   *vehicles = psvc_fn_member_jsonb(payload, "vehicles");
 	ErrorContextCallback errcb;
@@ -247,13 +187,13 @@ recover_create(PsvcServer *server, Jsonb *payload, List *ids, List *vignettes,
 	Jsonb	   *tx;
 
 	errcb.callback = lookup_context;
-	errcb.arg = "looking the orders up by custom id after POST /public/transaction/create lost its answer";
+	errcb.arg = psprintf("looking the orders up by custom id after %s %s lost its answer",
+						 create->method, create->route);
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
 	forboth(li, ids, lv, vignettes)
 	{
-		PsvcHttpRequest *req = tx_request(server, "GET", "/public/orders/{id}",
-										  "id", lfirst(li));
+		PsvcHttpRequest *req = tx_request(server, PSVC_OP_ORDER_GET, lfirst(li));
 		PsvcHttpResponse *resp = psvc_http_request(req);
 		char	   *code;
 		Jsonb	   *order;
@@ -265,7 +205,7 @@ recover_create(PsvcServer *server, Jsonb *payload, List *ids, List *vignettes,
 			continue;
 		if (resp->status < 200 || resp->status > 299)
 			psvc_http_raise(req, resp);
-		order = psvc_fn_data(req, resp);
+		order = psvc_exec_payload(req, resp);
 		nfound++;
 		cars = psvc_fn_member_jsonb(order, "cars");
 		otx = psvc_fn_member_text(order, "transaction_id");
@@ -295,16 +235,19 @@ recover_create(PsvcServer *server, Jsonb *payload, List *ids, List *vignettes,
 							 "Orders with the custom ids of the payload exist, but they differ from the payload.",
 							 true);
 
-	errcb.arg = "reading the transaction after POST /public/transaction/create lost its answer";
+	errcb.arg = psprintf("reading the transaction after %s %s lost its answer",
+						 create->method, create->route);
 	error_context_stack = &errcb;
-	tx = send_data(tx_request(server, "GET", "/public/transaction/{id}/data", "id", txid));
+	tx = psvc_exec_send(tx_request(server, PSVC_OP_TRANSACTION_DATA, txid));
 	error_context_stack = errcb.previous;
 
 	/* the transaction, as create would have answered it, plus "recovered" */
-	if (!JB_ROOT_IS_OBJECT(tx) || JB_ROOT_IS_SCALAR(tx))
+	if (tx == NULL || !JB_ROOT_IS_OBJECT(tx) || JB_ROOT_IS_SCALAR(tx))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_ERROR),
-				 errmsg("unexpected response shape from GET /public/transaction/{id}/data"),
+				 errmsg("unexpected response shape from %s %s",
+						psvc_op(PSVC_OP_TRANSACTION_DATA)->method,
+						psvc_op(PSVC_OP_TRANSACTION_DATA)->route),
 				 errdetail("Expected a JSON object in \"data\".")));
 	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(tx),
 											  DirectFunctionCall1(jsonb_in,
@@ -329,16 +272,18 @@ psvc_tx_create(PG_FUNCTION_ARGS)
 	List	   *ids;
 	List	   *vignettes;
 	int			resends = 0;
+	char	   *body;
+	size_t		body_len;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	payload = PG_GETARG_JSONB_P(0);
-	server = psvc_fn_server("orders", fcinfo, 1);
+	server = psvc_exec_server(psvc_op(PSVC_OP_TRANSACTION_CREATE), fcinfo, 1);
 	ids = vignette_custom_ids(payload, &vignettes);
 
-	req = tx_request(server, "POST", "/public/transaction/create", NULL, NULL);
-	req->body = psvc_fn_json_text(payload, &req->body_len);
-	req->content_type = "application/json";
+	req = tx_request(server, PSVC_OP_TRANSACTION_CREATE, NULL);
+	body = psvc_fn_json_text(payload, &body_len);
+	psvc_exec_set_body(req, body, body_len);
 	req->return_unknown = true;
 
 	for (;;)
@@ -349,16 +294,17 @@ psvc_tx_create(PG_FUNCTION_ARGS)
 		bool		none;
 
 		if (resp->status >= 200 && resp->status <= 299)
-			PG_RETURN_JSONB_P(psvc_fn_data(req, resp));
+			PG_RETURN_JSONB_P(psvc_exec_payload(req, resp));
 
 		if (resp->outcome_unknown || resp->status >= 500)
 		{
 			const char *failure = resp->outcome_unknown ? resp->failure :
-				psprintf("POST /public/transaction/create failed with HTTP status %ld.", resp->status);
+				psprintf("%s %s failed with HTTP status %ld.",
+						 req->method, req->route, resp->status);
 
 			if (ids == NIL)
 				raise_create_unknown(failure, NULL, false);
-			result = recover_create(server, payload, ids, vignettes, failure, &none);
+			result = recover_create(server, req, payload, ids, vignettes, failure, &none);
 			if (result != NULL)
 				PG_RETURN_JSONB_P(result);
 			if (resends < psvc_options_setting(server, PSVC_SETTING_MAX_RETRIES))
@@ -378,8 +324,9 @@ psvc_tx_create(PG_FUNCTION_ARGS)
 		if (resends > 0 && resp->status == 409 && code != NULL &&
 			strcmp(code, "custom_id_exists") == 0)
 		{
-			result = recover_create(server, payload, ids, vignettes,
-									"An earlier POST /public/transaction/create got no answer.",
+			result = recover_create(server, req, payload, ids, vignettes,
+									psprintf("An earlier %s %s got no answer.",
+											 req->method, req->route),
 									&none);
 			if (result != NULL)
 				PG_RETURN_JSONB_P(result);
@@ -393,66 +340,32 @@ psvc_tx_create(PG_FUNCTION_ARGS)
  *
  * GET /public/transaction/{unique_id}/status (a transaction id, or the id
  * of one of its orders): CREATED, SUCCESS or FAILED; NULL for a
- * transaction the partner paid (it has no checkout).
+ * transaction the partner paid (it has no checkout), which the generic
+ * executor's text result does not allow.
  */
 Datum
 psvc_tx_status(PG_FUNCTION_ARGS)
 {
+	const PsvcOperation *op = psvc_op(PSVC_OP_TRANSACTION_STATUS);
 	char	   *id;
 	Jsonb	   *data;
 	JsonbValue *v;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	id = id_arg(fcinfo);
-	data = send_data(tx_request(psvc_fn_server("orders", fcinfo, 1), "GET",
-								"/public/transaction/{unique_id}/status",
-								"unique_id", id));
-	v = psvc_fn_member(data, "status");
+	id = id_arg(fcinfo, PSVC_OP_TRANSACTION_STATUS);
+	data = psvc_exec_send(tx_request(psvc_exec_server(op, fcinfo, 1),
+									 PSVC_OP_TRANSACTION_STATUS, id));
+	v = data ? psvc_fn_member(data, op->result_member) : NULL;
 	if (v != NULL && v->type == jbvNull)
 		PG_RETURN_NULL();
 	if (v == NULL || v->type != jbvString)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_ERROR),
-				 errmsg("unexpected response shape from GET /public/transaction/{unique_id}/status"),
-				 errdetail("Expected a member \"status\" in \"data\", a string or null.")));
+				 errmsg("unexpected response shape from %s %s", op->method, op->route),
+				 errdetail("Expected a member \"%s\" in \"%s\", a string or null.",
+						   op->result_member, op->envelope)));
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(v->val.string.val, v->val.string.len));
-}
-
-/*
- * transaction_fee(id text, server name DEFAULT NULL) RETURNS jsonb
- *
- * GET /public/transaction/{unique_id}/fee: {"transaction_id", "amount",
- * "fee", "total", "currency"}.
- */
-Datum
-psvc_tx_fee(PG_FUNCTION_ARGS)
-{
-	char	   *id;
-
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	id = id_arg(fcinfo);
-	PG_RETURN_JSONB_P(send_data(tx_request(psvc_fn_server("orders", fcinfo, 1), "GET",
-										   "/public/transaction/{unique_id}/fee",
-										   "unique_id", id)));
-}
-
-/*
- * transaction_data(id text, server name DEFAULT NULL) RETURNS jsonb
- *
- * GET /public/transaction/{id}/data: the transaction object.
- */
-Datum
-psvc_tx_data(PG_FUNCTION_ARGS)
-{
-	char	   *id;
-
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	id = id_arg(fcinfo);
-	PG_RETURN_JSONB_P(send_data(tx_request(psvc_fn_server("orders", fcinfo, 1), "GET",
-										   "/public/transaction/{id}/data", "id", id)));
 }
 
 /* checkout_status of a transaction object, or "paid by the partner". */
@@ -470,7 +383,7 @@ checkout_state(Jsonb *tx)
  * POST /public/transaction/{id}/cancel: an open checkout (CREATED)
  * becomes FAILED; returns the transaction.  Any other transaction is
  * refused (409): 55000 naming its state.  A lost answer is settled by
- * reading the transaction.
+ * reading the transaction (operation transaction_data).
  */
 Datum
 psvc_tx_cancel(PG_FUNCTION_ARGS)
@@ -482,9 +395,9 @@ psvc_tx_cancel(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	id = id_arg(fcinfo);
-	server = psvc_fn_server("orders", fcinfo, 1);
-	req = tx_request(server, "POST", "/public/transaction/{id}/cancel", "id", id);
+	id = id_arg(fcinfo, PSVC_OP_TRANSACTION_CANCEL);
+	server = psvc_exec_server(psvc_op(PSVC_OP_TRANSACTION_CANCEL), fcinfo, 1);
+	req = tx_request(server, PSVC_OP_TRANSACTION_CANCEL, id);
 	req->return_unknown = true;
 
 	for (;;)
@@ -496,18 +409,21 @@ psvc_tx_cancel(PG_FUNCTION_ARGS)
 		char	   *code;
 
 		if (resp->status >= 200 && resp->status <= 299)
-			PG_RETURN_JSONB_P(psvc_fn_data(req, resp));
+			PG_RETURN_JSONB_P(psvc_exec_payload(req, resp));
 		if (!resp->outcome_unknown && resp->status != 409)
 			psvc_http_raise(req, resp);
 
 		errcb.callback = lookup_context;
-		errcb.arg = resp->outcome_unknown ?
-			"reading the transaction after POST /public/transaction/{id}/cancel lost its answer" :
-			"reading the transaction after POST /public/transaction/{id}/cancel was refused";
+		errcb.arg = psprintf(resp->outcome_unknown ?
+							 "reading the transaction after %s %s lost its answer" :
+							 "reading the transaction after %s %s was refused",
+							 req->method, req->route);
 		errcb.previous = error_context_stack;
 		error_context_stack = &errcb;
-		tx = send_data(tx_request(server, "GET", "/public/transaction/{id}/data", "id", id));
+		tx = psvc_exec_send(tx_request(server, PSVC_OP_TRANSACTION_DATA, id));
 		error_context_stack = errcb.previous;
+		if (tx == NULL)
+			psvc_http_raise(req, resp);
 		state = checkout_state(tx);
 
 		if (resp->outcome_unknown)
@@ -545,34 +461,33 @@ static const char *const mcp_read_methods[] = {"initialize", "tools/list", "ping
  *
  * POST /public/mcp with a JSON-RPC 2.0 request object; returns the
  * JSON-RPC answer as it came (a JSON-RPC error included).  An HTTP error
- * raises.  Retries: see the file header.
+ * raises.  The row is unsafe; a request whose method only reads is
+ * retried like a GET (see the file header).
  */
 Datum
 psvc_tx_mcp(PG_FUNCTION_ARGS)
 {
-	PsvcServer *server;
+	const PsvcOperation *op = psvc_op(PSVC_OP_MCP);
+	Jsonb	   *request;
 	PsvcHttpRequest *req;
-	PsvcHttpResponse *resp;
 	char	   *body;
 	size_t		len;
 	char	   *method;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	body = object_arg(fcinfo, "request",
-					  "Pass a JSON-RPC 2.0 request, e.g. '{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/list\"}'.",
-					  &len);
-	method = psvc_fn_member_text(PG_GETARG_JSONB_P(0), "method");
-	server = psvc_fn_server("orders", fcinfo, 1);
-	req = tx_request(server, "POST", "/public/mcp", NULL, NULL);
-	req->body = body;
-	req->body_len = len;
-	req->content_type = "application/json";
+	request = PG_GETARG_JSONB_P(0);
+	if (!JB_ROOT_IS_OBJECT(request) || JB_ROOT_IS_SCALAR(request))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a JSON object", op->arg_name),
+				 errhint("%s", op->arg_hint)));
+	body = psvc_fn_json_text(request, &len);
+	method = psvc_fn_member_text(request, "method");
+	req = tx_request(psvc_exec_server(op, fcinfo, 1), PSVC_OP_MCP, NULL);
+	psvc_exec_set_body(req, body, len);
 	for (const char *const *m = mcp_read_methods; *m && method; m++)
 		if (strcmp(*m, method) == 0)
 			req->retry_unsafe = true;
-	resp = psvc_http_request(req);
-	if (resp->status < 200 || resp->status > 299)
-		psvc_http_raise(req, resp);
-	PG_RETURN_JSONB_P(psvc_fn_body(req, resp));
+	PG_RETURN_JSONB_P(psvc_exec_send(req));
 }
