@@ -109,6 +109,14 @@ EXPLAIN (COSTS OFF)
 SELECT * FROM (VALUES ('curated', '1'), ('director', '2')) AS v(t, c)
 JOIN collection_movies m ON m.type = v.t AND m.collection = v.c;
 
+-- one stream per pair, so the pairs are bounded: 400 x 300 values are
+-- refused (54000) before anything is sent
+CALL sandbox.reset_stats();
+SELECT sandbox.try($$SELECT count(*) FROM collection_movies
+  WHERE type = ANY (ARRAY(SELECT 't' || g FROM generate_series(1, 400) g))
+    AND collection = ANY (ARRAY(SELECT g::text FROM generate_series(1, 300) g))$$);
+SELECT count(*) AS requests FROM sandbox.requests();
+
 -- a required path column is named when missing
 SELECT * FROM collection_movies WHERE type = 'franchise';
 SELECT sandbox.try('SELECT * FROM concert_events');

@@ -37,6 +37,9 @@
  *   (tools/call) is sent once, and a lost answer is the unknown-outcome
  *   error of http.c.
  *
+ * Memory: everything, the result included, is allocated in the function's
+ * CurrentMemoryContext (the per-call context).
+ *
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
