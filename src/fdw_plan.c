@@ -12,7 +12,9 @@
  *	  per distinct value (fan-out).  A required path parameter that the
  *	  query does not give is an error naming the column, unless a join
  *	  clause can give it, in which case only parameterized paths are
- *	  offered and the value comes from the outer side of a nested loop.
+ *	  offered and the value comes from the outer side of a nested loop
+ *	  (for a route with two, type and collection, each from its own
+ *	  join clause).
  *	- "col = value" on a column with a filter parameter becomes that query
  *	  parameter (status, genre, section, persona, answerability).
  *	- "col = value" on a detail key (id of orders and user_jobs, and

@@ -7,7 +7,8 @@
  *
  * A scan is a list of streams, one per value of the fanned-out path
  * parameter (movie = ANY(...)), or one; with arrays on two path
- * parameters (type = ANY(...) AND collection = ANY(...)), one per pair.  Each stream walks its cursor
+ * parameters (type = ANY(...) AND collection = ANY(...)), one per pair
+ * of values, at most PSVC_SCAN_MAX_COMBINATIONS.  Each stream walks its cursor
  * pages; the end is where next_cursor is null, never inferred from a
  * count.  Up to partner_svc.fanout streams fetch their first page at once,
  * and while the executor consumes a page the stream's next page is already
@@ -47,7 +48,8 @@
  *
  * A 404 on a stream's first page whose error code the list operation
  * names as "nothing here" (catalog.c: movies' content_not_available, an
- * unknown user or nested-list detail) gives no rows; so does a 404 of a detail read.  Any other failure is an ERROR
+ * unknown user or nested-list detail) gives no rows; so does a 404 of a
+ * detail read.  Any other failure is an ERROR
  * raised by http.c, with this scan's table and page in its context.
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -551,7 +553,7 @@ start_scan(ForeignScanState *node, PsvcScanState *st)
 						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						 errmsg("too many combinations of path values for foreign table \"%s\"",
 								RelationGetRelationName(st->rel)),
-						 errdetail("The conditions = ANY(...) on several path columns ask for %lld requests; at most %d are made.",
+						 errdetail("The conditions = ANY(...) on several path columns make %lld combinations; the limit is %d.",
 								   (long long) nstreams * Max(pv->nvalues, 1),
 								   PSVC_SCAN_MAX_COMBINATIONS)));
 			pv->stride = nstreams;
