@@ -6,14 +6,17 @@
  *
  * The module is json_decode.c (one pass over a list or detail body: the
  * requested members of every item, and each item's jsonb when asked),
- * json_decode_util.c (text, strings and errors) and json_decode_jsonb.c
- * (an item's jsonb built in the same pass); their shared internals are in
- * json_decode_int.h.  It needs nothing of the other modules: the FDW and
- * the SQL functions call it with a body that http.c has already converted
- * to the server encoding.
+ * json_decode_util.c (text, strings and errors), json_decode_jsonb.c
+ * (the one jsonb builder: an item's jsonb in the decoder's pass, and a
+ * whole text's, psvc_json_to_jsonb) and json_error.c (the one reader of
+ * error bodies); their shared internals are in json_decode_int.h.  It
+ * needs nothing of the other modules: the FDW, the SQL functions and the
+ * HTTP client's error messages call it, with a body that http.c has
+ * already converted to the server encoding (error messages: as received).
  *
- * Memory: every result (pages, items, values, jsonb) is allocated in
- * CurrentMemoryContext, the caller's per-page or per-call context.
+ * Memory: every result (pages, items, values, jsonb, error members) is
+ * allocated in CurrentMemoryContext, the caller's per-page or per-call
+ * context.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -85,5 +88,36 @@ extern PsvcPage *psvc_json_decode_page_in_place(const char *body, size_t len,
  * CurrentMemoryContext.
  */
 extern char *psvc_json_peek_cursor(const char *body, size_t len);
+
+/* in json_decode_jsonb.c */
+
+/*
+ * jsonb of a JSON text in the server encoding, as jsonb_in makes it, or
+ * NULL when the text is empty or not JSON that jsonb can hold (never
+ * raises for a bad body; values beyond jsonb's limits raise as in
+ * jsonb_in).  Allocates in CurrentMemoryContext.
+ */
+extern Jsonb *psvc_json_to_jsonb(const char *text, size_t len);
+
+/* in json_error.c: what a service's error body says */
+typedef struct PsvcJsonErrorBody
+{
+	char	   *error;			/* {"error": scalar} */
+	bool		error_is_string;
+	char	   *code;			/* {"error": {"code": scalar}} */
+	bool		code_is_string;
+	char	   *message;		/* {"error": {"message": scalar}} */
+	char	   *title;			/* problem+json {"title": ...} */
+	char	   *detail;			/* problem+json {"detail": ...} */
+	char	   *top_message;	/* {"message": scalar} */
+} PsvcJsonErrorBody;
+
+/*
+ * Fills *eb from an error body in the given encoding; false (and all
+ * NULL) when the body is empty, malformed or nested too deep.  Never
+ * raises for the body.  Allocates in CurrentMemoryContext.
+ */
+extern bool psvc_json_error_body(const char *body, size_t len, int encoding,
+								 PsvcJsonErrorBody *eb);
 
 #endif							/* PSVC_JSON_H */

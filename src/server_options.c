@@ -6,10 +6,11 @@
  *		  resource.
  *
  * options.c checks options when they are written; this file reads them
- * back when a scan or a function needs them.
+ * back when a scan or a function needs them, and parses the size of
+ * max_response_size for both (psvc_options_parse_size).
  *
  * Settings.  connect_timeout, request_timeout, max_retries, page_size,
- * fanout and prefetch are GUCs (partner_svc.c) that a server option of the
+ * fanout and prefetch are GUCs (guc.c) that a server option of the
  * same name overrides.  settings[] below is the one table of their names,
  * bounds and units: the validator checks a value against it, and
  * psvc_options_setting() gives the effective value, read when a request or
