@@ -69,11 +69,14 @@
 #include "optimizer/paths.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/typcache.h"
 
 #include "partner_svc.h"
+#include "estimates.h"
 
 /* A condition the service can apply. */
 typedef struct PushedQual
@@ -92,12 +95,26 @@ typedef struct PsvcRelInfo
 	List	   *pushed;			/* PushedQual *, from baserestrictinfo */
 	bool		detail;			/* a pushed qual on the detail column */
 	const PsvcColumnDef *missing;	/* required path column not given */
+	double		local_sel;		/* selectivity of the local conditions */
+	char	   *estimate;		/* the plain path's row estimate, as
+								 * EXPLAIN VERBOSE shows it */
 } PsvcRelInfo;
 
 /* Estimates, in the planner's cost units, of one HTTP request and a row. */
 #define REQUEST_COST 1000.0
 #define ROW_COST 0.05
+
+/*
+ * Rows of a list before local filters when nothing was learned
+ * (docs/estimates.md): a list, a list the service filters (assumed to keep
+ * a quarter), and a list read once per value a join gives.
+ */
 #define DEFAULT_ROWS 1000.0
+#define DEFAULT_FILTERED_ROWS (DEFAULT_ROWS / 4)
+#define DEFAULT_PARAM_ROWS (DEFAULT_ROWS / 20)
+
+/* Values of a constant = ANY(array) looked up one by one, at most. */
+#define MAX_ESTIMATE_VALUES 100
 
 const PsvcEndpoint *
 psvc_fdw_endpoint(Oid relid, PsvcServer **server)
@@ -290,6 +307,195 @@ pushed_has_column(List *pushed, const PsvcColumnDef *col)
 	return false;
 }
 
+/* The text of a constant as the scan will send it (its type's output). */
+static char *
+const_text(Datum value, Oid type)
+{
+	Oid			out;
+	bool		varlena;
+
+	getTypeOutputInfo(type, &out, &varlena);
+	return OidOutputFunctionCall(out, value);
+}
+
+static int
+cstring_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * The distinct non-null elements of a constant array, as text, sorted;
+ * *n receives their count.
+ */
+static char **
+const_array_texts(Const *c, int *n)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	char	  **texts;
+	int			m = 0;
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &nulls, &nelems);
+	texts = palloc(sizeof(char *) * Max(nelems, 1));
+	for (int i = 0; i < nelems; i++)
+		if (!nulls[i])
+			texts[m++] = const_text(elems[i], elemtype);
+	qsort(texts, m, sizeof(char *), cstring_cmp);
+	*n = 0;
+	for (int i = 0; i < m; i++)
+		if (*n == 0 || strcmp(texts[i], texts[*n - 1]) != 0)
+			texts[(*n)++] = texts[i];
+	return texts;
+}
+
+static const char *
+plural_scans(int64 n)
+{
+	return n == 1 ? "scan" : "scans";
+}
+
+/*
+ * The rows a list scan is expected to keep before local filters, and in
+ * *desc the line EXPLAIN VERBOSE shows about it.  From what complete scans
+ * learned (estimates.c): the entry of the exact values when the plan knows
+ * them all (for a constant = ANY(array), the sum over its values, a value
+ * not seen yet counted as the average); else the average of the route's
+ * scans with the same columns; else dflt.  by_join names the column a
+ * join gives on a parameterized path (its value is known only at run
+ * time), or is NULL.  *learned tells which.  Allocates in
+ * CurrentMemoryContext.
+ */
+static double
+list_rows(const PsvcRelInfo *info, const PsvcColumnDef *by_join, double dflt,
+		  char **desc, bool *learned)
+{
+	int			n = list_length(info->pushed) + (by_join ? 1 : 0);
+	const char **names = palloc(sizeof(char *) * Max(n, 1));
+	const char **values = palloc(sizeof(char *) * Max(n, 1));
+	bool		all_known = by_join == NULL;
+	int			array = -1;
+	char	  **elems = NULL;
+	int			nelems = 0;
+	int			i = 0;
+	ListCell   *lc;
+	const char *route = info->ep->route;
+	Oid			serverid = info->server->serverid;
+	char	   *columns;
+	double		avg = 0;
+	int64		avg_scans = 0;
+	bool		have_avg;
+	double		rows;
+	int64		scans;
+
+	*learned = false;
+	if (!psvc_est_active())
+	{
+		*desc = psprintf("%.0f rows (default%s)", dflt,
+						 psvc_est_learn ? "" : ", learning off");
+		return dflt;
+	}
+
+	foreach(lc, info->pushed)
+	{
+		PushedQual *pq = lfirst(lc);
+		Expr	   *v = pq->value;
+
+		while (IsA(v, RelabelType))
+			v = ((RelabelType *) v)->arg;
+		names[i] = pq->col->name;
+		values[i] = NULL;
+		if (IsA(v, Const) && !((Const *) v)->constisnull)
+		{
+			if (!pq->is_array)
+				values[i] = const_text(((Const *) v)->constvalue, ((Const *) v)->consttype);
+			else if (array < 0)
+			{
+				array = i;
+				elems = const_array_texts((Const *) v, &nelems);
+			}
+		}
+		if (pq->is_array && array != i)
+		{
+			/* an array known only at run time: its size is unknown */
+			*desc = psprintf("%.0f rows (default)", dflt);
+			return dflt;
+		}
+		if (values[i] == NULL && array != i)
+			all_known = false;
+		i++;
+	}
+	if (by_join)
+	{
+		names[i] = by_join->name;
+		values[i] = NULL;
+	}
+
+	columns = psvc_est_key(n, names, NULL);
+	have_avg = n > 0 && psvc_est_lookup(serverid, route, columns, true, &avg, &avg_scans);
+
+	if (all_known && array < 0 &&
+		psvc_est_lookup(serverid, route, psvc_est_key(n, names, values), false,
+						&rows, &scans))
+	{
+		*learned = true;
+		*desc = psprintf("%.0f rows (learned from " INT64_FORMAT " %s)",
+						 rows, scans, plural_scans(scans));
+		return rows;
+	}
+	if (all_known && array >= 0 && nelems <= MAX_ESTIMATE_VALUES)
+	{
+		double		sum = 0;
+		int			seen = 0;
+
+		scans = 0;
+		for (int e = 0; e < nelems; e++)
+		{
+			double		r;
+			int64		sc;
+
+			values[array] = elems[e];
+			if (psvc_est_lookup(serverid, route, psvc_est_key(n, names, values), false,
+								&r, &sc))
+			{
+				sum += r;
+				seen++;
+				scans += sc;
+			}
+		}
+		if (seen > 0)
+		{
+			rows = sum + (nelems - seen) * (have_avg ? avg : sum / seen);
+			*learned = true;
+			*desc = psprintf("%.0f rows (learned: %d of %d values seen, " INT64_FORMAT " %s)",
+							 rows, seen, nelems, scans, plural_scans(scans));
+			return rows;
+		}
+	}
+	if (have_avg)
+	{
+		*learned = true;
+		if (array >= 0)
+		{
+			*desc = psprintf("%.0f rows (learned: average of " INT64_FORMAT " %s, %d values)",
+							 avg * nelems, avg_scans, plural_scans(avg_scans), nelems);
+			return avg * nelems;
+		}
+		*desc = psprintf("%.0f rows (learned: average of " INT64_FORMAT " %s)",
+						 avg, avg_scans, plural_scans(avg_scans));
+		return avg;
+	}
+	*desc = psprintf("%.0f rows (default)", dflt);
+	return dflt;
+}
+
 void
 psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
@@ -327,10 +533,6 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 			info->missing = c;
 	}
 
-	/* the service's own filtering is assumed to keep a quarter */
-	rows = info->detail ? 1 : DEFAULT_ROWS;
-	if (!info->detail && info->pushed != NIL)
-		rows = DEFAULT_ROWS / 4;
 	foreach(lc, baserel->baserestrictinfo)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
@@ -343,8 +545,28 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 		if (!is_pushed)
 			local = lappend(local, rinfo);
 	}
-	baserel->rows = clamp_row_est(rows * clauselist_selectivity(root, local, baserel->relid,
-																JOIN_INNER, NULL));
+	info->local_sel = clauselist_selectivity(root, local, baserel->relid, JOIN_INNER, NULL);
+
+	if (info->detail)
+	{
+		rows = 1;
+		info->estimate = pstrdup("1 row (detail read)");
+	}
+	else if (info->missing)
+	{
+		/* the plain path cannot run: no key to learn by */
+		rows = info->pushed != NIL ? DEFAULT_FILTERED_ROWS : DEFAULT_ROWS;
+		info->estimate = psprintf("%.0f rows (default)", rows);
+	}
+	else
+	{
+		bool		learned;
+
+		rows = list_rows(info, NULL,
+						 info->pushed != NIL ? DEFAULT_FILTERED_ROWS : DEFAULT_ROWS,
+						 &info->estimate, &learned);
+	}
+	baserel->rows = clamp_row_est(rows * info->local_sel);
 	baserel->fdw_private = info;
 }
 
@@ -416,7 +638,8 @@ psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 			 create_foreignscan_path(root, baserel, NULL, baserel->rows,
 									 REQUEST_COST + (info->missing ? disable_cost : 0),
 									 scan_cost(baserel->rows, info->server) + (info->missing ? disable_cost : 0),
-									 NIL, baserel->lateral_relids, NULL, NIL));
+									 NIL, baserel->lateral_relids, NULL,
+									 list_make1(makeString(info->estimate))));
 	if (info->missing == NULL)
 		return;
 
@@ -426,16 +649,23 @@ psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		Relids		outer = bms_union(pull_varnos(root, (Node *) pq->value),
 									  baserel->lateral_relids);
 		ParamPathInfo *ppi;
-		double		rows = DEFAULT_ROWS / 20;
+		double		rows;
+		char	   *desc;
+		bool		learned;
 
 		outer = bms_del_member(outer, baserel->relid);
 		if (bms_is_empty(outer))
 			continue;
 		ppi = get_baserel_parampathinfo(root, baserel, outer);
+		/* rows per value the join gives */
+		rows = list_rows(info, info->missing, DEFAULT_PARAM_ROWS, &desc, &learned);
+		if (learned)
+			rows = clamp_row_est(rows * info->local_sel);
 		add_path(baserel, (Path *)
 				 create_foreignscan_path(root, baserel, NULL, rows,
 										 REQUEST_COST, scan_cost(rows, info->server),
-										 NIL, ppi->ppi_req_outer, NULL, NIL));
+										 NIL, ppi->ppi_req_outer, NULL,
+										 list_make1(makeString(desc))));
 	}
 }
 
@@ -564,6 +794,9 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	/* the required path column this plan has no value for, or "" */
 	priv = lappend(priv, makeString(pstrdup(info->missing && !pushed_has_column(pushed, info->missing) ?
 											info->missing->name : "")));
+	/* the row estimate of the chosen path, for EXPLAIN VERBOSE */
+	priv = lappend(priv, makeString(pstrdup(best_path->fdw_private ?
+											strVal(linitial(best_path->fdw_private)) : "")));
 
 	/*
 	 * The pushed conditions on member columns are rechecked by the scan

@@ -30,6 +30,7 @@
 #include "utils/memutils.h"
 
 #include "partner_svc.h"
+#include "estimates.h"
 
 PG_MODULE_MAGIC;
 
@@ -129,6 +130,7 @@ _PG_init(void)
 
 	psvc_rl_init();
 	psvc_worker_init();
+	psvc_est_init();
 
 	MarkGUCPrefixReserved("partner_svc");
 }
