@@ -227,13 +227,13 @@ psvc_est_active(void)
 	return psvc_est_learn && est_shared != NULL;
 }
 
-/* qsort comparator of indexes into a name array */
-static const char *const *sort_names;
-
+/* qsort_arg comparator of indexes into the name array arg */
 static int
-name_index_cmp(const void *a, const void *b)
+name_index_cmp(const void *a, const void *b, void *arg)
 {
-	return strcmp(sort_names[*(const int *) a], sort_names[*(const int *) b]);
+	const char *const *names = arg;
+
+	return strcmp(names[*(const int *) a], names[*(const int *) b]);
 }
 
 char *
@@ -244,9 +244,7 @@ psvc_est_key(int n, const char *const *names, const char *const *values)
 
 	for (int i = 0; i < n; i++)
 		order[i] = i;
-	sort_names = names;
-	qsort(order, n, sizeof(int), name_index_cmp);
-	sort_names = NULL;
+	qsort_arg(order, n, sizeof(int), name_index_cmp, (void *) names);
 
 	initStringInfo(&buf);
 	for (int i = 0; i < n; i++)
