@@ -75,7 +75,8 @@
 #include "utils/rel.h"
 #include "utils/typcache.h"
 
-#include "partner_svc.h"
+#include "fdw.h"
+#include "options.h"
 #include "estimates.h"
 
 /* A condition the service can apply. */

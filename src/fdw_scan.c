@@ -78,7 +78,10 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "partner_svc.h"
+#include "fdw.h"
+#include "http.h"
+#include "json.h"
+#include "options.h"
 #include "estimates.h"
 
 /*

@@ -49,7 +49,8 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "partner_svc.h"
+#include "functions.h"
+#include "xact_writes.h"
 
 /* Services whose server is kept; more than there are services. */
 #define PSVC_FN_CACHED_SERVICES	16
@@ -174,7 +175,7 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 	uint64		generation = 0;
 	PsvcServer *server;
 
-	/* the requests that follow are this function's (fdw_modify_xact.c) */
+	/* the requests that follow are this function's (xact_writes.c) */
 	if (fcinfo->flinfo)
 		psvc_xact_set_writer_function(fcinfo->flinfo->fn_oid);
 
@@ -234,16 +235,6 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 	if (search)
 		cache_server(service, server, generation);
 	return server;
-}
-
-PsvcKV *
-psvc_kv(const char *name, const char *value)
-{
-	PsvcKV	   *kv = palloc(sizeof(PsvcKV));
-
-	kv->name = name;
-	kv->value = value;
-	return kv;
 }
 
 Jsonb *

@@ -35,6 +35,7 @@
 #include "mb/pg_wchar.h"
 
 #include "http_int.h"
+#include "options.h"
 
 /* How much of an unparsable error body goes into errdetail. */
 #define PSVC_HTTP_DETAIL_BYTES		200

@@ -46,7 +46,8 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "partner_svc.h"
+#include "guc.h"
+#include "options.h"
 
 /* The settings, in PsvcSettingId order; bounds as the GUCs'. */
 static const PsvcSettingDef settings[PSVC_NSETTINGS] = {
@@ -333,4 +334,26 @@ psvc_options_resource(Oid relid)
 				 errmsg("foreign table \"%s\" has no option \"resource\"",
 						get_rel_name(relid))));
 	return pstrdup(r);
+}
+
+/*
+ * The bytes of a max_response_size value: an integer with an optional unit
+ * (B, kB, MB, GB), as partner_svc.max_response_size takes, from 1kB to
+ * the GUC's own limit.  Raises 22023 naming the option otherwise.
+ */
+int
+psvc_options_parse_size(const char *value)
+{
+	int			bytes;
+	const char *hint = NULL;
+
+	if (!parse_int(value, &bytes, GUC_UNIT_BYTE, &hint) ||
+		bytes < 1024 || bytes > PSVC_MAX_RESPONSE_SIZE_LIMIT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"max_response_size\": \"%s\"", value),
+				 errdetail("The value must be a size from 1kB to %dMB, such as '16MB'.",
+						   PSVC_MAX_RESPONSE_SIZE_LIMIT / (1024 * 1024)),
+				 hint ? errhint("%s", hint) : 0));
+	return bytes;
 }
