@@ -26,10 +26,11 @@
  * the time and rows of the last one.  The first complete scan of a key
  * sets its estimate to exactly what it saw.
  *
- * Using them (fdw_plan.c): the entry of the exact key when the plan knows
- * the values, else the average of the route's keys with these columns,
- * else the documented defaults.  With partner_svc.learn_estimates off a
- * session neither records nor uses what was learned.
+ * Using them (psvc_est_rows, called by fdw_plan.c with the values the
+ * plan knows): the entry of the exact key when the plan knows the values,
+ * else the average of the route's keys with these columns, else the
+ * documented defaults.  With partner_svc.learn_estimates off a session
+ * neither records nor uses what was learned.
  *
  * Shared memory, as pg_stat_statements does it: requested in
  * shmem_request_hook (only when preloaded; without preloading nothing is
@@ -55,10 +56,8 @@
  * still count in the average).
  *
  * Keys of other databases are kept apart by the database's OID (server
- * OIDs are per database), and the view shows their values only in their
- * own database, to superusers and members of pg_read_all_stats, as
- * partner_svc.rate_limits does with resource ids: a key value is user
- * data (a movie, a user id).
+ * OIDs are per database).  The view and the reset function are in
+ * estimates_views.c, the layout of the table in estimates_int.h.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -69,76 +68,38 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_authid.h"
-#include "foreign/foreign.h"
-#include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
-#include "storage/lwlock.h"
 #include "storage/shmem.h"
-#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/hsearch.h"
 #include "utils/timestamp.h"
-#include "utils/tuplestore.h"
 
 #include "estimates.h"
+#include "estimates_int.h"
 
 #define PSVC_EST_TRANCHE	"partner_svc_estimates"
-
-/* Sizes of the text parts of a key, with their NULs. */
-#define PSVC_EST_ROUTE_LEN	128
-#define PSVC_EST_KEY_LEN	256
-#define PSVC_EST_COLUMNS_LEN 64
 
 /* Scans the running mean gives full weight to (see the header comment). */
 #define PSVC_EST_WINDOW		4
 
-/* How often the view's loop over copied entries checks for interrupts. */
-#define PSVC_EST_INTERRUPT_EVERY 1024
-
-typedef struct EstKey
-{
-	Oid			dbid;
-	Oid			serverid;
-	bool		average;		/* false: one key; true: the average */
-	char		route[PSVC_EST_ROUTE_LEN];
-	char		key[PSVC_EST_KEY_LEN];	/* the values; of an average, the
-										 * column names */
-} EstKey;
-
-typedef struct EstEntry
-{
-	EstKey		key;			/* hash key: first */
-	char		columns[PSVC_EST_COLUMNS_LEN];	/* the pushed columns */
-	double		rows;			/* running mean */
-	int64		scans;
-	int64		last_rows;
-	TimestampTz last_scan;
-} EstEntry;
-
-typedef struct EstShared
-{
-	LWLock	   *lock;
-} EstShared;
+/* Values of a constant = ANY(array) looked up one by one, at most. */
+#define PSVC_EST_MAX_VALUES	100
 
 /* GUCs */
 bool		psvc_est_learn = true;
-static int	est_max_entries = 1024;
+int			psvc_est_max_entries = 1024;
 
 /* shared state; NULL unless preloaded */
-static EstShared *est_shared = NULL;
-static HTAB *est_table = NULL;
+PsvcEstShared *psvc_est_shared = NULL;
+HTAB	   *psvc_est_table = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static void est_shmem_request(void);
 static void est_shmem_startup(void);
-
-PG_FUNCTION_INFO_V1(psvc_est_entries);
-PG_FUNCTION_INFO_V1(psvc_est_reset);
 
 
 /*
@@ -164,7 +125,7 @@ psvc_est_init(void)
 	DefineCustomIntVariable("partner_svc.estimates_max_entries",
 							"Number of learned row estimates kept in shared memory.",
 							"When the table is full, the entry scanned least recently is forgotten.",
-							&est_max_entries,
+							&psvc_est_max_entries,
 							1024,
 							16,
 							1024 * 1024,
@@ -181,8 +142,8 @@ psvc_est_init(void)
 static Size
 est_shmem_size(void)
 {
-	return add_size(MAXALIGN(sizeof(EstShared)),
-					hash_estimate_size(est_max_entries, sizeof(EstEntry)));
+	return add_size(MAXALIGN(sizeof(PsvcEstShared)),
+					hash_estimate_size(psvc_est_max_entries, sizeof(PsvcEstEntry)));
 }
 
 static void
@@ -208,15 +169,15 @@ est_shmem_startup(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	est_shared = ShmemInitStruct("partner_svc estimates", sizeof(EstShared), &found);
+	psvc_est_shared = ShmemInitStruct("partner_svc estimates", sizeof(PsvcEstShared), &found);
 	if (!found)
-		est_shared->lock = &(GetNamedLWLockTranche(PSVC_EST_TRANCHE))->lock;
+		psvc_est_shared->lock = &(GetNamedLWLockTranche(PSVC_EST_TRANCHE))->lock;
 
 	memset(&info, 0, sizeof(info));
-	info.keysize = sizeof(EstKey);
-	info.entrysize = sizeof(EstEntry);
-	est_table = ShmemInitHash("partner_svc learned estimates",
-							  est_max_entries, est_max_entries,
+	info.keysize = sizeof(PsvcEstKey);
+	info.entrysize = sizeof(PsvcEstEntry);
+	psvc_est_table = ShmemInitHash("partner_svc learned estimates",
+							  psvc_est_max_entries, psvc_est_max_entries,
 							  &info, HASH_ELEM | HASH_BLOBS);
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -224,7 +185,7 @@ est_shmem_startup(void)
 bool
 psvc_est_active(void)
 {
-	return psvc_est_learn && est_shared != NULL;
+	return psvc_est_learn && psvc_est_shared != NULL;
 }
 
 /* qsort_arg comparator of indexes into the name array arg */
@@ -264,7 +225,7 @@ psvc_est_key(int n, const char *const *names, const char *const *values)
 
 /* Fills a hash key; false when a part is too long to be kept. */
 static bool
-make_key(EstKey *k, Oid serverid, const char *route, const char *key, bool average)
+make_key(PsvcEstKey *k, Oid serverid, const char *route, const char *key, bool average)
 {
 	memset(k, 0, sizeof(*k));	/* HASH_BLOBS hashes the padding too */
 	k->dbid = MyDatabaseId;
@@ -280,22 +241,22 @@ bool
 psvc_est_lookup(Oid serverid, const char *route, const char *key,
 				bool average, double *rows, int64 *scans)
 {
-	EstKey		k;
-	EstEntry   *e;
+	PsvcEstKey		k;
+	PsvcEstEntry   *e;
 	bool		found = false;
 
 	if (!psvc_est_active() || !make_key(&k, serverid, route, key, average))
 		return false;
 
-	LWLockAcquire(est_shared->lock, LW_SHARED);
-	e = hash_search(est_table, &k, HASH_FIND, NULL);
+	LWLockAcquire(psvc_est_shared->lock, LW_SHARED);
+	e = hash_search(psvc_est_table, &k, HASH_FIND, NULL);
 	if (e != NULL && e->scans > 0)
 	{
 		*rows = e->rows;
 		*scans = e->scans;
 		found = true;
 	}
-	LWLockRelease(est_shared->lock);
+	LWLockRelease(psvc_est_shared->lock);
 	return found;
 }
 
@@ -304,31 +265,31 @@ psvc_est_lookup(Oid serverid, const char *route, const char *key,
  * table is full) if it does not exist; NULL if there is no room.  Caller
  * holds the lock exclusively.
  */
-static EstEntry *
-enter_locked(const EstKey *k, const char *columns)
+static PsvcEstEntry *
+enter_locked(const PsvcEstKey *k, const char *columns)
 {
-	EstEntry   *e;
+	PsvcEstEntry   *e;
 	bool		found;
 
-	e = hash_search(est_table, k, HASH_FIND, NULL);
+	e = hash_search(psvc_est_table, k, HASH_FIND, NULL);
 	if (e != NULL)
 		return e;
 
-	if (hash_get_num_entries(est_table) >= est_max_entries)
+	if (hash_get_num_entries(psvc_est_table) >= psvc_est_max_entries)
 	{
 		HASH_SEQ_STATUS seq;
-		EstEntry   *victim = NULL;
-		EstEntry   *x;
+		PsvcEstEntry   *victim = NULL;
+		PsvcEstEntry   *x;
 
-		hash_seq_init(&seq, est_table);
+		hash_seq_init(&seq, psvc_est_table);
 		while ((x = hash_seq_search(&seq)) != NULL)
 			if (victim == NULL || x->last_scan < victim->last_scan)
 				victim = x;
 		if (victim != NULL)
-			hash_search(est_table, &victim->key, HASH_REMOVE, NULL);
+			hash_search(psvc_est_table, &victim->key, HASH_REMOVE, NULL);
 	}
 
-	e = hash_search(est_table, k, HASH_ENTER_NULL, &found);
+	e = hash_search(psvc_est_table, k, HASH_ENTER_NULL, &found);
 	if (e != NULL && !found)
 	{
 		strlcpy(e->columns, columns, sizeof(e->columns));
@@ -341,7 +302,7 @@ enter_locked(const EstKey *k, const char *columns)
 }
 
 static void
-observe(EstEntry *e, int64 rows, TimestampTz now)
+observe(PsvcEstEntry *e, int64 rows, TimestampTz now)
 {
 	e->scans++;
 	e->rows += ((double) rows - e->rows) / Min(e->scans, PSVC_EST_WINDOW);
@@ -353,8 +314,8 @@ void
 psvc_est_record(Oid serverid, const char *route, const char *key,
 				const char *columns, int64 rows)
 {
-	EstKey		exact;
-	EstKey		avg;
+	PsvcEstKey		exact;
+	PsvcEstKey		avg;
 	bool		keep_exact;
 	bool		keep_avg;
 	TimestampTz now;
@@ -367,134 +328,132 @@ psvc_est_record(Oid serverid, const char *route, const char *key,
 		return;
 	now = GetCurrentTimestamp();
 
-	LWLockAcquire(est_shared->lock, LW_EXCLUSIVE);
+	LWLockAcquire(psvc_est_shared->lock, LW_EXCLUSIVE);
 	if (keep_exact)
 	{
-		EstEntry   *e = enter_locked(&exact, columns);
+		PsvcEstEntry   *e = enter_locked(&exact, columns);
 
 		if (e != NULL)
 			observe(e, rows, now);
 	}
 	if (keep_avg)
 	{
-		EstEntry   *e = enter_locked(&avg, columns);
+		PsvcEstEntry   *e = enter_locked(&avg, columns);
 
 		if (e != NULL)
 			observe(e, rows, now);
 	}
-	LWLockRelease(est_shared->lock);
+	LWLockRelease(psvc_est_shared->lock);
 }
 
-static void
-require_shmem(const char *what)
+static const char *
+plural_scans(int64 n)
 {
-	if (est_shared == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("%s needs partner_svc in shared_preload_libraries", what),
-				 errdetail("Learned estimates live in shared memory, which partner_svc has only when it is preloaded.")));
+	return n == 1 ? "scan" : "scans";
 }
 
 /*
- * partner_svc.estimates(): one row per entry: dbid, serverid, route, kind
- * ('key' or 'average'), columns, key (NULL for an average, for another
- * database's keys, and unless the caller may see key values: see the
- * header comment), rows, scans, last_rows, last_scan.
- *
- * The entries are copied under the lock into an array allocated before
- * it (in the function's memory context), sized by a first look at the
- * count; entries recorded between the two looks may be left out.  The
- * rows are built after the lock is released.
+ * The policy of docs/estimates.md: the entry of the exact key when every
+ * value is a constant (for a constant = ANY(array), the sum over its
+ * values, a value not seen yet counted as the average); else the average
+ * of the route's scans with the same columns (times the values of a
+ * constant array); else dflt.  An array known only at run time has an
+ * unknown size: dflt.
  */
-Datum
-psvc_est_entries(PG_FUNCTION_ARGS)
+double
+psvc_est_rows(Oid serverid, const char *route, int n, const PsvcEstColumn *cols,
+			  double dflt, char **desc, bool *learned)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		see_keys = superuser() ||
-		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
-	HASH_SEQ_STATUS seq;
-	EstEntry   *copy;
-	EstEntry   *e;
-	long		room;
-	long		n = 0;
+	const char **names = palloc(sizeof(char *) * Max(n, 1));
+	const char **values = palloc(sizeof(char *) * Max(n, 1));
+	bool		all_known = true;
+	int			array = -1;
+	double		avg = 0;
+	int64		avg_scans = 0;
+	bool		have_avg;
+	double		rows;
+	int64		scans;
 
-	require_shmem("partner_svc.estimates");
-	InitMaterializedSRF(fcinfo, 0);
-
-	LWLockAcquire(est_shared->lock, LW_SHARED);
-	room = hash_get_num_entries(est_table);
-	LWLockRelease(est_shared->lock);
-	room = Min(room + 16, est_max_entries);
-	copy = palloc(sizeof(EstEntry) * room);
-
-	LWLockAcquire(est_shared->lock, LW_SHARED);
-	hash_seq_init(&seq, est_table);
-	while ((e = hash_seq_search(&seq)) != NULL)
+	*learned = false;
+	if (!psvc_est_active())
 	{
-		if (n >= room)
+		*desc = psprintf("%.0f rows (default%s)", dflt,
+						 psvc_est_learn ? "" : ", learning off");
+		return dflt;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		names[i] = cols[i].name;
+		values[i] = cols[i].value;
+		if (cols[i].is_array)
 		{
-			hash_seq_term(&seq);
-			break;
+			if (cols[i].elems == NULL || array >= 0)
+			{
+				*desc = psprintf("%.0f rows (default)", dflt);
+				return dflt;
+			}
+			array = i;
 		}
-		copy[n++] = *e;
+		else if (values[i] == NULL)
+			all_known = false;
 	}
-	LWLockRelease(est_shared->lock);
 
-	for (long i = 0; i < n; i++)
+	have_avg = n > 0 &&
+		psvc_est_lookup(serverid, route, psvc_est_key(n, names, NULL), true,
+						&avg, &avg_scans);
+
+	if (all_known && array < 0 &&
+		psvc_est_lookup(serverid, route, psvc_est_key(n, names, values), false,
+						&rows, &scans))
 	{
-		Datum		values[10];
-		bool		nulls[10];
-
-		if (i % PSVC_EST_INTERRUPT_EVERY == 0)
-			CHECK_FOR_INTERRUPTS();
-		e = &copy[i];
-		memset(nulls, 0, sizeof(nulls));
-		values[0] = ObjectIdGetDatum(e->key.dbid);
-		values[1] = ObjectIdGetDatum(e->key.serverid);
-		values[2] = CStringGetTextDatum(e->key.route);
-		values[3] = CStringGetTextDatum(e->key.average ? "average" : "key");
-		values[4] = CStringGetTextDatum(e->columns);
-		if (e->key.average || e->key.dbid != MyDatabaseId || !see_keys)
-			nulls[5] = true;
-		else
-			values[5] = CStringGetTextDatum(e->key.key);
-		values[6] = Float8GetDatum(e->rows);
-		values[7] = Int64GetDatum(e->scans);
-		values[8] = Int64GetDatum(e->last_rows);
-		values[9] = TimestampTzGetDatum(e->last_scan);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		*learned = true;
+		*desc = psprintf("%.0f rows (learned from " INT64_FORMAT " %s)",
+						 rows, scans, plural_scans(scans));
+		return rows;
 	}
-	pfree(copy);
-
-	return (Datum) 0;
-}
-
-/*
- * partner_svc.estimates_reset(server name DEFAULT NULL): forgets what was
- * learned, of one server of the current database, or with NULL of every
- * server of every database.  Plans made afterwards use the defaults again
- * until scans teach them anew.
- */
-Datum
-psvc_est_reset(PG_FUNCTION_ARGS)
-{
-	Oid			serverid = InvalidOid;
-	HASH_SEQ_STATUS seq;
-	EstEntry   *e;
-
-	require_shmem("partner_svc.estimates_reset()");
-	if (!PG_ARGISNULL(0))
-		serverid = GetForeignServerByName(NameStr(*PG_GETARG_NAME(0)), false)->serverid;
-
-	LWLockAcquire(est_shared->lock, LW_EXCLUSIVE);
-	hash_seq_init(&seq, est_table);
-	while ((e = hash_seq_search(&seq)) != NULL)
+	if (all_known && array >= 0 && cols[array].nelems <= PSVC_EST_MAX_VALUES)
 	{
-		if (!OidIsValid(serverid) ||
-			(e->key.dbid == MyDatabaseId && e->key.serverid == serverid))
-			hash_search(est_table, &e->key, HASH_REMOVE, NULL);
-	}
-	LWLockRelease(est_shared->lock);
+		double		sum = 0;
+		int			seen = 0;
 
-	PG_RETURN_VOID();
+		scans = 0;
+		for (int e = 0; e < cols[array].nelems; e++)
+		{
+			double		r;
+			int64		sc;
+
+			values[array] = cols[array].elems[e];
+			if (psvc_est_lookup(serverid, route, psvc_est_key(n, names, values), false,
+								&r, &sc))
+			{
+				sum += r;
+				seen++;
+				scans += sc;
+			}
+		}
+		if (seen > 0)
+		{
+			rows = sum + (cols[array].nelems - seen) * (have_avg ? avg : sum / seen);
+			*learned = true;
+			*desc = psprintf("%.0f rows (learned: %d of %d values seen, " INT64_FORMAT " %s)",
+							 rows, seen, cols[array].nelems, scans, plural_scans(scans));
+			return rows;
+		}
+	}
+	if (have_avg)
+	{
+		*learned = true;
+		if (array >= 0)
+		{
+			rows = avg * cols[array].nelems;
+			*desc = psprintf("%.0f rows (learned: average of " INT64_FORMAT " %s, %d values)",
+							 rows, avg_scans, plural_scans(avg_scans), cols[array].nelems);
+			return rows;
+		}
+		*desc = psprintf("%.0f rows (learned: average of " INT64_FORMAT " %s)",
+						 avg, avg_scans, plural_scans(avg_scans));
+		return avg;
+	}
+	*desc = psprintf("%.0f rows (default)", dflt);
+	return dflt;
 }

@@ -10,6 +10,10 @@
  * the average entry of a route is found by the names of those columns
  * alone ("movie", "movie, section").  psvc_est_key makes both.
  *
+ * The module is estimates.c (the shared table, recording, lookups, the
+ * policy of psvc_est_rows) and estimates_views.c (the view and the reset
+ * function); their shared internals are in estimates_int.h.
+ *
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
@@ -53,6 +57,33 @@ extern bool psvc_est_lookup(Oid serverid, const char *route, const char *key,
  */
 extern void psvc_est_record(Oid serverid, const char *route, const char *key,
 							const char *columns, int64 rows);
+
+/*
+ * One pushed-down column of a planned list scan, as its estimate sees it:
+ * the text of a constant value; for col = ANY(constant array) the distinct
+ * texts of the elements; neither when the value is known only at run time
+ * (a join's, a parameter's).
+ */
+typedef struct PsvcEstColumn
+{
+	const char *name;
+	const char *value;			/* a constant's text, or NULL */
+	bool		is_array;		/* col = ANY(...) */
+	char	  **elems;			/* is_array: the distinct texts, or NULL
+								 * when the array is known only at run
+								 * time */
+	int			nelems;
+} PsvcEstColumn;
+
+/*
+ * The rows a list scan with these pushed columns is expected to keep,
+ * before local filters, and in *desc the line EXPLAIN VERBOSE shows about
+ * it (docs/estimates.md); dflt when nothing applies.  *learned tells
+ * whether the number was learned.  Allocates in CurrentMemoryContext.
+ */
+extern double psvc_est_rows(Oid serverid, const char *route, int n,
+							const PsvcEstColumn *cols, double dflt,
+							char **desc, bool *learned);
 
 /* SQL: partner_svc.estimates() and partner_svc.estimates_reset() */
 extern Datum psvc_est_entries(PG_FUNCTION_ARGS);

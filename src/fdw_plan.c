@@ -38,6 +38,11 @@
  * tables, the outer side of an outer join, the source of a MERGE) plan,
  * and fail only if they are run without a value.
  *
+ * Row estimates: what complete scans of the same server, route and
+ * values learned, or the documented defaults (estimates.c,
+ * docs/estimates.md); local conditions scale them by their selectivity.
+ * EXPLAIN VERBOSE shows where each scan's estimate comes from.
+ *
  * LIMIT is pushed only when nothing is left to filter locally and the
  * table is the whole query (no join, grouping, sorting, DISTINCT, window
  * or set operation): then the scan asks for no more rows than LIMIT +
@@ -113,9 +118,6 @@ typedef struct PsvcRelInfo
 #define DEFAULT_ROWS 1000.0
 #define DEFAULT_FILTERED_ROWS (DEFAULT_ROWS / 4)
 #define DEFAULT_PARAM_ROWS (DEFAULT_ROWS / 20)
-
-/* Values of a constant = ANY(array) looked up one by one, at most. */
-#define MAX_ESTIMATE_VALUES 100
 
 const PsvcEndpoint *
 psvc_fdw_endpoint(Oid relid, PsvcServer **server)
@@ -357,21 +359,12 @@ const_array_texts(Const *c, int *n)
 	return texts;
 }
 
-static const char *
-plural_scans(int64 n)
-{
-	return n == 1 ? "scan" : "scans";
-}
-
 /*
  * The rows a list scan is expected to keep before local filters, and in
- * *desc the line EXPLAIN VERBOSE shows about it.  From what complete scans
- * learned (estimates.c): the entry of the exact values when the plan knows
- * them all (for a constant = ANY(array), the sum over its values, a value
- * not seen yet counted as the average); else the average of the route's
- * scans with the same columns; else dflt.  by_join names the column a
- * join gives on a parameterized path (its value is known only at run
- * time), or is NULL.  *learned tells which.  Allocates in
+ * *desc the line EXPLAIN VERBOSE shows about it: learned from complete
+ * scans or dflt (estimates.c).  The pushed values the plan knows are the
+ * constants; by_join names the column a join gives on a parameterized
+ * path (its value is known only at run time), or is NULL.  Allocates in
  * CurrentMemoryContext.
  */
 static double
@@ -379,30 +372,9 @@ list_rows(const PsvcRelInfo *info, const PsvcColumnDef *by_join, double dflt,
 		  char **desc, bool *learned)
 {
 	int			n = list_length(info->pushed) + (by_join ? 1 : 0);
-	const char **names = palloc(sizeof(char *) * Max(n, 1));
-	const char **values = palloc(sizeof(char *) * Max(n, 1));
-	bool		all_known = by_join == NULL;
-	int			array = -1;
-	char	  **elems = NULL;
-	int			nelems = 0;
+	PsvcEstColumn *cols = palloc0(sizeof(PsvcEstColumn) * Max(n, 1));
 	int			i = 0;
 	ListCell   *lc;
-	const char *route = info->ep->route;
-	Oid			serverid = info->server->serverid;
-	char	   *columns;
-	double		avg = 0;
-	int64		avg_scans = 0;
-	bool		have_avg;
-	double		rows;
-	int64		scans;
-
-	*learned = false;
-	if (!psvc_est_active())
-	{
-		*desc = psprintf("%.0f rows (default%s)", dflt,
-						 psvc_est_learn ? "" : ", learning off");
-		return dflt;
-	}
 
 	foreach(lc, info->pushed)
 	{
@@ -411,90 +383,23 @@ list_rows(const PsvcRelInfo *info, const PsvcColumnDef *by_join, double dflt,
 
 		while (IsA(v, RelabelType))
 			v = ((RelabelType *) v)->arg;
-		names[i] = pq->col->name;
-		values[i] = NULL;
+		cols[i].name = pq->col->name;
+		cols[i].is_array = pq->is_array;
 		if (IsA(v, Const) && !((Const *) v)->constisnull)
 		{
-			if (!pq->is_array)
-				values[i] = const_text(((Const *) v)->constvalue, ((Const *) v)->consttype);
-			else if (array < 0)
-			{
-				array = i;
-				elems = const_array_texts((Const *) v, &nelems);
-			}
+			Const	   *c = (Const *) v;
+
+			if (pq->is_array)
+				cols[i].elems = const_array_texts(c, &cols[i].nelems);
+			else
+				cols[i].value = const_text(c->constvalue, c->consttype);
 		}
-		if (pq->is_array && array != i)
-		{
-			/* an array known only at run time: its size is unknown */
-			*desc = psprintf("%.0f rows (default)", dflt);
-			return dflt;
-		}
-		if (values[i] == NULL && array != i)
-			all_known = false;
 		i++;
 	}
 	if (by_join)
-	{
-		names[i] = by_join->name;
-		values[i] = NULL;
-	}
-
-	columns = psvc_est_key(n, names, NULL);
-	have_avg = n > 0 && psvc_est_lookup(serverid, route, columns, true, &avg, &avg_scans);
-
-	if (all_known && array < 0 &&
-		psvc_est_lookup(serverid, route, psvc_est_key(n, names, values), false,
-						&rows, &scans))
-	{
-		*learned = true;
-		*desc = psprintf("%.0f rows (learned from " INT64_FORMAT " %s)",
-						 rows, scans, plural_scans(scans));
-		return rows;
-	}
-	if (all_known && array >= 0 && nelems <= MAX_ESTIMATE_VALUES)
-	{
-		double		sum = 0;
-		int			seen = 0;
-
-		scans = 0;
-		for (int e = 0; e < nelems; e++)
-		{
-			double		r;
-			int64		sc;
-
-			values[array] = elems[e];
-			if (psvc_est_lookup(serverid, route, psvc_est_key(n, names, values), false,
-								&r, &sc))
-			{
-				sum += r;
-				seen++;
-				scans += sc;
-			}
-		}
-		if (seen > 0)
-		{
-			rows = sum + (nelems - seen) * (have_avg ? avg : sum / seen);
-			*learned = true;
-			*desc = psprintf("%.0f rows (learned: %d of %d values seen, " INT64_FORMAT " %s)",
-							 rows, seen, nelems, scans, plural_scans(scans));
-			return rows;
-		}
-	}
-	if (have_avg)
-	{
-		*learned = true;
-		if (array >= 0)
-		{
-			*desc = psprintf("%.0f rows (learned: average of " INT64_FORMAT " %s, %d values)",
-							 avg * nelems, avg_scans, plural_scans(avg_scans), nelems);
-			return avg * nelems;
-		}
-		*desc = psprintf("%.0f rows (learned: average of " INT64_FORMAT " %s)",
-						 avg, avg_scans, plural_scans(avg_scans));
-		return avg;
-	}
-	*desc = psprintf("%.0f rows (default)", dflt);
-	return dflt;
+		cols[i].name = by_join->name;
+	return psvc_est_rows(info->server->serverid, info->ep->route, n, cols, dflt,
+						 desc, learned);
 }
 
 void
