@@ -242,7 +242,7 @@ psvc_est_lookup(Oid serverid, const char *route, const char *key,
 				bool average, double *rows, int64 *scans)
 {
 	PsvcEstKey		k;
-	PsvcEstEntry   *e;
+	PsvcEstEntry *e;
 	bool		found = false;
 
 	if (!psvc_est_active() || !make_key(&k, serverid, route, key, average))
@@ -268,7 +268,7 @@ psvc_est_lookup(Oid serverid, const char *route, const char *key,
 static PsvcEstEntry *
 enter_locked(const PsvcEstKey *k, const char *columns)
 {
-	PsvcEstEntry   *e;
+	PsvcEstEntry *e;
 	bool		found;
 
 	e = hash_search(psvc_est_table, k, HASH_FIND, NULL);
@@ -278,8 +278,8 @@ enter_locked(const PsvcEstKey *k, const char *columns)
 	if (hash_get_num_entries(psvc_est_table) >= psvc_est_max_entries)
 	{
 		HASH_SEQ_STATUS seq;
-		PsvcEstEntry   *victim = NULL;
-		PsvcEstEntry   *x;
+		PsvcEstEntry *victim = NULL;
+		PsvcEstEntry *x;
 
 		hash_seq_init(&seq, psvc_est_table);
 		while ((x = hash_seq_search(&seq)) != NULL)
@@ -331,14 +331,14 @@ psvc_est_record(Oid serverid, const char *route, const char *key,
 	LWLockAcquire(psvc_est_shared->lock, LW_EXCLUSIVE);
 	if (keep_exact)
 	{
-		PsvcEstEntry   *e = enter_locked(&exact, columns);
+		PsvcEstEntry *e = enter_locked(&exact, columns);
 
 		if (e != NULL)
 			observe(e, rows, now);
 	}
 	if (keep_avg)
 	{
-		PsvcEstEntry   *e = enter_locked(&avg, columns);
+		PsvcEstEntry *e = enter_locked(&avg, columns);
 
 		if (e != NULL)
 			observe(e, rows, now);

@@ -68,8 +68,8 @@ psvc_est_entries(PG_FUNCTION_ARGS)
 	bool		see_keys = superuser() ||
 		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 	HASH_SEQ_STATUS seq;
-	PsvcEstEntry   *copy;
-	PsvcEstEntry   *e;
+	PsvcEstEntry *copy;
+	PsvcEstEntry *e;
 	long		room;
 	long		n = 0;
 
@@ -135,7 +135,7 @@ psvc_est_reset(PG_FUNCTION_ARGS)
 {
 	Oid			serverid = InvalidOid;
 	HASH_SEQ_STATUS seq;
-	PsvcEstEntry   *e;
+	PsvcEstEntry *e;
 
 	require_shmem("partner_svc.estimates_reset()");
 	if (!PG_ARGISNULL(0))
