@@ -241,7 +241,7 @@ bool
 psvc_est_lookup(Oid serverid, const char *route, const char *key,
 				bool average, double *rows, int64 *scans)
 {
-	PsvcEstKey		k;
+	PsvcEstKey	k;
 	PsvcEstEntry *e;
 	bool		found = false;
 
@@ -314,8 +314,8 @@ void
 psvc_est_record(Oid serverid, const char *route, const char *key,
 				const char *columns, int64 rows)
 {
-	PsvcEstKey		exact;
-	PsvcEstKey		avg;
+	PsvcEstKey	exact;
+	PsvcEstKey	avg;
 	bool		keep_exact;
 	bool		keep_avg;
 	TimestampTz now;
