@@ -50,9 +50,11 @@ enum PsvcPrivateIndex
 	PSVC_PRIV_PUSHED,			/* List of List: (column, index in fdw_exprs,
 								 * is_array) per pushed-down equality */
 	PSVC_PRIV_ATTRS,			/* IntList: attnums the query needs */
-	PSVC_PRIV_MISSING			/* String: a required path column the plan
+	PSVC_PRIV_MISSING,			/* String: a required path column the plan
 								 * has no value for (the scan raises the
 								 * documented error), or "" */
+	PSVC_PRIV_ESTIMATE			/* String: the row estimate and where it
+								 * comes from (estimates.c), for EXPLAIN */
 };
 
 extern void psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid);

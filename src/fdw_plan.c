@@ -40,6 +40,11 @@
  * tables, the outer side of an outer join, the source of a MERGE) plan,
  * and fail only if they are run without a value.
  *
+ * Row estimates: what complete scans of the same server, route and
+ * values learned, or the documented defaults (estimates.c,
+ * docs/estimates.md); local conditions scale them by their selectivity.
+ * EXPLAIN VERBOSE shows where each scan's estimate comes from.
+ *
  * LIMIT is pushed only when nothing is left to filter locally and the
  * table is the whole query (no join, grouping, sorting, DISTINCT, window
  * or set operation): then the scan asks for no more rows than LIMIT +
@@ -71,12 +76,15 @@
 #include "optimizer/paths.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/typcache.h"
 
 #include "fdw.h"
 #include "options.h"
+#include "estimates.h"
 
 /* A condition the service can apply. */
 typedef struct PushedQual
@@ -96,12 +104,23 @@ typedef struct PsvcRelInfo
 	bool		detail;			/* a pushed qual on the detail column */
 	List	   *missing;		/* required path columns not given
 								 * (PsvcColumnDef *), in catalogue order */
+	double		local_sel;		/* selectivity of the local conditions */
+	char	   *estimate;		/* the plain path's row estimate, as
+								 * EXPLAIN VERBOSE shows it */
 } PsvcRelInfo;
 
 /* Estimates, in the planner's cost units, of one HTTP request and a row. */
 #define REQUEST_COST 1000.0
 #define ROW_COST 0.05
+
+/*
+ * Rows of a list before local filters when nothing was learned
+ * (docs/estimates.md): a list, a list the service filters (assumed to keep
+ * a quarter), and a list read once per value a join gives.
+ */
 #define DEFAULT_ROWS 1000.0
+#define DEFAULT_FILTERED_ROWS (DEFAULT_ROWS / 4)
+#define DEFAULT_PARAM_ROWS (DEFAULT_ROWS / 20)
 
 const PsvcEndpoint *
 psvc_fdw_endpoint(Oid relid, PsvcServer **server)
@@ -305,6 +324,99 @@ missing_has_column(List *missing, const PsvcColumnDef *col)
 	return false;
 }
 
+/* The text of a constant as the scan will send it (its type's output). */
+static char *
+const_text(Datum value, Oid type)
+{
+	Oid			out;
+	bool		varlena;
+
+	getTypeOutputInfo(type, &out, &varlena);
+	return OidOutputFunctionCall(out, value);
+}
+
+static int
+cstring_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * The distinct non-null elements of a constant array, as text, sorted;
+ * *n receives their count.
+ */
+static char **
+const_array_texts(Const *c, int *n)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	char	  **texts;
+	int			m = 0;
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &nulls, &nelems);
+	texts = palloc(sizeof(char *) * Max(nelems, 1));
+	for (int i = 0; i < nelems; i++)
+		if (!nulls[i])
+			texts[m++] = const_text(elems[i], elemtype);
+	qsort(texts, m, sizeof(char *), cstring_cmp);
+	*n = 0;
+	for (int i = 0; i < m; i++)
+		if (*n == 0 || strcmp(texts[i], texts[*n - 1]) != 0)
+			texts[(*n)++] = texts[i];
+	return texts;
+}
+
+/*
+ * The rows a list scan is expected to keep before local filters, and in
+ * *desc the line EXPLAIN VERBOSE shows about it: learned from complete
+ * scans or dflt (estimates.c).  The pushed values the plan knows are the
+ * constants; by_join lists the columns (PsvcColumnDef *) a join gives on
+ * a parameterized path (their values are known only at run time), or is
+ * NIL.  Allocates in
+ * CurrentMemoryContext.
+ */
+static double
+list_rows(const PsvcRelInfo *info, List *by_join, double dflt,
+		  char **desc, bool *learned)
+{
+	int			n = list_length(info->pushed) + list_length(by_join);
+	PsvcEstColumn *cols = palloc0(sizeof(PsvcEstColumn) * Max(n, 1));
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, info->pushed)
+	{
+		PushedQual *pq = lfirst(lc);
+		Expr	   *v = pq->value;
+
+		while (IsA(v, RelabelType))
+			v = ((RelabelType *) v)->arg;
+		cols[i].name = pq->col->name;
+		cols[i].is_array = pq->is_array;
+		if (IsA(v, Const) && !((Const *) v)->constisnull)
+		{
+			Const	   *c = (Const *) v;
+
+			if (pq->is_array)
+				cols[i].elems = const_array_texts(c, &cols[i].nelems);
+			else
+				cols[i].value = const_text(c->constvalue, c->consttype);
+		}
+		i++;
+	}
+	foreach(lc, by_join)
+		cols[i++].name = ((const PsvcColumnDef *) lfirst(lc))->name;
+	return psvc_est_rows(info->server->serverid, info->ep->list->route, n, cols, dflt,
+						 desc, learned);
+}
+
 void
 psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
@@ -342,10 +454,6 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 			info->missing = lappend(info->missing, unconstify(PsvcColumnDef *, c));
 	}
 
-	/* the service's own filtering is assumed to keep a quarter */
-	rows = info->detail ? 1 : DEFAULT_ROWS;
-	if (!info->detail && info->pushed != NIL)
-		rows = DEFAULT_ROWS / 4;
 	foreach(lc, baserel->baserestrictinfo)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
@@ -358,8 +466,28 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 		if (!is_pushed)
 			local = lappend(local, rinfo);
 	}
-	baserel->rows = clamp_row_est(rows * clauselist_selectivity(root, local, baserel->relid,
-																JOIN_INNER, NULL));
+	info->local_sel = clauselist_selectivity(root, local, baserel->relid, JOIN_INNER, NULL);
+
+	if (info->detail)
+	{
+		rows = 1;
+		info->estimate = pstrdup("1 row (detail read)");
+	}
+	else if (info->missing)
+	{
+		/* the plain path cannot run: no key to learn by */
+		rows = info->pushed != NIL ? DEFAULT_FILTERED_ROWS : DEFAULT_ROWS;
+		info->estimate = psprintf("%.0f rows (default)", rows);
+	}
+	else
+	{
+		bool		learned;
+
+		rows = list_rows(info, NIL,
+						 info->pushed != NIL ? DEFAULT_FILTERED_ROWS : DEFAULT_ROWS,
+						 &info->estimate, &learned);
+	}
+	baserel->rows = clamp_row_est(rows * info->local_sel);
 	baserel->fdw_private = info;
 }
 
@@ -434,7 +562,8 @@ psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 			 create_foreignscan_path(root, baserel, NULL, baserel->rows,
 									 REQUEST_COST + (info->missing ? disable_cost : 0),
 									 scan_cost(baserel->rows, info->server) + (info->missing ? disable_cost : 0),
-									 NIL, baserel->lateral_relids, NULL, NIL));
+									 NIL, baserel->lateral_relids, NULL,
+									 list_make1(makeString(info->estimate))));
 	if (info->missing == NIL)
 		return;
 
@@ -459,16 +588,23 @@ psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		Relids		outer = bms_union(bms_union(pull_varnos(root, (Node *) pq->value), others),
 									  baserel->lateral_relids);
 		ParamPathInfo *ppi;
-		double		rows = DEFAULT_ROWS / 20;
+		double		rows;
+		char	   *desc;
+		bool		learned;
 
 		outer = bms_del_member(outer, baserel->relid);
 		if (bms_is_empty(outer))
 			continue;
 		ppi = get_baserel_parampathinfo(root, baserel, outer);
+		/* rows per value the join gives */
+		rows = list_rows(info, info->missing, DEFAULT_PARAM_ROWS, &desc, &learned);
+		if (learned)
+			rows = clamp_row_est(rows * info->local_sel);
 		add_path(baserel, (Path *)
 				 create_foreignscan_path(root, baserel, NULL, rows,
 										 REQUEST_COST, scan_cost(rows, info->server),
-										 NIL, ppi->ppi_req_outer, NULL, NIL));
+										 NIL, ppi->ppi_req_outer, NULL,
+										 list_make1(makeString(desc))));
 	}
 }
 
@@ -610,6 +746,9 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 		}
 		priv = lappend(priv, makeString(pstrdup(missing)));
 	}
+	/* the row estimate of the chosen path, for EXPLAIN VERBOSE */
+	priv = lappend(priv, makeString(pstrdup(best_path->fdw_private ?
+											strVal(linitial(best_path->fdw_private)) : "")));
 
 	/*
 	 * The pushed conditions on member columns are rechecked by the scan

@@ -85,6 +85,7 @@
 #include "http.h"
 #include "json.h"
 #include "options.h"
+#include "estimates.h"
 
 /*
  * Bounds on what a service may answer to a listing (docs/foreign-tables.md):
@@ -142,6 +143,8 @@ typedef struct Stream
 	int64		asked;			/* items asked for by the page in flight */
 	bool		done;			/* no more pages to ask for */
 	int			pages;
+	bool		complete;		/* reached the end of its list */
+	int64		kept;			/* rows returned from it (rechecked) */
 	int			empty_pages;	/* consecutive pages without items that
 								 * had a next_cursor */
 	char	   *lap_cursor;		/* cycle detection (check_cursor) */
@@ -661,6 +664,36 @@ release_page(PsvcScanState *st)
 }
 
 /*
+ * Reports a stream that reached the end of its list, with every row of it
+ * consumed, to the learned estimates (estimates.c): the rows it kept, under
+ * the values it sent (one per pushed column: a stream stands for one
+ * combination of the array values).  Detail reads are not learned.
+ * Allocates in
+ * CurrentMemoryContext (the executor's per-tuple context).
+ */
+static void
+learn_stream(PsvcScanState *st, Stream *s)
+{
+	const char **names;
+	const char **values;
+
+	if (st->detail || !psvc_est_active())
+		return;
+	names = palloc(sizeof(char *) * Max(st->npushed, 1));
+	values = palloc(sizeof(char *) * Max(st->npushed, 1));
+	for (int i = 0; i < st->npushed; i++)
+	{
+		PushedValue *pv = &st->pushed[i];
+
+		names[i] = pv->def->name;
+		values[i] = pv->texts[value_index(st, i, s->value)];
+	}
+	psvc_est_record(st->server->serverid, st->ep->list->route,
+					psvc_est_key(st->npushed, names, values),
+					psvc_est_key(st->npushed, names, NULL), s->kept);
+}
+
+/*
  * Makes the next page current.  Returns false at the end of the scan.
  */
 static bool
@@ -682,6 +715,9 @@ advance(PsvcScanState *st)
 		{
 			if (s->done)
 			{
+				/* all its rows were consumed: its count is complete */
+				if (s->complete)
+					learn_stream(st, s);
 				st->cur++;
 				start_streams(st);
 				continue;
@@ -713,6 +749,7 @@ advance(PsvcScanState *st)
 			MemoryContextDelete(s->xfer_cxt);
 			s->xfer_cxt = NULL;
 			s->done = true;
+			s->complete = true; /* the documented "nothing here" */
 			continue;
 		}
 
@@ -802,6 +839,7 @@ advance(PsvcScanState *st)
 						 errmsg("GET %s answered has_more without a next_cursor", st->ep->list->route),
 						 errdetail("The listing cannot continue without a cursor.")));
 			s->done = true;
+			s->complete = true;
 		}
 		return true;
 	}
@@ -1048,6 +1086,7 @@ psvc_fdw_iterate(ForeignScanState *node)
 		CHECK_FOR_INTERRUPTS();
 	}
 	st->rows_returned++;
+	st->streams[st->cur].kept++;
 	return slot;
 }
 
@@ -1159,6 +1198,10 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 		ExplainPropertyInteger("Partner Fan-out", NULL, nreq, es);
 	if (st->limit >= 0)
 		ExplainPropertyInteger("Partner Limit", NULL, st->limit, es);
+	if (es->verbose && list_length(plan->fdw_private) > PSVC_PRIV_ESTIMATE &&
+		strVal(list_nth(plan->fdw_private, PSVC_PRIV_ESTIMATE))[0] != '\0')
+		ExplainPropertyText("Partner Estimate",
+							strVal(list_nth(plan->fdw_private, PSVC_PRIV_ESTIMATE)), es);
 	if (es->verbose)
 		psvc_options_explain(st->server, es);
 	if (es->analyze)

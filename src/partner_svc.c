@@ -35,6 +35,7 @@
 #include "partner_svc.h"
 #include "ratelimit.h"
 #include "webhook.h"
+#include "estimates.h"
 
 PG_MODULE_MAGIC;
 
@@ -52,6 +53,7 @@ _PG_init(void)
 	psvc_guc_init();
 	psvc_rl_init();
 	psvc_worker_init();
+	psvc_est_init();
 
 	MarkGUCPrefixReserved("partner_svc");
 }
