@@ -96,6 +96,7 @@ $(filter src/http.o src/http_%.o,$(OBJS)): src/http_int.h
 $(filter src/json_decode%.o,$(OBJS)): src/json_decode_int.h
 $(filter src/fdw_modify%.o,$(OBJS)): src/fdw_modify_int.h
 $(filter src/ratelimit%.o src/quota%.o,$(OBJS)): src/ratelimit_int.h
+$(filter src/cache.o src/http.o src/http_%.o src/fdw_scan.o src/options.o src/server_options.o src/partner_svc.o,$(OBJS)): src/cache.h
 
 SANDBOX = src/sandbox/partner_svc_sandbox
 SANDBOX_SRCS = $(wildcard src/sandbox/core/*.c src/sandbox/services/*.c)

@@ -170,6 +170,9 @@ transfer_release(void *arg)
 
 	/* rate limiter: an abandoned attempt still counts (ratelimit.c) */
 	psvc_rl_release(t->rl);
+	/* an abandoned write may still be carried out: cached reads are stale */
+	if (t->writes && (t->state == XFER_RUNNING || t->state == XFER_BACKOFF))
+		psvc_cache_note_write(t->serverid);
 	psvc_http_detach_handle(t);
 	if (t->headers != NULL)
 	{
@@ -518,6 +521,10 @@ complete_transfer(PsvcTransfer *t)
 	resp->wait_ms = t->wait_ms;
 	resp->rl_wait_ms = psvc_rl_waited_ms(t->rl);	/* ratelimit.c */
 	resp->url_for_explain = t->description;
+	resp->cache_miss = t->cache != NULL;
+	/* the service has acted on a write: what was cached before is stale */
+	if (t->writes)
+		psvc_cache_note_write(t->serverid);
 
 	psvc_http_detach_handle(t);
 	if (t->headers != NULL)
@@ -526,6 +533,34 @@ complete_transfer(PsvcTransfer *t)
 		t->headers = NULL;
 	}
 	psvc_http_unlink(t);
+	t->resp = resp;
+	t->state = XFER_DONE;
+}
+
+/*
+ * Completes t with an answer of the response cache (body, allocated in
+ * t->cxt by cache.c): no handle, no lease, nothing sent.
+ */
+static void
+complete_from_cache(PsvcTransfer *t, char *body, size_t len, long status,
+					char *ctype)
+{
+	PsvcHttpResponse *resp = MemoryContextAllocZero(t->cxt, sizeof(PsvcHttpResponse));
+
+	if (t->headers != NULL)
+	{
+		curl_slist_free_all(t->headers);
+		t->headers = NULL;
+	}
+	resp->status = status;
+	resp->body = body;
+	resp->body_len = len;
+	resp->content_type = ctype;
+	resp->url_for_explain = t->description;
+	resp->from_cache = true;
+	resp->converted = true;		/* stored in this database's encoding */
+	t->outcome = OUTCOME_HTTP;
+	t->status = status;
 	t->resp = resp;
 	t->state = XFER_DONE;
 }
@@ -744,6 +779,9 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	PSVC_ADD_HEADER("Expect:");	/* no 100-continue round trip */
 
 	key = psvc_options_api_key(req->server);
+	/* the response cache keeps a hash of the key, never the key */
+	t->serverid = req->server->serverid;
+	t->cache = psvc_cache_probe(req, t->url, key, cxt);
 	if (key != NULL)
 	{
 		char	   *h = psprintf("Authorization: Bearer %s", key);
@@ -762,6 +800,25 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 #undef PSVC_ADD_HEADER
 
 	MemoryContextSwitchTo(oldcxt);
+
+	/* a hit skips the rate limiter and the network (cache.c) */
+	if (t->cache != NULL)
+	{
+		char	   *body;
+		size_t		len;
+		long		status;
+		char	   *ctype;
+
+		if (psvc_cache_lookup(t->cache, &body, &len, &status, &ctype))
+		{
+			INSTR_TIME_SET_CURRENT(t->started);
+			complete_from_cache(t, body, len, status, ctype);
+			return t;
+		}
+	}
+	/* a write: what other requests cache from now on may be stale */
+	if (t->writes)
+		psvc_cache_note_write(t->serverid);
 
 	t->rl = psvc_rl_prepare(req, cxt);
 
@@ -959,6 +1016,13 @@ psvc_http_finish(PsvcTransfer *t)
 	if (t->outcome == OUTCOME_HTTP && t->status >= 200 && t->status < 300)
 	{
 		response_to_server(t);
+		/*
+		 * Kept once converted: an entry is read only in its own database,
+		 * and an answer that failed to convert is never kept.
+		 */
+		if (t->cache != NULL && !t->resp->from_cache)
+			psvc_cache_store(t->cache, t->resp->body, t->resp->body_len,
+							 t->status, t->resp->content_type);
 		return t->resp;
 	}
 	if (t->outcome == OUTCOME_HTTP && t->return_errors)

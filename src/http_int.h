@@ -29,6 +29,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "cache.h"
 #include "partner_svc.h"
 
 /*
@@ -154,6 +155,9 @@ struct PsvcTransfer
 								 * curl overruns by a few ms */
 
 	PsvcRlLease *rl;			/* rate limiter and stats (ratelimit.c) */
+	Oid			serverid;		/* whose cached reads a write makes stale */
+	PsvcCacheProbe *cache;		/* the response cache's probe (cache.c), or
+								 * NULL: not cached */
 
 	TimestampTz retry_at;		/* XFER_BACKOFF: when to start again */
 	instr_time	started;

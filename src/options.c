@@ -66,6 +66,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "cache.h"
 #include "partner_svc.h"
 
 typedef void (*option_check_fn) (DefElem *def);
@@ -85,6 +86,7 @@ static void check_rate_limits(DefElem *def);
 static void check_max_response_size(DefElem *def);
 static void check_api_key(DefElem *def);
 static void check_resource(DefElem *def);
+static void check_cache_ttl(DefElem *def);
 static void check_field(DefElem *def);
 static void check_setting(DefElem *def);
 static void check_file_path(DefElem *def);
@@ -109,7 +111,9 @@ static const PsvcOption valid_options[] = {
 	{"ssl_key_file", ForeignServerRelationId, check_file_path},
 	{"proxy", ForeignServerRelationId, check_proxy},
 	{"api_key", UserMappingRelationId, check_api_key},
+	{"cache_ttl", ForeignServerRelationId, check_cache_ttl},
 	{"resource", ForeignTableRelationId, check_resource},
+	{"cache_ttl", ForeignTableRelationId, check_cache_ttl},
 	{"field", AttributeRelationId, check_field},
 	{NULL, InvalidOid, NULL}
 };
@@ -354,6 +358,13 @@ static void
 check_resource(DefElem *def)
 {
 	check_enum_value(def, resource_names(), "resources");
+}
+
+/* cache_ttl: a time from 0 to 24 hours (cache.c parses it). */
+static void
+check_cache_ttl(DefElem *def)
+{
+	(void) psvc_cache_parse_ttl(defGetString(def), "");
 }
 
 static void

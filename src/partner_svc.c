@@ -29,6 +29,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "cache.h"
 #include "partner_svc.h"
 
 PG_MODULE_MAGIC;
@@ -128,6 +129,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	psvc_rl_init();
+	psvc_cache_init();
 	psvc_worker_init();
 
 	MarkGUCPrefixReserved("partner_svc");

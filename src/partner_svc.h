@@ -97,6 +97,8 @@ typedef struct PsvcServer
 	const char *ssl_key_file;	/* its private key (PEM) */
 	const char *proxy;			/* proxy URL, or "environment": libcurl's
 								 * *_proxy variables; NULL: no proxy */
+	int			cache_ttl_ms;	/* option "cache_ttl" in ms (cache.c), -1
+								 * where unset */
 	Oid			userid;			/* whose user mapping gives the key: the
 								 * role a foreign table is checked as (set
 								 * by the scan or modify), or InvalidOid =
@@ -175,6 +177,10 @@ typedef struct PsvcHttpRequest
 											 * as status 0 with "error" set,
 											 * instead of raising; a pending
 											 * interrupt still raises */
+	bool		has_cache_ttl;	/* cache_ttl_ms is set: a foreign table's
+								 * option cache_ttl, which overrides the
+								 * server's and the default (cache.c) */
+	int			cache_ttl_ms;
 } PsvcHttpRequest;
 
 /*
@@ -204,6 +210,9 @@ typedef struct PsvcHttpResponse
 								 * went wrong, a sentence; else NULL */
 	int			error_sqlstate; /* status 0: the SQLSTATE it maps to */
 	bool		converted;		/* body already in the server encoding */
+	bool		from_cache;		/* served by the response cache: nothing
+								 * was sent (cache.c) */
+	bool		cache_miss;		/* looked up in the cache, not found */
 } PsvcHttpResponse;
 
 typedef struct PsvcTransfer PsvcTransfer;
@@ -579,6 +588,9 @@ extern void psvc_rl_attempt_done(PsvcRlLease *lease, long status,
 								 size_t bytes_sent, size_t bytes_received,
 								 double elapsed_ms, bool retrying, long hold_ms);
 extern void psvc_rl_release(PsvcRlLease *lease);
+/* Counts a hit or a miss of the response cache in partner_svc.stats. */
+extern void psvc_rl_count_cache(Oid serverid, const char *method,
+								const char *route, bool hit);
 /* Time this request waited for budget so far, in milliseconds. */
 extern double psvc_rl_waited_ms(const PsvcRlLease *lease);
 

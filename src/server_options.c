@@ -46,6 +46,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "cache.h"
 #include "partner_svc.h"
 
 /* The settings, in PsvcSettingId order; bounds as the GUCs'. */
@@ -217,6 +218,8 @@ psvc_options_server(Oid serverid)
 	s->ssl_cert_file = option_value(fs->options, "ssl_cert_file");
 	s->ssl_key_file = option_value(fs->options, "ssl_key_file");
 	s->proxy = option_value(fs->options, "proxy");
+	size = option_value(fs->options, "cache_ttl");
+	s->cache_ttl_ms = size ? psvc_cache_parse_ttl(size, "") : -1;
 	for (int i = 0; i < PSVC_NSETTINGS; i++)
 	{
 		const char *v = option_value(fs->options, settings[i].name);

@@ -1,0 +1,744 @@
+/*-------------------------------------------------------------------------
+ *
+ * cache.c
+ *		  The response cache: answers of safe GET requests to the partner
+ *		  services, shared by every backend of the server, in a fixed
+ *		  segment of shared memory.
+ *
+ * What is cached.  A GET that is not marked unsafe, answered 2xx, whose
+ * TTL is above zero.  The TTL is, first found: the foreign table's option
+ * cache_ttl (scans only), the server's option cache_ttl, the default of the
+ * request's operation (default_ttls[] below: product catalogue and movie
+ * content; everything else 0).  Errors, answers larger than an eighth of
+ * the cache and answers over max_response_size (an error) are never kept;
+ * a request that changes state is never cached.  docs/cache.md has the
+ * defaults and the reasons.
+ *
+ * The key.  SHA-256 of (database, server, SHA-256 of the API key, method,
+ * full URL with its query string).  An answer is thus served only to a
+ * role whose user mapping gives the same key (the key itself is never
+ * stored, only its hash, inside the hash of the whole request), and a
+ * changed base_url or query is another entry.  The TTL is not part of the
+ * key: it is applied when an entry is read, with the TTL of the reading
+ * request, so a lowered TTL takes effect at once.
+ *
+ * Invalidation.  Every request that may change state at a service (any
+ * method but GET and HEAD, and GETs marked unsafe) bumps the generation of
+ * its server when it starts, when it ends and when it is abandoned; an
+ * entry made under an older generation is stale, and an answer whose
+ * request started before a bump is not stored.  A cancel_order(id) or an
+ * UPDATE of a todo therefore makes every cached read of that server miss,
+ * the detail read of that id included.  Per-id invalidation would be
+ * finer but is not correct by itself: a write to an order also changes
+ * the orders list, its status route and a user's orders, and nothing
+ * says which reads a write touches.  Generations live in a small array of
+ * slots hashed by (database, server); two servers sharing a slot only
+ * invalidate each other more often.
+ *
+ * Memory.  partner_svc.cache_size (PGC_POSTMASTER) is the whole segment:
+ * header, hash table and data blocks.  Bodies are stored in fixed blocks
+ * of PSVC_CACHE_BLOCK bytes chained by an index array, so a freed entry's
+ * blocks serve any later entry (no fragmentation).  When an answer needs
+ * more blocks than are free, or the entry table is full, the least
+ * recently used entries are evicted.
+ *
+ * Locking.  One LWLock of the tranche "partner_svc_cache" protects
+ * everything but the generations: exclusive for lookups (a hit moves the
+ * entry to the front of the LRU list and copies the body out), stores,
+ * evictions and resets; shared for the usage view.  Generations are
+ * atomics, read without the lock.  Nothing under the lock raises: the
+ * copy out of a hit is allocated with MCXT_ALLOC_NO_OOM.  Two backends
+ * that fill the same entry at once both send their request; the second to
+ * store keeps the first one's entry.
+ *
+ * Without preloading there is no cache: requests are sent as usual.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/cache.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/cryptohash.h"
+#include "common/hashfn.h"
+#include "foreign/foreign.h"
+#include "commands/defrem.h"
+#include "funcapi.h"
+#include "lib/ilist.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "cache.h"
+
+#define PSVC_CACHE_TRANCHE		"partner_svc_cache"
+#define PSVC_CACHE_KEY_LEN		32	/* SHA-256 */
+#define PSVC_CACHE_BLOCK		2048	/* bytes of one data block */
+#define PSVC_CACHE_GEN_SLOTS	256 /* server generations */
+#define PSVC_CACHE_MIN_KB		128
+
+/*
+ * DEFAULT TTLS (interim).  The documented defaults, keyed by what every
+ * request carries (service and route template); a NULL route stands for
+ * every safe GET of the service.  Everything else defaults to 0 (not
+ * cached).  A server or table option cache_ttl overrides them.
+ */
+static const struct
+{
+	const char *service;
+	const char *route;
+	int			ttl_s;
+}			default_ttls[] =
+{
+	{.service = "orders", .route = "/public/products", .ttl_s = 3600},
+	{.service = "orders", .route = "/public/products/status", .ttl_s = 60},
+	{.service = "movies", .route = NULL, .ttl_s = 600},
+};
+
+/* One cached answer; the hash table's entry. */
+typedef struct CacheEntry
+{
+	uint8		key[PSVC_CACHE_KEY_LEN];	/* hash key */
+	dlist_node	lru;			/* in CacheShared.lru, most recent first */
+	Oid			dbid;
+	Oid			serverid;
+	uint64		gen;			/* of its server when its request started */
+	TimestampTz fetched_at;		/* when its request started */
+	int32		first_block;	/* chain of nblocks blocks via next[] */
+	int32		nblocks;
+	int32		status;
+	uint32		ctype_len;		/* content type, then body, in the blocks */
+	uint32		body_len;
+} CacheEntry;
+
+/* The fixed part of the segment. */
+typedef struct CacheShared
+{
+	LWLock	   *lock;
+	int			nblocks;		/* data blocks */
+	int			max_entries;
+	int			max_entry_blocks;	/* larger answers are not kept */
+	int			nfree;
+	int32		free_head;		/* -1: none */
+	int32	   *next;			/* next block of each block, -1 ends */
+	char	   *blocks;
+	dlist_head	lru;
+	int64		nentries;
+	Size		segment_bytes;	/* all the cache took of shared memory */
+	/* counters since the last reset, under the lock */
+	int64		hits;
+	int64		misses;
+	int64		stores;
+	int64		evictions;
+	int64		not_stored;		/* too large, or stale when it came */
+	TimestampTz reset_at;
+	pg_atomic_uint64 gens[PSVC_CACHE_GEN_SLOTS];
+} CacheShared;
+
+struct PsvcCacheProbe
+{
+	MemoryContext cxt;
+	uint8		key[PSVC_CACHE_KEY_LEN];
+	Oid			serverid;
+	int			slot;
+	uint64		gen;
+	int			ttl_ms;
+	TimestampTz started;
+	const char *method;			/* for the stats row */
+	const char *route;
+};
+
+/* GUCs */
+static bool cache_enabled = true;
+static int	cache_size_kb = 64 * 1024;
+
+static CacheShared *cache = NULL;
+static HTAB *cache_table = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void cache_shmem_request(void);
+static void cache_shmem_startup(void);
+
+PG_FUNCTION_INFO_V1(psvc_cache_reset);
+PG_FUNCTION_INFO_V1(psvc_cache_usage);
+
+
+/* ---------------------------------------------------------------------
+ * Set-up
+ * ---------------------------------------------------------------------
+ */
+
+void
+psvc_cache_init(void)
+{
+	DefineCustomBoolVariable("partner_svc.cache",
+							 "Answers safe GET requests from the shared response cache.",
+							 "Off sends every request and stores nothing; writes still invalidate what others cached.",
+							 &cache_enabled,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	DefineCustomIntVariable("partner_svc.cache_size",
+							"Shared memory of the response cache, its tables included.",
+							"Answers larger than an eighth of it are not cached.",
+							&cache_size_kb,
+							64 * 1024,
+							PSVC_CACHE_MIN_KB,
+							16 * 1024 * 1024,
+							PGC_POSTMASTER,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = cache_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = cache_shmem_startup;
+}
+
+/* How partner_svc.cache_size divides into entries and blocks. */
+static void
+cache_layout(int *max_entries, int *nblocks, Size *fixed)
+{
+	Size		total = (Size) cache_size_kb * 1024;
+	Size		used;
+
+	*max_entries = (int) Max(total / (2 * PSVC_CACHE_BLOCK), 32);
+	*fixed = MAXALIGN(sizeof(CacheShared));
+	used = *fixed + hash_estimate_size(*max_entries, sizeof(CacheEntry));
+	*nblocks = (int) ((total - used) / (PSVC_CACHE_BLOCK + sizeof(int32)));
+}
+
+static void
+cache_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace((Size) cache_size_kb * 1024);
+	RequestNamedLWLockTranche(PSVC_CACHE_TRANCHE, 1);
+}
+
+/* Makes or attaches to the segment, under AddinShmemInitLock. */
+static void
+cache_shmem_startup(void)
+{
+	int			max_entries;
+	int			nblocks;
+	Size		fixed;
+	Size		data;
+	bool		found;
+	HASHCTL		info;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	cache_layout(&max_entries, &nblocks, &fixed);
+	data = MAXALIGN(sizeof(int32) * nblocks) + (Size) nblocks * PSVC_CACHE_BLOCK;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	cache = ShmemInitStruct("partner_svc response cache", fixed + data, &found);
+	if (!found)
+	{
+		char	   *p = (char *) cache + fixed;
+
+		memset(cache, 0, sizeof(CacheShared));
+		cache->lock = &(GetNamedLWLockTranche(PSVC_CACHE_TRANCHE))->lock;
+		cache->nblocks = nblocks;
+		cache->max_entries = max_entries;
+		cache->max_entry_blocks = Max(nblocks / 8, 1);
+		cache->next = (int32 *) p;
+		cache->blocks = p + MAXALIGN(sizeof(int32) * nblocks);
+		for (int i = 0; i < nblocks; i++)
+			cache->next[i] = i + 1 < nblocks ? i + 1 : -1;
+		cache->free_head = nblocks > 0 ? 0 : -1;
+		cache->nfree = nblocks;
+		dlist_init(&cache->lru);
+		cache->segment_bytes = fixed + data +
+			hash_estimate_size(max_entries, sizeof(CacheEntry));
+		cache->reset_at = GetCurrentTimestamp();
+		for (int i = 0; i < PSVC_CACHE_GEN_SLOTS; i++)
+			pg_atomic_init_u64(&cache->gens[i], 0);
+	}
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = PSVC_CACHE_KEY_LEN;
+	info.entrysize = sizeof(CacheEntry);
+	cache_table = ShmemInitHash("partner_svc response cache entries",
+								max_entries, max_entries,
+								&info, HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* ---------------------------------------------------------------------
+ * TTLs
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * A cache_ttl value in milliseconds: a time as in SET ('10min', '500ms';
+ * a bare number is milliseconds), 0 to 24 hours.  "what" names the object
+ * in the message.
+ */
+int
+psvc_cache_parse_ttl(const char *value, const char *what)
+{
+	int			v;
+	const char *hint = NULL;
+
+	if (!parse_int(value, &v, GUC_UNIT_MS, &hint))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"cache_ttl\"%s: \"%s\"", what, value),
+				 hint ? errhint("%s", hint) :
+				 errhint("Give a time such as \"10min\" or \"500ms\"; a bare number is milliseconds, 0 turns caching off.")));
+	if (v < 0 || v > PSVC_CACHE_MAX_TTL_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("value for option \"cache_ttl\"%s is out of range: \"%s\"", what, value),
+				 errdetail("Option \"cache_ttl\" must be between 0 and %d milliseconds (24 hours, the life of a paging cursor).",
+						   PSVC_CACHE_MAX_TTL_MS)));
+	return v;
+}
+
+int
+psvc_cache_table_ttl(Oid relid)
+{
+	ForeignTable *ft = GetForeignTable(relid);
+	ListCell   *lc;
+
+	foreach(lc, ft->options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+
+		if (strcmp(def->defname, "cache_ttl") == 0)
+			return psvc_cache_parse_ttl(defGetString(def), "");
+	}
+	return -1;
+}
+
+/* The TTL of req in milliseconds: table option, server option, default. */
+static int
+request_ttl(const PsvcHttpRequest *req)
+{
+	if (req->has_cache_ttl)
+		return req->cache_ttl_ms;
+	if (req->server->cache_ttl_ms >= 0)
+		return req->server->cache_ttl_ms;
+	for (int i = 0; i < lengthof(default_ttls); i++)
+	{
+		if (strcmp(default_ttls[i].service, req->server->service) == 0 &&
+			(default_ttls[i].route == NULL ||
+			 strcmp(default_ttls[i].route, req->route) == 0))
+			return default_ttls[i].ttl_s * 1000;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Blocks and entries (all under the lock held exclusively; none raises)
+ * ---------------------------------------------------------------------
+ */
+
+static int
+gen_slot(Oid dbid, Oid serverid)
+{
+	return (int) (hash_combine(murmurhash32(dbid), murmurhash32(serverid)) %
+				  PSVC_CACHE_GEN_SLOTS);
+}
+
+/* Gives e's blocks back and forgets e. */
+static void
+remove_entry(CacheEntry *e)
+{
+	int32		b = e->first_block;
+
+	while (b >= 0)
+	{
+		int32		nb = cache->next[b];
+
+		cache->next[b] = cache->free_head;
+		cache->free_head = b;
+		cache->nfree++;
+		b = nb;
+	}
+	dlist_delete(&e->lru);
+	cache->nentries--;
+	hash_search(cache_table, e->key, HASH_REMOVE, NULL);
+}
+
+/* Copies len bytes between buf and the chain at (*block, *off), advancing it. */
+static void
+copy_chain(int32 *block, int *off, char *buf, size_t len, bool out)
+{
+	while (len > 0)
+	{
+		size_t		n = Min(len, (size_t) (PSVC_CACHE_BLOCK - *off));
+		char	   *p = cache->blocks + (Size) (*block) * PSVC_CACHE_BLOCK + *off;
+
+		if (out)
+			memcpy(buf, p, n);
+		else
+			memcpy(p, buf, n);
+		buf += n;
+		len -= n;
+		*off += n;
+		if (*off == PSVC_CACHE_BLOCK)
+		{
+			*block = cache->next[*block];
+			*off = 0;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * The request path (http.c)
+ * ---------------------------------------------------------------------
+ */
+
+/* Raises the failure of a SHA-256 context. */
+static void
+hash_failed(pg_cryptohash_ctx *ctx)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("could not compute the response cache key: %s",
+					pg_cryptohash_error(ctx))));
+}
+
+/*
+ * SHA-256 of the concatenation of n (pointer, length) pairs into out.  The
+ * context is released on every path (PG_FINALLY; its resource owner would
+ * too).
+ */
+static void
+sha256(uint8 *out, int n, const void **parts, const size_t *lens)
+{
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+
+	if (ctx == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	PG_TRY();
+	{
+		if (pg_cryptohash_init(ctx) < 0)
+			hash_failed(ctx);
+		for (int i = 0; i < n; i++)
+			if (pg_cryptohash_update(ctx, (const uint8 *) parts[i], lens[i]) < 0)
+				hash_failed(ctx);
+		if (pg_cryptohash_final(ctx, out, PSVC_CACHE_KEY_LEN) < 0)
+			hash_failed(ctx);
+	}
+	PG_FINALLY();
+	{
+		pg_cryptohash_free(ctx);
+	}
+	PG_END_TRY();
+}
+
+PsvcCacheProbe *
+psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
+				 const char *api_key, MemoryContext cxt)
+{
+	PsvcCacheProbe *p;
+	int			ttl;
+	uint8		key_hash[PSVC_CACHE_KEY_LEN];
+	Oid			ids[2];
+	const void *parts[6];
+	size_t		lens[6];
+
+	if (cache == NULL || !cache_enabled || req->unsafe ||
+		strcmp(req->method, "GET") != 0)
+		return NULL;
+	ttl = request_ttl(req);
+	if (ttl <= 0)
+		return NULL;
+
+	p = MemoryContextAllocZero(cxt, sizeof(PsvcCacheProbe));
+	p->cxt = cxt;
+	p->serverid = req->server->serverid;
+	p->slot = gen_slot(MyDatabaseId, p->serverid);
+	p->gen = pg_atomic_read_u64(&cache->gens[p->slot]);
+	p->ttl_ms = ttl;
+	p->started = GetCurrentTimestamp();
+	p->method = MemoryContextStrdup(cxt, req->method);
+	p->route = MemoryContextStrdup(cxt, req->route);
+
+	/* the key's own hash first, so the key is in no other buffer */
+	if (api_key != NULL)
+	{
+		parts[0] = api_key;
+		lens[0] = strlen(api_key);
+		sha256(key_hash, 1, parts, lens);
+	}
+	else
+		memset(key_hash, 0, sizeof(key_hash));
+
+	ids[0] = MyDatabaseId;
+	ids[1] = p->serverid;
+	parts[0] = ids;
+	lens[0] = sizeof(ids);
+	parts[1] = key_hash;
+	lens[1] = sizeof(key_hash);
+	parts[2] = req->method;
+	lens[2] = strlen(req->method) + 1;
+	parts[3] = url;
+	lens[3] = strlen(url) + 1;
+	sha256(p->key, 4, parts, lens);
+	explicit_bzero(key_hash, sizeof(key_hash));
+	return p;
+}
+
+bool
+psvc_cache_lookup(PsvcCacheProbe *p, char **body, size_t *len,
+				  long *status, char **content_type)
+{
+	CacheEntry *e;
+	bool		hit = false;
+	TimestampTz now = GetCurrentTimestamp();
+
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	e = hash_search(cache_table, p->key, HASH_FIND, NULL);
+	if (e != NULL && e->gen != pg_atomic_read_u64(&cache->gens[p->slot]))
+	{
+		/* made before a write to its server */
+		remove_entry(e);
+		e = NULL;
+	}
+	if (e != NULL &&
+		!TimestampDifferenceExceeds(e->fetched_at, now, p->ttl_ms - 1))
+	{
+		char	   *ctype = MemoryContextAllocExtended(p->cxt, e->ctype_len + 1,
+													   MCXT_ALLOC_NO_OOM);
+		char	   *copy = MemoryContextAllocExtended(p->cxt, (Size) e->body_len + 1,
+													  MCXT_ALLOC_NO_OOM);
+
+		if (ctype != NULL && copy != NULL)
+		{
+			int32		b = e->first_block;
+			int			off = 0;
+
+			copy_chain(&b, &off, ctype, e->ctype_len, true);
+			ctype[e->ctype_len] = '\0';
+			copy_chain(&b, &off, copy, e->body_len, true);
+			copy[e->body_len] = '\0';
+			*body = copy;
+			*len = e->body_len;
+			*status = e->status;
+			*content_type = e->ctype_len > 0 ? ctype : NULL;
+			dlist_move_head(&cache->lru, &e->lru);
+			hit = true;
+		}
+	}
+	if (hit)
+		cache->hits++;
+	else
+		cache->misses++;
+	LWLockRelease(cache->lock);
+
+	psvc_rl_count_cache(p->serverid, p->method, p->route, hit);
+	return hit;
+}
+
+void
+psvc_cache_store(PsvcCacheProbe *p, const char *body, size_t len,
+				 long status, const char *content_type)
+{
+	size_t		ctype_len = content_type ? strlen(content_type) : 0;
+	size_t		total = ctype_len + len;
+	int			need;
+	CacheEntry *e;
+	bool		found;
+	int32		prev = -1;
+	int32		b;
+	int			off = 0;
+
+	if (total > (size_t) cache->max_entry_blocks * PSVC_CACHE_BLOCK)
+	{
+		LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+		cache->not_stored++;
+		LWLockRelease(cache->lock);
+		return;
+	}
+	need = (int) Max((total + PSVC_CACHE_BLOCK - 1) / PSVC_CACHE_BLOCK, 1);
+
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	if (pg_atomic_read_u64(&cache->gens[p->slot]) != p->gen)
+	{
+		/* a write began since the request: its answer may be stale */
+		cache->not_stored++;
+		LWLockRelease(cache->lock);
+		return;
+	}
+	e = hash_search(cache_table, p->key, HASH_FIND, NULL);
+	if (e != NULL && e->gen == p->gen && e->fetched_at >= p->started)
+	{
+		/* another backend filled it with an answer as fresh as ours */
+		LWLockRelease(cache->lock);
+		return;
+	}
+	if (e != NULL)
+		remove_entry(e);
+
+	/* room: blocks and an entry, the least recently used going first */
+	while (cache->nfree < need || cache->nentries >= cache->max_entries)
+	{
+		CacheEntry *victim;
+
+		if (dlist_is_empty(&cache->lru))
+		{
+			cache->not_stored++;
+			LWLockRelease(cache->lock);
+			return;
+		}
+		victim = dlist_container(CacheEntry, lru, dlist_tail_node(&cache->lru));
+		remove_entry(victim);
+		cache->evictions++;
+	}
+
+	e = hash_search(cache_table, p->key, HASH_ENTER_NULL, &found);
+	if (e == NULL)
+	{
+		cache->not_stored++;
+		LWLockRelease(cache->lock);
+		return;
+	}
+	Assert(!found);
+	e->dbid = MyDatabaseId;
+	e->serverid = p->serverid;
+	e->gen = p->gen;
+	e->fetched_at = p->started;
+	e->status = (int32) status;
+	e->ctype_len = (uint32) ctype_len;
+	e->body_len = (uint32) len;
+	e->nblocks = need;
+	e->first_block = -1;
+	for (int i = 0; i < need; i++)
+	{
+		b = cache->free_head;
+		cache->free_head = cache->next[b];
+		cache->nfree--;
+		cache->next[b] = -1;
+		if (prev < 0)
+			e->first_block = b;
+		else
+			cache->next[prev] = b;
+		prev = b;
+	}
+	b = e->first_block;
+	copy_chain(&b, &off, (char *) content_type, ctype_len, false);
+	copy_chain(&b, &off, (char *) body, len, false);
+	dlist_push_head(&cache->lru, &e->lru);
+	cache->nentries++;
+	cache->stores++;
+	LWLockRelease(cache->lock);
+}
+
+void
+psvc_cache_note_write(Oid serverid)
+{
+	if (cache == NULL)
+		return;
+	pg_atomic_fetch_add_u64(&cache->gens[gen_slot(MyDatabaseId, serverid)], 1);
+}
+
+/* ---------------------------------------------------------------------
+ * SQL functions
+ * ---------------------------------------------------------------------
+ */
+
+static void
+require_cache(const char *what)
+{
+	if (cache == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s needs partner_svc in shared_preload_libraries", what),
+				 errdetail("The response cache lives in shared memory, which partner_svc has only when it is preloaded.")));
+}
+
+/*
+ * partner_svc.cache_reset(): forgets every entry of every database and
+ * zeroes the counters of partner_svc.cache_usage.  Returns the number of
+ * entries forgotten.
+ */
+Datum
+psvc_cache_reset(PG_FUNCTION_ARGS)
+{
+	int64		n;
+
+	require_cache("partner_svc.cache_reset()");
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	n = cache->nentries;
+	while (!dlist_is_empty(&cache->lru))
+		remove_entry(dlist_container(CacheEntry, lru, dlist_head_node(&cache->lru)));
+	cache->hits = cache->misses = cache->stores = 0;
+	cache->evictions = cache->not_stored = 0;
+	cache->reset_at = GetCurrentTimestamp();
+	LWLockRelease(cache->lock);
+	PG_RETURN_INT64(n);
+}
+
+/*
+ * partner_svc.cache_usage(): one row: size_limit (partner_svc.cache_size
+ * in bytes), shared_bytes (what the cache took of shared memory, tables
+ * included), bytes_used (data blocks held by entries), bytes_cached (the
+ * answers' own bytes), entries, max_entries, max_entry_bytes, then hits,
+ * misses, stores, evictions, not_stored and reset_at.
+ */
+Datum
+psvc_cache_usage(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[13];
+	bool		nulls[13];
+	int64		cached = 0;
+	dlist_iter	it;
+	int			i = 0;
+
+	require_cache("partner_svc.cache_usage");
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	memset(nulls, 0, sizeof(nulls));
+
+	LWLockAcquire(cache->lock, LW_SHARED);
+	dlist_foreach(it, &cache->lru)
+	{
+		CacheEntry *e = dlist_container(CacheEntry, lru, it.cur);
+
+		cached += e->ctype_len + e->body_len;
+	}
+	values[i++] = Int64GetDatum((int64) cache_size_kb * 1024);
+	values[i++] = Int64GetDatum((int64) cache->segment_bytes);
+	values[i++] = Int64GetDatum((int64) (cache->nblocks - cache->nfree) * PSVC_CACHE_BLOCK);
+	values[i++] = Int64GetDatum(cached);
+	values[i++] = Int64GetDatum(cache->nentries);
+	values[i++] = Int32GetDatum(cache->max_entries);
+	values[i++] = Int64GetDatum((int64) cache->max_entry_blocks * PSVC_CACHE_BLOCK);
+	values[i++] = Int64GetDatum(cache->hits);
+	values[i++] = Int64GetDatum(cache->misses);
+	values[i++] = Int64GetDatum(cache->stores);
+	values[i++] = Int64GetDatum(cache->evictions);
+	values[i++] = Int64GetDatum(cache->not_stored);
+	values[i++] = TimestampTzGetDatum(cache->reset_at);
+	LWLockRelease(cache->lock);
+	Assert(i == lengthof(values));
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
