@@ -884,7 +884,14 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 	st->rel = node->ss.ss_currentRelation;
 	desc = RelationGetDescr(st->rel);
 	st->ep = psvc_fdw_endpoint(RelationGetRelid(st->rel), &st->server);
-	st->cache_ttl_ms = psvc_cache_table_ttl(RelationGetRelid(st->rel));
+	/*
+	 * The table's own cache_ttl; the scan of an UPDATE or DELETE reads
+	 * what it changes from the service, never from the cache.
+	 */
+	if (ExecRelationIsTargetRelation(node->ss.ps.state, plan->scan.scanrelid))
+		st->cache_ttl_ms = 0;
+	else
+		st->cache_ttl_ms = psvc_cache_table_ttl(RelationGetRelid(st->rel));
 	st->detail = intVal(list_nth(priv, PSVC_PRIV_DETAIL)) != 0;
 	st->limit = intVal(list_nth(priv, PSVC_PRIV_LIMIT));
 	st->fan = -1;
