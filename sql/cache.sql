@@ -21,8 +21,8 @@ IMPORT FOREIGN SCHEMA todos FROM SERVER todos INTO c;
 CALL sandbox.reset_stats();
 SELECT count(*) AS themes FROM c.movie_themes WHERE movie = 'inception';
 SELECT count(*) AS themes FROM c.movie_themes WHERE movie = 'inception';
-SELECT length(partner_svc.movie_summary('inception')) > 0 AS summary;
-SELECT length(partner_svc.movie_summary('inception')) > 0 AS summary;
+SELECT length(partner_svc.movie_summary('inception', 'movies')) > 0 AS summary;
+SELECT length(partner_svc.movie_summary('inception', 'movies')) > 0 AS summary;
 SELECT method, path, status FROM sandbox.requests();
 -- EXPLAIN ANALYZE: the page came from the cache, no request was sent
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
@@ -48,7 +48,7 @@ SELECT count(*) AS differences FROM (
 CALL sandbox.reset_stats();
 SELECT count(*) AS themes FROM c.movie_themes WHERE movie = 'inception';
 SELECT count(*) AS themes FROM c.movie_themes WHERE movie = 'inception';
-SELECT length(partner_svc.movie_summary('inception')) > 0 AS summary;
+SELECT length(partner_svc.movie_summary('inception', 'movies')) > 0 AS summary;
 SELECT method, path, status FROM sandbox.requests();
 SET partner_svc.cache = on;
 
@@ -56,8 +56,8 @@ SET partner_svc.cache = on;
 -- an error is never cached: an unknown movie is a 404 each time
 --
 CALL sandbox.reset_stats();
-SELECT partner_svc.movie_summary('no-such-movie-anywhere') IS NULL AS missing;
-SELECT partner_svc.movie_summary('no-such-movie-anywhere') IS NULL AS missing;
+SELECT partner_svc.movie_summary('no-such-movie-anywhere', 'movies') IS NULL AS missing;
+SELECT partner_svc.movie_summary('no-such-movie-anywhere', 'movies') IS NULL AS missing;
 SELECT method, path, status FROM sandbox.requests();
 
 --
@@ -82,8 +82,8 @@ ALTER FOREIGN TABLE c.movie_timeline OPTIONS (DROP cache_ttl);
 -- the server's option applies to functions too: 0 turns their cache off
 ALTER SERVER movies OPTIONS (ADD cache_ttl '0');
 CALL sandbox.reset_stats();
-SELECT length(partner_svc.movie_summary('inception')) > 0 AS summary;
-SELECT length(partner_svc.movie_summary('inception')) > 0 AS summary;
+SELECT length(partner_svc.movie_summary('inception', 'movies')) > 0 AS summary;
+SELECT length(partner_svc.movie_summary('inception', 'movies')) > 0 AS summary;
 SELECT count(*) AS events FROM c.movie_characters WHERE movie = 'inception';
 SELECT count(*) AS events FROM c.movie_characters WHERE movie = 'inception';
 SELECT method, path, status FROM sandbox.requests();
@@ -118,13 +118,13 @@ SELECT count(*) AS themes FROM c.movie_themes WHERE movie = 'inception';
 -- another key: a miss, then its own hit
 SET ROLE psvc_cache_premium;
 SELECT count(*) AS themes FROM c.movie_themes WHERE movie = 'inception';
-SELECT length(partner_svc.movie_summary('inception')) > 0 AS summary;
+SELECT length(partner_svc.movie_summary('inception', 'movies')) > 0 AS summary;
 SELECT count(*) AS themes FROM c.movie_themes WHERE movie = 'inception';
 RESET ROLE;
 -- another role with the same key (PUBLIC's mapping): a hit
 SET ROLE psvc_cache_same;
 SELECT count(*) AS themes FROM c.movie_themes WHERE movie = 'inception';
-SELECT length(partner_svc.movie_summary('inception')) > 0 AS summary;
+SELECT length(partner_svc.movie_summary('inception', 'movies')) > 0 AS summary;
 RESET ROLE;
 SELECT method, path, status FROM sandbox.requests();
 -- neither the key nor its hash is shown anywhere: cache_usage has no key column

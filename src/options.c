@@ -644,7 +644,8 @@ report_unknown_option(const char *name, Oid catalog)
 		if (opt->catalog == catalog)
 			names[n++] = opt->name;
 		else if (strcmp(opt->name, name) == 0)
-			home = object_kind(opt->catalog);
+			home = home ? psprintf("%s or a %s", home, object_kind(opt->catalog)) :
+				object_kind(opt->catalog);	/* cache_ttl has two */
 	}
 	names[n] = NULL;
 
