@@ -1,6 +1,6 @@
 # partner_svc: PostgreSQL extension (PGXS) plus the sandbox program that
-# fakes the partner services.  Every .c under src/ is part of the extension,
-# every .c under src/sandbox/ part of the sandbox.
+# fakes the partner services.  Every .c directly under src/ is part of the
+# extension; src/sandbox/ is the sandbox, built by its own Makefile.
 
 EXTENSION = partner_svc partner_svc_sandbox_helpers
 # The one place the version is written.  It becomes default_version of
@@ -88,33 +88,30 @@ sql/partner_svc--$(1).sql: $$(sort $$(wildcard sql/upgrade/$(1)/*.sql)) Makefile
 endef
 $(foreach d,$(UPGRADE_DIRS),$(eval $(call upgrade_rule,$(d))))
 
-# PGXS knows no header dependencies; every module includes the one header,
-# and the version comes from this Makefile.
-$(OBJS): src/partner_svc.h Makefile
-# ... and the files of one module their private header.
-$(filter src/http.o src/http_%.o,$(OBJS)): src/http_int.h
-$(filter src/json_decode%.o,$(OBJS)): src/json_decode_int.h
-$(filter src/fdw_modify%.o,$(OBJS)): src/fdw_modify_int.h
-$(filter src/ratelimit%.o src/quota%.o,$(OBJS)): src/ratelimit_int.h
-$(filter src/cache.o src/http.o src/http_%.o src/fdw_scan.o src/options.o src/server_options.o src/partner_svc.o,$(OBJS)): src/cache.h
+# PGXS knows no header dependencies: every object depends on every header
+# of the extension (one header per module, test/include_graph.pl checks
+# who includes what), and the version comes from this Makefile.
+$(OBJS): $(wildcard src/*.h) Makefile
 
+# The sandbox is a program of its own with its own Makefile
+# (src/sandbox/Makefile); it shares no header with the extension.
 SANDBOX = src/sandbox/partner_svc_sandbox
-SANDBOX_SRCS = $(wildcard src/sandbox/core/*.c src/sandbox/services/*.c)
-SANDBOX_CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -Werror \
-	-Wno-unused-parameter -Wno-missing-field-initializers -pthread \
-	-DSANDBOX_VERSION=\"$(EXTVERSION)\"
 
-all: $(SANDBOX)
+all: sandbox
 
-$(SANDBOX): $(SANDBOX_SRCS) src/sandbox/sandbox.h Makefile
-	$(CC) $(SANDBOX_CFLAGS) -Isrc/sandbox -o $@ $(SANDBOX_SRCS) \
-		-lmicrohttpd -ljansson -lcurl -lm
+sandbox:
+	$(MAKE) -C src/sandbox SANDBOX_VERSION=$(EXTVERSION) CC='$(CC)'
 
-sandbox: $(SANDBOX)
+$(SANDBOX): sandbox
+
+clean: clean-sandbox
+
+clean-sandbox:
+	$(MAKE) -C src/sandbox clean
 
 install: install-sandbox install-path
 
-install-sandbox: $(SANDBOX)
+install-sandbox: sandbox
 	$(INSTALL_PROGRAM) $(SANDBOX) '$(DESTDIR)$(bindir)/partner_svc_sandbox'
 
 # partner_svc_sandbox and partner_svc_regress go into PostgreSQL's bindir,
@@ -141,4 +138,4 @@ uninstall-kit:
 		done; \
 	fi
 
-.PHONY: sandbox install-sandbox install-path uninstall-kit
+.PHONY: sandbox clean-sandbox install-sandbox install-path uninstall-kit

@@ -64,8 +64,6 @@
 
 #include "common/cryptohash.h"
 #include "common/hashfn.h"
-#include "foreign/foreign.h"
-#include "commands/defrem.h"
 #include "funcapi.h"
 #include "lib/ilist.h"
 #include "miscadmin.h"
@@ -80,6 +78,8 @@
 #include "utils/timestamp.h"
 
 #include "cache.h"
+#include "options.h"
+#include "ratelimit.h"
 
 #define PSVC_CACHE_TRANCHE		"partner_svc_cache"
 #define PSVC_CACHE_KEY_LEN		32	/* SHA-256 */
@@ -289,48 +289,6 @@ cache_shmem_startup(void)
  * TTLs
  * ---------------------------------------------------------------------
  */
-
-/*
- * A cache_ttl value in milliseconds: a time as in SET ('10min', '500ms';
- * a bare number is milliseconds), 0 to 24 hours.  "what" names the object
- * in the message.
- */
-int
-psvc_cache_parse_ttl(const char *value, const char *what)
-{
-	int			v;
-	const char *hint = NULL;
-
-	if (!parse_int(value, &v, GUC_UNIT_MS, &hint))
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-				 errmsg("invalid value for option \"cache_ttl\"%s: \"%s\"", what, value),
-				 hint ? errhint("%s", hint) :
-				 errhint("Give a time such as \"10min\" or \"500ms\"; a bare number is milliseconds, 0 turns caching off.")));
-	if (v < 0 || v > PSVC_CACHE_MAX_TTL_MS)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-				 errmsg("value for option \"cache_ttl\"%s is out of range: \"%s\"", what, value),
-				 errdetail("Option \"cache_ttl\" must be between 0 and %d milliseconds (24 hours, the life of a paging cursor).",
-						   PSVC_CACHE_MAX_TTL_MS)));
-	return v;
-}
-
-int
-psvc_cache_table_ttl(Oid relid)
-{
-	ForeignTable *ft = GetForeignTable(relid);
-	ListCell   *lc;
-
-	foreach(lc, ft->options)
-	{
-		DefElem    *def = lfirst_node(DefElem, lc);
-
-		if (strcmp(def->defname, "cache_ttl") == 0)
-			return psvc_cache_parse_ttl(defGetString(def), "");
-	}
-	return -1;
-}
 
 /* The TTL of req in milliseconds: table option, server option, default. */
 static int

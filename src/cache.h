@@ -8,8 +8,7 @@
  * functions: it probes the cache when a request starts, serves a hit
  * without the rate limiter or the network, stores a 2xx answer when a
  * miss completes, and reports every request that changes state at a
- * service.  The FDW reads a foreign table's own TTL with
- * psvc_cache_table_ttl().  What a probe allocates lives in the memory
+ * service.  What a probe allocates lives in the memory
  * context the caller gives (the transfer's).
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -22,18 +21,7 @@
 #ifndef PSVC_CACHE_H
 #define PSVC_CACHE_H
 
-#include "partner_svc.h"
-
-/* The most a cache_ttl option may say: paging cursors live 24 hours. */
-#define PSVC_CACHE_MAX_TTL_MS	(24 * 3600 * 1000)
-
-/* What a request's probe of the cache found (PsvcHttpResponse.cache). */
-typedef enum PsvcCacheResult
-{
-	PSVC_CACHE_NONE = 0,		/* not cacheable, or the cache is off */
-	PSVC_CACHE_HIT,				/* served from the cache: nothing sent */
-	PSVC_CACHE_MISS				/* looked up, not found: sent */
-} PsvcCacheResult;
+#include "http.h"
 
 /* One request's dealings with the cache, opaque outside cache.c. */
 typedef struct PsvcCacheProbe PsvcCacheProbe;
@@ -75,14 +63,5 @@ extern void psvc_cache_store(PsvcCacheProbe *probe, const char *body, size_t len
  * stored before now is stale.  Never raises.
  */
 extern void psvc_cache_note_write(Oid serverid);
-
-/*
- * The option cache_ttl of a foreign table in milliseconds, or -1 when it
- * has none.  Reads the catalog.
- */
-extern int	psvc_cache_table_ttl(Oid relid);
-
-/* Parses a cache_ttl value (the validator's and the readers' parser). */
-extern int	psvc_cache_parse_ttl(const char *value, const char *what);
 
 #endif							/* PSVC_CACHE_H */

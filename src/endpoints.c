@@ -27,7 +27,7 @@
  */
 #include "postgres.h"
 
-#include "partner_svc.h"
+#include "catalog.h"
 
 #define COLS(a) lengthof(a), a
 #define RAW {"raw", "jsonb", PSVC_COL_RAW, NULL, NULL, false}

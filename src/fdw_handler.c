@@ -26,7 +26,7 @@
 #include "nodes/plannodes.h"
 #include "utils/lsyscache.h"
 
-#include "partner_svc.h"
+#include "fdw.h"
 
 PG_FUNCTION_INFO_V1(psvc_fdw_handler);
 

@@ -22,7 +22,8 @@
 
 #include "utils/builtins.h"
 
-#include "partner_svc.h"
+#include "fdw.h"
+#include "options.h"
 
 static bool
 wanted(ImportForeignSchemaStmt *stmt, const char *table)

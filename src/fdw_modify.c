@@ -56,6 +56,8 @@
 #include "utils/rel.h"
 
 #include "fdw_modify_int.h"
+#include "options.h"
+#include "xact_writes.h"
 
 /* Names of our junk columns in the subplan of UPDATE and DELETE. */
 #define KEY_JUNK		"psvc_key"

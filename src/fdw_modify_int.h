@@ -6,7 +6,7 @@
  *
  * The modification callbacks (fdw_modify.c) keep a PsvcModifyState per
  * table; fdw_modify_row.c turns a row of it into a request body and an
- * answer back into a row.  The FDW's public side is in partner_svc.h.
+ * answer back into a row.  The FDW's public side is in fdw.h.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -23,7 +23,8 @@
 #include "nodes/nodes.h"
 #include "utils/rel.h"
 
-#include "partner_svc.h"
+#include "fdw.h"
+#include "http.h"
 
 /* A column of the table and how it maps. */
 typedef struct ModifyColumn
@@ -45,7 +46,7 @@ typedef struct PsvcModifyState
 	Relation	rel;
 	const PsvcEndpoint *ep;
 	const PsvcModifyDef *md;
-	PsvcServer *server;
+	struct PsvcServer *server;
 	CmdType		op;
 	const PsvcRequestDef *rd;	/* the request of op */
 	const char *route_param;	/* the {name} of rd->route, or NULL */

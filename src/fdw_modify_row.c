@@ -46,6 +46,7 @@
 #include "utils/rel.h"
 
 #include "fdw_modify_int.h"
+#include "json.h"
 
 static void append_json_value(StringInfo buf, ModifyColumn *c, Datum d);
 static bool is_email(const char *s);

@@ -73,7 +73,8 @@
 #include "utils/rel.h"
 #include "utils/typcache.h"
 
-#include "partner_svc.h"
+#include "fdw.h"
+#include "options.h"
 
 /* A condition the service can apply. */
 typedef struct PushedQual

@@ -78,8 +78,10 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "cache.h"
-#include "partner_svc.h"
+#include "fdw.h"
+#include "http.h"
+#include "json.h"
+#include "options.h"
 
 /*
  * Bounds on what a service may answer to a listing (docs/foreign-tables.md):
@@ -891,7 +893,7 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 	if (ExecRelationIsTargetRelation(node->ss.ps.state, plan->scan.scanrelid))
 		st->cache_ttl_ms = 0;
 	else
-		st->cache_ttl_ms = psvc_cache_table_ttl(RelationGetRelid(st->rel));
+		st->cache_ttl_ms = psvc_options_table_cache_ttl(RelationGetRelid(st->rel));
 	st->detail = intVal(list_nth(priv, PSVC_PRIV_DETAIL)) != 0;
 	st->limit = intVal(list_nth(priv, PSVC_PRIV_LIMIT));
 	st->fan = -1;

@@ -49,7 +49,9 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "partner_svc.h"
+#include "functions.h"
+#include "json.h"
+#include "xact_writes.h"
 
 /* Services whose server is kept; more than there are services. */
 #define PSVC_FN_CACHED_SERVICES	16
@@ -174,7 +176,7 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 	uint64		generation = 0;
 	PsvcServer *server;
 
-	/* the requests that follow are this function's (fdw_modify_xact.c) */
+	/* the requests that follow are this function's (xact_writes.c) */
 	if (fcinfo->flinfo)
 		psvc_xact_set_writer_function(fcinfo->flinfo->fn_oid);
 
@@ -236,23 +238,22 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 	return server;
 }
 
-PsvcKV *
-psvc_kv(const char *name, const char *value)
-{
-	PsvcKV	   *kv = palloc(sizeof(PsvcKV));
-
-	kv->name = name;
-	kv->value = value;
-	return kv;
-}
-
+/*
+ * jsonb of an answer's body through the JSON layer's one builder (json.h);
+ * a body that is not JSON jsonb can hold raises jsonb_in's own error.
+ * NULL for an empty body.  CurrentMemoryContext.
+ */
 Jsonb *
 psvc_fn_jsonb(const char *text, size_t len)
 {
+	Jsonb	   *jb;
 	char	   *copy;
 
 	if (text == NULL || len == 0)
 		return NULL;
+	jb = psvc_json_to_jsonb(text, len);
+	if (jb != NULL)
+		return jb;
 	copy = pnstrdup(text, len);
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(copy)));
 }
@@ -283,162 +284,16 @@ psvc_fn_call(PsvcHttpRequest *req, bool null_on_404)
  */
 
 /*
- * Building jsonb in one pass of PostgreSQL's JSON parser.  jsonb_in()
- * raises for bad input, so checking the text first with a second, silent
- * pass doubled the parsing, which was about a third of the instructions
- * of a small function's call.  These semantic actions build the value as
- * jsonb_in's own do (utils/adt/jsonb.c: a scalar document becomes a raw
- * scalar array; numbers go through numeric_in), and the parser reports
- * bad input by its return code, without raising.
- */
-typedef struct JsonbBuild
-{
-	JsonbParseState *state;
-	JsonbValue *result;
-} JsonbBuild;
-
-/* jbvString of s; raises, as jsonb_in does, for a string jsonb cannot hold */
-static void
-jsonb_string(JsonbValue *v, char *s)
-{
-	size_t		len = strlen(s);
-
-	if (len > JENTRY_OFFLENMASK)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("string too long to represent as jsonb string"),
-				 errdetail("Due to an implementation restriction, jsonb strings cannot exceed %d bytes.",
-						   JENTRY_OFFLENMASK)));
-	v->type = jbvString;
-	v->val.string.len = (int) len;
-	v->val.string.val = s;
-}
-
-static void
-build_object_start(void *arg)
-{
-	JsonbBuild *b = arg;
-
-	b->result = pushJsonbValue(&b->state, WJB_BEGIN_OBJECT, NULL);
-}
-
-static void
-build_object_end(void *arg)
-{
-	JsonbBuild *b = arg;
-
-	b->result = pushJsonbValue(&b->state, WJB_END_OBJECT, NULL);
-}
-
-static void
-build_array_start(void *arg)
-{
-	JsonbBuild *b = arg;
-
-	b->result = pushJsonbValue(&b->state, WJB_BEGIN_ARRAY, NULL);
-}
-
-static void
-build_array_end(void *arg)
-{
-	JsonbBuild *b = arg;
-
-	b->result = pushJsonbValue(&b->state, WJB_END_ARRAY, NULL);
-}
-
-static void
-build_field(void *arg, char *fname, bool isnull)
-{
-	JsonbBuild *b = arg;
-	JsonbValue	v;
-
-	jsonb_string(&v, fname);
-	b->result = pushJsonbValue(&b->state, WJB_KEY, &v);
-}
-
-static void
-build_scalar(void *arg, char *token, JsonTokenType tokentype)
-{
-	JsonbBuild *b = arg;
-	JsonbValue	v;
-
-	switch (tokentype)
-	{
-		case JSON_TOKEN_STRING:
-			jsonb_string(&v, token);
-			break;
-		case JSON_TOKEN_NUMBER:
-			v.type = jbvNumeric;
-			v.val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in,
-																CStringGetDatum(token),
-																ObjectIdGetDatum(InvalidOid),
-																Int32GetDatum(-1)));
-			break;
-		case JSON_TOKEN_TRUE:
-			v.type = jbvBool;
-			v.val.boolean = true;
-			break;
-		case JSON_TOKEN_FALSE:
-			v.type = jbvBool;
-			v.val.boolean = false;
-			break;
-		case JSON_TOKEN_NULL:
-			v.type = jbvNull;
-			break;
-		default:
-			elog(ERROR, "unexpected JSON token type %d", (int) tokentype);
-	}
-
-	if (b->state == NULL)
-	{
-		/* the whole document is this scalar */
-		JsonbValue	va;
-
-		va.type = jbvArray;
-		va.val.array.rawScalar = true;
-		va.val.array.nElems = 1;
-		pushJsonbValue(&b->state, WJB_BEGIN_ARRAY, &va);
-		pushJsonbValue(&b->state, WJB_ELEM, &v);
-		b->result = pushJsonbValue(&b->state, WJB_END_ARRAY, NULL);
-	}
-	else if (b->state->contVal.type == jbvArray)
-		b->result = pushJsonbValue(&b->state, WJB_ELEM, &v);
-	else
-		b->result = pushJsonbValue(&b->state, WJB_VALUE, &v);
-}
-
-/*
  * jsonb from a service's body (JSON text, already in the server encoding:
  * http.c converts every response), or NULL when it is empty or not valid
  * JSON: never raises for bad input, so callers can look into error bodies
- * safely (values beyond what jsonb can hold raise, as in jsonb_in).
+ * safely.  The JSON layer's one text-to-jsonb builder (json.h).
  * Allocates in CurrentMemoryContext.
  */
 Jsonb *
 psvc_fn_parse(const char *text, size_t len)
 {
-	char	   *conv;
-	JsonLexContext *lex;
-	JsonbBuild	build = {NULL, NULL};
-	JsonSemAction sem = {0};
-
-	if (text == NULL || len == 0 || len >= MaxAllocSize)
-		return NULL;
-	conv = pnstrdup(text, len);
-	if (strlen(conv) != len)
-		return NULL;			/* a NUL byte: not JSON text */
-	lex = makeJsonLexContextCstringLen(conv, (int) strlen(conv),
-									  GetDatabaseEncoding(), true);
-	sem.semstate = &build;
-	sem.object_start = build_object_start;
-	sem.object_end = build_object_end;
-	sem.array_start = build_array_start;
-	sem.array_end = build_array_end;
-	sem.object_field_start = build_field;
-	sem.scalar = build_scalar;
-	if (pg_parse_json(lex, &sem) != JSON_SUCCESS || build.result == NULL)
-		return NULL;
-	return JsonbValueToJsonb(build.result);
+	return psvc_json_to_jsonb(text, len);
 }
 
 /*
@@ -478,20 +333,20 @@ psvc_fn_member_jsonb(Jsonb *j, const char *key)
 /*
  * The service's error code in an error body: error.code of
  * {"error":{"code":...}}, or error of {"error":"..."}; NULL for any other
- * body.  Never raises for a bad body.
+ * body.  Read by the JSON layer's one reader of error bodies (json.h);
+ * never raises for a bad body.
  */
 char *
 psvc_fn_error_code(const PsvcHttpResponse *resp)
 {
-	Jsonb	   *body = psvc_fn_parse(resp->body, resp->body_len);
-	Jsonb	   *error;
+	PsvcJsonErrorBody eb;
 
-	if (body == NULL)
+	if (!psvc_json_error_body(resp->body, resp->body_len,
+							  GetDatabaseEncoding(), &eb))
 		return NULL;
-	error = psvc_fn_member_jsonb(body, "error");
-	if (error != NULL && JB_ROOT_IS_SCALAR(error))
-		return psvc_fn_member_text(body, "error");
-	return psvc_fn_member_text(error, "code");
+	if (eb.error != NULL)
+		return eb.error_is_string ? eb.error : NULL;
+	return eb.code_is_string ? eb.code : NULL;
 }
 
 /*

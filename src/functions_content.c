@@ -37,7 +37,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "partner_svc.h"
+#include "functions.h"
 
 PG_FUNCTION_INFO_V1(psvc_content_movie_summary);
 PG_FUNCTION_INFO_V1(psvc_content_movie_spoiler_free_summary);

@@ -56,7 +56,7 @@
 #include "utils/numeric.h"
 #include "utils/wait_event.h"
 
-#include "partner_svc.h"
+#include "functions.h"
 
 PG_FUNCTION_INFO_V1(psvc_files_create_upload);
 PG_FUNCTION_INFO_V1(psvc_files_append_upload);

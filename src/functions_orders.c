@@ -47,7 +47,7 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 
-#include "partner_svc.h"
+#include "functions.h"
 
 PG_FUNCTION_INFO_V1(psvc_orders_create);
 PG_FUNCTION_INFO_V1(psvc_orders_validate);

@@ -33,7 +33,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "partner_svc.h"
+#include "functions.h"
 
 PG_FUNCTION_INFO_V1(psvc_scheduler_save_job);
 PG_FUNCTION_INFO_V1(psvc_scheduler_run_job);

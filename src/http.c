@@ -10,7 +10,7 @@
  * Connections.  All transfers of a backend run in its one libcurl multi
  * handle (http_wait.c) and share its connection cache: a connection is
  * kept alive across requests, pages and scans (a request that is not safe
- * to repeat opens a fresh one: see psvc_http_start_attempt).
+ * to repeat opens a fresh one: see start_attempt).
  *
  * Progress.  Nothing runs in the background: transfers progress whenever a
  * psvc_http_* function is called ("pumping"); only psvc_http_finish()
@@ -101,7 +101,11 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "guc.h"
 #include "http_int.h"
+#include "options.h"
+#include "partner_svc.h"
+#include "xact_writes.h"
 
 /* Exponential backoff: base << attempt, capped, then a random part of it. */
 #define PSVC_HTTP_BACKOFF_BASE_MS	100
@@ -144,6 +148,14 @@ static void response_error_context(void *arg);
 static PsvcHttpResponse *unknown_outcome(PsvcTransfer *t);
 static void copy_connection_settings(PsvcTransfer *t, const PsvcServer *server);
 static void set_connection_options(PsvcTransfer *t, CURL *easy);
+static void start_attempt(PsvcTransfer *t);
+static void attempt_finished(PsvcTransfer *t, CURLcode code);
+
+/* What the wait loop (http_wait.c) calls back. */
+static const PsvcHttpDriver http_driver = {
+	.start_attempt = start_attempt,
+	.attempt_finished = attempt_finished,
+};
 
 /* curl_easy_setopt that cannot fail silently. */
 #define PSVC_SETOPT(easy, opt, val) \
@@ -337,8 +349,8 @@ set_connection_options(PsvcTransfer *t, CURL *easy)
  * transfer and adds it to the multi handle.  Raises only before the
  * handle is in the multi; the reset callback cleans up either way.
  */
-void
-psvc_http_start_attempt(PsvcTransfer *t)
+static void
+start_attempt(PsvcTransfer *t)
 {
 	CURL	   *easy;
 
@@ -412,8 +424,8 @@ psvc_http_start_attempt(PsvcTransfer *t)
  * records the outcome, gives the handle back, and either schedules a
  * retry or completes the transfer.
  */
-void
-psvc_http_attempt_finished(PsvcTransfer *t, CURLcode code)
+static void
+attempt_finished(PsvcTransfer *t, CURLcode code)
 {
 	CURL	   *easy = t->easy;
 	long		status = 0;
@@ -675,7 +687,7 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	StringInfoData buf;
 	char	   *key;
 
-	psvc_http_ensure_multi();
+	psvc_http_ensure_multi(&http_driver);
 
 	oldcxt = MemoryContextSwitchTo(cxt);
 	t = palloc0(sizeof(PsvcTransfer));
@@ -824,7 +836,7 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 
 	INSTR_TIME_SET_CURRENT(t->started);
 	psvc_http_link(t);
-	psvc_http_start_attempt(t);
+	start_attempt(t);
 	psvc_http_pump();						/* get the connection going */
 	return t;
 }

@@ -12,10 +12,10 @@
  * below are also in docs/errors.md; http.c's retry decision reads the
  * same rows (psvc_http_status_rule, psvc_http_failure_rule).
  *
- * A service's error body is read with PostgreSQL's JSON parser, which
- * reports malformed input instead of raising; its depth is checked first
- * so that a deeply nested body cannot exhaust the stack.  Everything a
- * service wrote is sanitized before it goes into a message.
+ * A service's error body is read by the JSON layer's one reader of error
+ * bodies (json_error.c, psvc_json_error_body), which never raises for a
+ * malformed or deeply nested body.  Everything a service wrote is
+ * sanitized before it goes into a message.
  *
  * Secrets.  The API key goes into no message and no context line: they
  * name the method, the route template and the server, never the URL.
@@ -31,16 +31,14 @@
 
 #include <curl/curl.h>
 
-#include "common/jsonapi.h"
 #include "mb/pg_wchar.h"
 
 #include "http_int.h"
+#include "json.h"
+#include "options.h"
 
 /* How much of an unparsable error body goes into errdetail. */
 #define PSVC_HTTP_DETAIL_BYTES		200
-
-/* Deepest JSON nesting we hand to the JSON parser for an error body. */
-#define PSVC_HTTP_ERROR_JSON_DEPTH	32
 
 static char *sanitize(const char *s, size_t len, size_t max);
 static char *sentence(const char *s, size_t max);
@@ -215,157 +213,21 @@ sentence(const char *s, size_t max)
 	return clean;
 }
 
-/* What the JSON walk of an error body looks for. */
-typedef struct ErrorBody
-{
-	int			depth;
-	char	   *field[3];		/* member being read at depths 1 and 2 */
-	bool		array[3];		/* depth is an array */
-	char	   *error;			/* {"error":"..."} */
-	char	   *code;			/* {"error":{"code":...}} */
-	char	   *message;		/* {"error":{"message":...}} */
-	char	   *title;			/* problem+json */
-	char	   *detail;			/* problem+json */
-	char	   *top_message;	/* {"message":"..."} */
-} ErrorBody;
-
-static void
-eb_object_start(void *state)
-{
-	ErrorBody  *eb = (ErrorBody *) state;
-
-	eb->depth++;
-	if (eb->depth < lengthof(eb->field))
-	{
-		eb->field[eb->depth] = NULL;
-		eb->array[eb->depth] = false;
-	}
-}
-
-static void
-eb_array_start(void *state)
-{
-	ErrorBody  *eb = (ErrorBody *) state;
-
-	eb->depth++;
-	if (eb->depth < lengthof(eb->field))
-	{
-		eb->field[eb->depth] = NULL;
-		eb->array[eb->depth] = true;
-	}
-}
-
-static void
-eb_end(void *state)
-{
-	((ErrorBody *) state)->depth--;
-}
-
-static void
-eb_field(void *state, char *fname, bool isnull)
-{
-	ErrorBody  *eb = (ErrorBody *) state;
-
-	if (eb->depth < lengthof(eb->field))
-		eb->field[eb->depth] = fname;
-}
-
-static void
-eb_scalar(void *state, char *token, JsonTokenType type)
-{
-	ErrorBody  *eb = (ErrorBody *) state;
-	const char *f;
-
-	if (type == JSON_TOKEN_NULL)
-		return;
-	if (eb->depth == 1 && !eb->array[1] && (f = eb->field[1]) != NULL)
-	{
-		if (strcmp(f, "error") == 0)
-			eb->error = token;
-		else if (strcmp(f, "title") == 0)
-			eb->title = token;
-		else if (strcmp(f, "detail") == 0)
-			eb->detail = token;
-		else if (strcmp(f, "message") == 0)
-			eb->top_message = token;
-	}
-	else if (eb->depth == 2 && !eb->array[1] && !eb->array[2] &&
-			 eb->field[1] != NULL && strcmp(eb->field[1], "error") == 0 &&
-			 (f = eb->field[2]) != NULL)
-	{
-		if (strcmp(f, "code") == 0)
-			eb->code = token;
-		else if (strcmp(f, "message") == 0)
-			eb->message = token;
-	}
-}
-
-/* Nesting depth of a JSON text, strings skipped; stops past limit. */
-static int
-json_depth(const char *s, size_t len, int limit)
-{
-	int			depth = 0;
-	int			deepest = 0;
-	bool		in_string = false;
-	size_t		i;
-
-	for (i = 0; i < len && deepest <= limit; i++)
-	{
-		char		c = s[i];
-
-		if (in_string)
-		{
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_string = false;
-		}
-		else if (c == '"')
-			in_string = true;
-		else if (c == '{' || c == '[')
-		{
-			depth++;
-			deepest = Max(deepest, depth);
-		}
-		else if (c == '}' || c == ']')
-			depth--;
-	}
-	return deepest;
-}
-
 /*
  * The errdetail sentence for a service's error body: its error code and
  * message when the body has one of the shapes the services use
  * ({"error":{"code","message"}}, {"error":"..."}, problem+json), else the
- * start of the body.  Parses with PostgreSQL's JSON parser, which reports
- * malformed input instead of raising.  Allocates in CurrentMemoryContext.
+ * start of the body.  The body is read by the JSON layer's one reader of
+ * error bodies (json_error.c), which never raises for it.  Allocates in
+ * CurrentMemoryContext.
  */
 static char *
 service_error_detail(const char *body, size_t len)
 {
-	ErrorBody	eb;
+	PsvcJsonErrorBody eb;
 	const size_t max = PSVC_HTTP_DETAIL_BYTES;
 
-	memset(&eb, 0, sizeof(eb));
-	if (len > 0 && len < MaxAllocSize &&
-		json_depth(body, len, PSVC_HTTP_ERROR_JSON_DEPTH) <= PSVC_HTTP_ERROR_JSON_DEPTH)
-	{
-		JsonLexContext *lex;
-		JsonSemAction sem;
-
-		memset(&sem, 0, sizeof(sem));
-		sem.semstate = &eb;
-		sem.object_start = eb_object_start;
-		sem.object_end = eb_end;
-		sem.array_start = eb_array_start;
-		sem.array_end = eb_end;
-		sem.object_field_start = eb_field;
-		sem.scalar = eb_scalar;
-		lex = makeJsonLexContextCstringLen(unconstify(char *, body), (int) len,
-										   PG_UTF8, true);
-		if (pg_parse_json(lex, &sem) != JSON_SUCCESS)
-			memset(&eb, 0, sizeof(eb));
-	}
+	(void) psvc_json_error_body(body, len, PG_UTF8, &eb);
 
 	if (eb.code != NULL && eb.message != NULL)
 		return psprintf("The service reported error \"%s\": %s",

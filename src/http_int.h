@@ -1,13 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * http_int.h
- *		  Internals shared by http.c, http_wait.c and http_errors.c, and by
- *		  no other file.
+ *		  Internals shared by http.c, http_wait.c, http_url.c and
+ *		  http_errors.c, and by no other file.
  *
- * The public side of the HTTP client is in partner_svc.h; this header
- * holds what the three files of the module share among themselves: the
+ * The public side of the HTTP client is in http.h; this header
+ * holds what the files of the module share among themselves: the
  * transfer (its layout, states and outcomes), the rule tables' row types,
- * and the few calls each file makes into the others.  The design of the
+ * and the calls each file makes into the lower ones.  Layers, lowest
+ * first: http_url.c and http_errors.c; http_wait.c (the multi handle and
+ * the waits, which calls back into the transfers only through the
+ * PsvcHttpDriver that http.c hands it); http.c.  The design of the
  * client (connections, progress, interrupts, lifetime, retries, secrets)
  * is described in the header of http.c, the waiting in http_wait.c's and
  * the error mapping in http_errors.c's.
@@ -25,12 +28,14 @@
 #include <curl/curl.h>
 
 #include "lib/ilist.h"
+#include "lib/stringinfo.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "cache.h"
-#include "partner_svc.h"
+#include "http.h"
+#include "ratelimit.h"
 
 /*
  * A body becomes one palloc'd string, so it must fit one allocation; the
@@ -118,7 +123,7 @@ struct PsvcTransfer
 	bool		writes;			/* changes state at the service: not a GET or
 								 * HEAD, or one marked unsafe, and not
 								 * retry_unsafe (counted by
-								 * fdw_modify_xact.c) */
+								 * xact_writes.c) */
 	bool		idempotent;		/* GET or HEAD not marked unsafe, or
 								 * retry_unsafe */
 	bool		return_errors;
@@ -170,16 +175,24 @@ struct PsvcTransfer
 /* ---- http.c ---- */
 
 /*
- * Starts one attempt of t in the multi handle; the retry loop of
- * http_wait.c calls it when t's backoff is over.
+ * What http_wait.c calls back into http.c, handed over by
+ * psvc_http_ensure_multi: the wait loop sits below the transfers and
+ * does not know them otherwise.
  */
-extern void psvc_http_start_attempt(PsvcTransfer *t);
+typedef struct PsvcHttpDriver
+{
+	/*
+	 * Starts one attempt of t in the multi handle; the retry loop calls it
+	 * when t's backoff is over.
+	 */
+	void		(*start_attempt) (PsvcTransfer *t);
 
-/*
- * libcurl reported an attempt of t done with code: records the outcome,
- * and either schedules a retry or completes the transfer.
- */
-extern void psvc_http_attempt_finished(PsvcTransfer *t, CURLcode code);
+	/*
+	 * libcurl reported an attempt of t done with code: records the
+	 * outcome, and either schedules a retry or completes the transfer.
+	 */
+	void		(*attempt_finished) (PsvcTransfer *t, CURLcode code);
+} PsvcHttpDriver;
 
 /* ---- http_url.c ---- */
 
@@ -192,8 +205,11 @@ extern void psvc_http_append_path(StringInfo buf, const PsvcHttpRequest *req,
 
 /* ---- http_wait.c ---- */
 
-/* Makes the backend's multi handle on first use. */
-extern void psvc_http_ensure_multi(void);
+/*
+ * Makes the backend's multi handle on first use; driver (static storage)
+ * is what the wait loop calls back.
+ */
+extern void psvc_http_ensure_multi(const PsvcHttpDriver *driver);
 
 /* An easy handle from the pool, or a new one; raises when out of memory. */
 extern CURL *psvc_http_pool_get(void);

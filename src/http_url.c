@@ -47,6 +47,20 @@
 
 #include "http_int.h"
 
+/*
+ * A name/value pair of a request (http.h); the strings are not copied.
+ * Allocates in CurrentMemoryContext.
+ */
+PsvcKV *
+psvc_kv(const char *name, const char *value)
+{
+	PsvcKV	   *kv = palloc(sizeof(PsvcKV));
+
+	kv->name = name;
+	kv->value = value;
+	return kv;
+}
+
 /* What the documents say a path parameter holds. */
 typedef enum PathParamKind
 {

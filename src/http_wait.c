@@ -117,6 +117,9 @@ static int	socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
 static void pool_put(CURL *easy);
 static void drive_ready_sockets(void);
 static void drive_timer(void);
+/* What http.c handed over: the calls back into the transfers. */
+static const PsvcHttpDriver *http_driver = NULL;
+
 static void collect_finished(void);
 static void start_due_retries(void);
 static bool wait_set_current(void);
@@ -132,8 +135,9 @@ static void build_wait_set(void);
  * cleanup at process exit.
  */
 void
-psvc_http_ensure_multi(void)
+psvc_http_ensure_multi(const PsvcHttpDriver *driver)
 {
+	http_driver = driver;
 	if (multi != NULL)
 		return;
 
@@ -482,7 +486,7 @@ collect_finished(void)
 		if (curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **) &t) != CURLE_OK ||
 			t == NULL)
 			elog(ERROR, "libcurl reported an unknown transfer");
-		psvc_http_attempt_finished(t, code);
+		http_driver->attempt_finished(t, code);
 	}
 }
 
@@ -501,7 +505,7 @@ start_due_retries(void)
 		{
 			n_backoff--;
 			t->state = XFER_RUNNING;	/* start_attempt sets it again */
-			psvc_http_start_attempt(t);
+			http_driver->start_attempt(t);
 		}
 	}
 }

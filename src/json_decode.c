@@ -613,7 +613,7 @@ jb_scalar(void *state, char *token, JsonTokenType tokentype)
 }
 
 /*
- * Decodes one response body into its items; see partner_svc.h for the
+ * Decodes one response body into its items; see json.h for the
  * contract.  Every allocation (the page, the items, their values, the
  * page's copy of the body, in the server encoding) is made in
  * CurrentMemoryContext, the caller's per-page context: resetting it frees

@@ -5,7 +5,7 @@
  *		  json_decode_jsonb.c, and by no other file.
  *
  * The public side of the decoder (psvc_json_decode_page,
- * psvc_json_peek_cursor) is in partner_svc.h; this header holds what the
+ * psvc_json_peek_cursor) is in json.h; this header holds what the
  * decoder's semantic actions (json_decode.c) use of its helpers: the text
  * of the body and of its strings, and the errors (json_decode_util.c),
  * and the building of items' jsonb (json_decode_jsonb.c).
@@ -23,7 +23,7 @@
 #include "common/jsonapi.h"
 #include "utils/jsonb.h"
 
-#include "partner_svc.h"
+#include "json.h"
 
 /* What was wrong with the shape of a well-formed body. */
 typedef enum ShapeProblem

@@ -24,6 +24,12 @@
  * (any exponent, any \u escape outside UTF-8 databases): such items are
  * rare and only lose the speed-up.
  *
+ * The same builder makes the jsonb of a whole text (psvc_json_to_jsonb),
+ * the one text-to-jsonb path of the extension: the SQL functions read
+ * every answer through it.  There nothing may raise for a bad body, so
+ * what the builder leaves to jsonb_in is first checked by a de-escaping
+ * pass of the lexer, and gives NULL where that pass fails.
+ *
  * Memory: the parse state, de-escaped strings and numerics are garbage
  * once the item's Jsonb is made; they live in a context of the builder's,
  * reset after each item.  The Jsonb itself is made in
@@ -248,4 +254,161 @@ psvc_json_jb_scalar(PsvcItemJsonb *b, const char *start, const char *end,
 		push(b, WJB_ELEM, &v);
 	else
 		push(b, WJB_VALUE, &v);
+}
+
+/* ---------------------------------------------------------------------
+ * A whole JSON text into jsonb: psvc_json_to_jsonb
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * The actions that feed the builder above with every token of a whole
+ * text, as json_decode.c feeds it the tokens of an item.  The same
+ * borrowed shape (see the header of json_decode.c): a member's name is
+ * the string token between the '{' or ',' before it (name_from) and the
+ * ':' that ends at prev_token_terminator when object_field_start runs; a
+ * scalar runs from where its member or element began (scalar_start) to
+ * prev_token_terminator when its action runs.
+ */
+typedef struct WholeText
+{
+	JsonLexContext *lex;
+	PsvcItemJsonb jb;
+	const char *name_from;
+	const char *scalar_start;
+} WholeText;
+
+static void
+whole_object_start(void *state)
+{
+	WholeText  *w = (WholeText *) state;
+
+	w->name_from = w->lex->token_start + 1;
+	psvc_json_jb_container(&w->jb, WJB_BEGIN_OBJECT);
+}
+
+static void
+whole_object_end(void *state)
+{
+	psvc_json_jb_container(&((WholeText *) state)->jb, WJB_END_OBJECT);
+}
+
+static void
+whole_array_start(void *state)
+{
+	psvc_json_jb_container(&((WholeText *) state)->jb, WJB_BEGIN_ARRAY);
+}
+
+static void
+whole_array_end(void *state)
+{
+	psvc_json_jb_container(&((WholeText *) state)->jb, WJB_END_ARRAY);
+}
+
+static void
+whole_field_start(void *state, char *fname, bool isnull)
+{
+	WholeText  *w = (WholeText *) state;
+	const char *open = w->name_from;
+	const char *close = w->lex->prev_token_terminator - 1;	/* the ':' */
+
+	while (*open != '"')
+		open++;
+	do
+		close--;
+	while (*close != '"');
+	psvc_json_jb_key(&w->jb, open, close - open + 1);
+	w->scalar_start = w->lex->token_start;
+}
+
+static void
+whole_field_end(void *state, char *fname, bool isnull)
+{
+	WholeText  *w = (WholeText *) state;
+
+	w->name_from = w->lex->token_start + 1;
+}
+
+static void
+whole_element_start(void *state, bool isnull)
+{
+	WholeText  *w = (WholeText *) state;
+
+	w->scalar_start = w->lex->token_start;
+}
+
+static void
+whole_scalar(void *state, char *token, JsonTokenType tokentype)
+{
+	WholeText  *w = (WholeText *) state;
+
+	psvc_json_jb_scalar(&w->jb, w->scalar_start, w->lex->prev_token_terminator,
+						token, tokentype);
+	if (token != NULL)
+		pfree(token);
+}
+
+/*
+ * jsonb of a JSON text in the server encoding (a service's body: http.c
+ * converts every response), as jsonb_in makes it, or NULL when the text is
+ * empty or not JSON that jsonb can hold: malformed, a NUL byte, \u0000, a
+ * lone surrogate, an escape the server encoding lacks.  So it never raises
+ * for a bad body, and callers can look into error bodies safely; valid
+ * JSON beyond what jsonb holds (numbers outside numeric, values over its
+ * size limits) raises as in jsonb_in.  One pass of the parser and the
+ * builder above; what the builder leaves to jsonb_in (see the file
+ * header) is checked with a de-escaping pass first, then made by
+ * jsonb_in.  Allocates the result in CurrentMemoryContext.
+ */
+Jsonb *
+psvc_json_to_jsonb(const char *text, size_t len)
+{
+	char	   *conv;
+	WholeText	w;
+	JsonSemAction sem;
+	JsonParseErrorType error;
+	JsonLexContext *lex;
+	Jsonb	   *jb = NULL;
+
+	if (text == NULL || len == 0 || len >= MaxAllocSize)
+		return NULL;
+	conv = pnstrdup(text, len);
+	if (strlen(conv) != len)
+		return NULL;			/* a NUL byte: not JSON text */
+
+	memset(&w, 0, sizeof(w));
+	w.lex = makeJsonLexContextCstringLen(conv, (int) len,
+										 GetDatabaseEncoding(), false);
+	w.scalar_start = conv;
+	while (*w.scalar_start == ' ' || *w.scalar_start == '\t' ||
+		   *w.scalar_start == '\n' || *w.scalar_start == '\r')
+		w.scalar_start++;
+
+	memset(&sem, 0, sizeof(sem));
+	sem.semstate = &w;
+	sem.object_start = whole_object_start;
+	sem.object_end = whole_object_end;
+	sem.array_start = whole_array_start;
+	sem.array_end = whole_array_end;
+	sem.object_field_start = whole_field_start;
+	sem.object_field_end = whole_field_end;
+	sem.array_element_start = whole_element_start;
+	sem.scalar = whole_scalar;
+
+	psvc_json_jb_init(&w.jb);
+	psvc_json_jb_begin(&w.jb);
+	error = pg_parse_json(w.lex, &sem);
+	if (error == JSON_SUCCESS)
+		jb = psvc_json_jb_end(&w.jb, (int) len);
+	psvc_json_jb_free(&w.jb);
+	if (error != JSON_SUCCESS)
+		return NULL;
+	if (jb != NULL)
+		return jb;
+
+	/* left to jsonb_in: first what only the de-escaping lexer rejects */
+	lex = makeJsonLexContextCstringLen(conv, (int) len, GetDatabaseEncoding(), true);
+	if (pg_parse_json(lex, &nullSemAction) != JSON_SUCCESS)
+		return NULL;
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(conv)));
 }

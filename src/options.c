@@ -66,8 +66,9 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
-#include "cache.h"
-#include "partner_svc.h"
+#include "catalog.h"
+#include "options.h"
+#include "ratelimit.h"
 
 typedef void (*option_check_fn) (DefElem *def);
 
@@ -326,28 +327,6 @@ check_rate_limits(DefElem *def)
 	psvc_rl_check_overrides(defGetString(def));
 }
 
-/*
- * The bytes of a max_response_size value: an integer with an optional unit
- * (B, kB, MB, GB), as partner_svc.max_response_size takes, from 1kB to
- * the GUC's own limit.  Raises 22023 naming the option otherwise.
- */
-int
-psvc_options_parse_size(const char *value)
-{
-	int			bytes;
-	const char *hint = NULL;
-
-	if (!parse_int(value, &bytes, GUC_UNIT_BYTE, &hint) ||
-		bytes < 1024 || bytes > PSVC_MAX_RESPONSE_SIZE_LIMIT)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for option \"max_response_size\": \"%s\"", value),
-				 errdetail("The value must be a size from 1kB to %dMB, such as '16MB'.",
-						   PSVC_MAX_RESPONSE_SIZE_LIMIT / (1024 * 1024)),
-				 hint ? errhint("%s", hint) : 0));
-	return bytes;
-}
-
 static void
 check_max_response_size(DefElem *def)
 {
@@ -360,11 +339,11 @@ check_resource(DefElem *def)
 	check_enum_value(def, resource_names(), "resources");
 }
 
-/* cache_ttl: a time from 0 to 24 hours (cache.c parses it). */
+/* cache_ttl: a time from 0 to 24 hours (server_options.c parses it). */
 static void
 check_cache_ttl(DefElem *def)
 {
-	(void) psvc_cache_parse_ttl(defGetString(def), "");
+	(void) psvc_options_parse_ttl(defGetString(def));
 }
 
 static void

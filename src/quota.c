@@ -69,7 +69,7 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
-#include "partner_svc.h"
+#include "guc.h"
 #include "ratelimit_int.h"
 
 /* A registered worker that has not started within this is registered again. */

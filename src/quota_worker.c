@@ -48,7 +48,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "partner_svc.h"
+#include "guc.h"
 #include "ratelimit_int.h"
 
 #define CYCLE_MS			100

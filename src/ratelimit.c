@@ -111,18 +111,14 @@
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
-#include "partner_svc.h"
+#include "ratelimit.h"
 #include "ratelimit_int.h"
 
 #define PSVC_RL_TRANCHE			"partner_svc_rate_limit"
 
-/* Added to CLOCK_MONOTONIC so bucket numbers are never negative. */
-#define PSVC_RL_CLOCK_OFFSET	INT64CONST(1000000000000)
-
 
 /* GUCs */
 bool		psvc_rl_enabled = true;
-int			psvc_rl_window_ms = 60000;
 int			psvc_rl_max_wait_ms = 120000;
 int			psvc_rl_max_keys = 4096;
 int			psvc_rl_stats_max = 1000;
@@ -301,30 +297,6 @@ rl_shmem_startup(void)
  * Time and buckets
  * ---------------------------------------------------------------------
  */
-
-int64
-psvc_rl_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return PSVC_RL_CLOCK_OFFSET + (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-TimestampTz
-psvc_rl_timestamp(int64 mono_us)
-{
-	return GetCurrentTimestamp() + (mono_us - psvc_rl_now());
-}
-
-int64
-psvc_rl_bucket_width(void)
-{
-	int64		w = (int64) psvc_rl_window_ms * 1000;
-	int64		margin = Max(w / 1000, 1000);
-
-	return (w + margin + PSVC_RL_BUCKETS - 1) / PSVC_RL_BUCKETS;
-}
 
 void
 psvc_rl_advance(PsvcRlEntry *e, int64 now)

@@ -1,13 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * ratelimit_int.h
- *		  Internals shared by ratelimit.c, ratelimit_rules.c and
- *		  ratelimit_views.c, and by no other file.
+ *		  Internals shared by the files of the ratelimit module
+ *		  (ratelimit*.c, quota*.c), and by no other file.
  *
- * The public side of the limiter is in partner_svc.h; this header holds
- * what the three files of the module share among themselves: the rule a
- * request is limited by, and the layout of the shared memory that the
- * views read.  The locking rules are in the header of ratelimit.c.
+ * The public side of the limiter is in ratelimit.h; this header holds
+ * what the files of the module share among themselves: the rule a
+ * request is limited by, the clock, the layout of the shared memory that
+ * the views read, and the fleet quota.  The locking rules are in the
+ * header of ratelimit.c.  Layers, lowest first: ratelimit_clock.c;
+ * ratelimit_rules.c; quota.c; ratelimit.c; quota_worker.c,
+ * ratelimit_request.c, ratelimit_views.c.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -26,7 +29,9 @@
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
-#include "partner_svc.h"
+#include "ratelimit.h"
+
+struct PsvcServer;
 
 /* Buckets per window: the limiter lets through BUCKETS/(BUCKETS+1) of it. */
 #define PSVC_RL_BUCKETS			60
@@ -57,7 +62,7 @@ typedef struct PsvcRlRule
  * "/public/orders/{id}") on server: the server's override if it has one,
  * else the table's row for its service and tier, else unlimited.
  */
-extern void psvc_rl_rule(const PsvcServer *server, const char *method,
+extern void psvc_rl_rule(const struct PsvcServer *server, const char *method,
 						 const char *route, PsvcRlRule *rule);
 
 /* ---- ratelimit.c: shared memory ---- */
@@ -153,7 +158,7 @@ typedef struct PsvcRlShared
 } PsvcRlShared;
 
 /*
- * A request's dealings with the limiter (partner_svc.h): allocated in the
+ * A request's dealings with the limiter (ratelimit.h): allocated in the
  * transfer's context by psvc_rl_prepare.
  */
 struct PsvcRlLease
@@ -177,7 +182,7 @@ struct PsvcRlLease
 	double		wait_ms;		/* all attempts */
 };
 
-/* Settings (ratelimit.c) */
+/* Settings (ratelimit.c; the window's variable is ratelimit_clock.c's) */
 extern bool psvc_rl_enabled;
 extern int	psvc_rl_window_ms;
 extern int	psvc_rl_max_wait_ms;
@@ -189,7 +194,8 @@ extern PsvcRlShared *psvc_rl_shared;
 extern HTAB *psvc_rl_key_table;
 extern HTAB *psvc_rl_stats_table;
 
-/* Monotonic clock, microseconds; the same in every process. */
+/* in ratelimit_clock.c: monotonic clock, microseconds; the same in every
+ * process. */
 extern int64 psvc_rl_now(void);
 /* A monotonic time as a timestamp of the wall clock. */
 extern TimestampTz psvc_rl_timestamp(int64 mono_us);
@@ -217,7 +223,10 @@ extern PsvcRlEntry *psvc_rl_take(PsvcRlLease *lease, int64 now,
  */
 extern void psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms,
 						bool from_lease);
-/* Bucket width for the window now in force: (W + margin) / BUCKETS. */
+/*
+ * in ratelimit_clock.c: bucket width for the window now in force:
+ * (W + margin) / BUCKETS.
+ */
 extern int64 psvc_rl_bucket_width(void);
 /* The stats row that counts routes without a row of their own. */
 extern void psvc_rl_stats_overflow_key(PsvcStatsKey *key);

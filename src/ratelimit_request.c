@@ -38,7 +38,8 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "partner_svc.h"
+#include "http.h"
+#include "options.h"
 #include "ratelimit_int.h"
 
 static dlist_head held_leases = DLIST_STATIC_INIT(held_leases);

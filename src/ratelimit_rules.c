@@ -45,7 +45,7 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "partner_svc.h"
+#include "options.h"
 #include "ratelimit_int.h"
 
 /* Largest limit an override may set. */

@@ -30,7 +30,6 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "partner_svc.h"
 #include "ratelimit_int.h"
 
 PG_FUNCTION_INFO_V1(psvc_rl_rate_limits);

@@ -6,10 +6,11 @@
  *		  resource.
  *
  * options.c checks options when they are written; this file reads them
- * back when a scan or a function needs them.
+ * back when a scan or a function needs them, and parses the size of
+ * max_response_size for both (psvc_options_parse_size).
  *
  * Settings.  connect_timeout, request_timeout, max_retries, page_size,
- * fanout and prefetch are GUCs (partner_svc.c) that a server option of the
+ * fanout and prefetch are GUCs (guc.c) that a server option of the
  * same name overrides.  settings[] below is the one table of their names,
  * bounds and units: the validator checks a value against it, and
  * psvc_options_setting() gives the effective value, read when a request or
@@ -46,8 +47,8 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "cache.h"
-#include "partner_svc.h"
+#include "guc.h"
+#include "options.h"
 
 /* The settings, in PsvcSettingId order; bounds as the GUCs'. */
 static const PsvcSettingDef settings[PSVC_NSETTINGS] = {
@@ -219,7 +220,7 @@ psvc_options_server(Oid serverid)
 	s->ssl_key_file = option_value(fs->options, "ssl_key_file");
 	s->proxy = option_value(fs->options, "proxy");
 	size = option_value(fs->options, "cache_ttl");
-	s->cache_ttl_ms = size ? psvc_cache_parse_ttl(size, "") : -1;
+	s->cache_ttl_ms = size ? psvc_options_parse_ttl(size) : -1;
 	for (int i = 0; i < PSVC_NSETTINGS; i++)
 	{
 		const char *v = option_value(fs->options, settings[i].name);
@@ -336,4 +337,61 @@ psvc_options_resource(Oid relid)
 				 errmsg("foreign table \"%s\" has no option \"resource\"",
 						get_rel_name(relid))));
 	return pstrdup(r);
+}
+
+/*
+ * The bytes of a max_response_size value: an integer with an optional unit
+ * (B, kB, MB, GB), as partner_svc.max_response_size takes, from 1kB to
+ * the GUC's own limit.  Raises 22023 naming the option otherwise.
+ */
+int
+psvc_options_parse_size(const char *value)
+{
+	int			bytes;
+	const char *hint = NULL;
+
+	if (!parse_int(value, &bytes, GUC_UNIT_BYTE, &hint) ||
+		bytes < 1024 || bytes > PSVC_MAX_RESPONSE_SIZE_LIMIT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"max_response_size\": \"%s\"", value),
+				 errdetail("The value must be a size from 1kB to %dMB, such as '16MB'.",
+						   PSVC_MAX_RESPONSE_SIZE_LIMIT / (1024 * 1024)),
+				 hint ? errhint("%s", hint) : 0));
+	return bytes;
+}
+
+/*
+ * A cache_ttl value in milliseconds: a time as in SET ('10min', '500ms';
+ * a bare number is milliseconds), 0 to 24 hours.
+ */
+int
+psvc_options_parse_ttl(const char *value)
+{
+	int			v;
+	const char *hint = NULL;
+
+	if (!parse_int(value, &v, GUC_UNIT_MS, &hint))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"cache_ttl\": \"%s\"", value),
+				 hint ? errhint("%s", hint) :
+				 errhint("Give a time such as \"10min\" or \"500ms\"; a bare number is milliseconds, 0 turns caching off.")));
+	if (v < 0 || v > PSVC_MAX_CACHE_TTL_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("value for option \"cache_ttl\" is out of range: \"%s\"", value),
+				 errdetail("Option \"cache_ttl\" must be between 0 and %d milliseconds (24 hours, the life of a paging cursor).",
+						   PSVC_MAX_CACHE_TTL_MS)));
+	return v;
+}
+
+/* The option cache_ttl of a foreign table in ms, -1 when it has none. */
+int
+psvc_options_table_cache_ttl(Oid relid)
+{
+	ForeignTable *ft = GetForeignTable(relid);
+	const char *v = option_value(ft->options, "cache_ttl");
+
+	return v ? psvc_options_parse_ttl(v) : -1;
 }

@@ -14,8 +14,11 @@
  *   MHD_run.  No thread ever touches PostgreSQL state.
  * - The callbacks must not palloc, ereport or longjmp (they run inside
  *   library frames): they use malloc, and record what they decided in the
- *   PsvcWhDelivery of the request.  Counters are plain integers of the
- *   worker (psvc_wh_counters).
+ *   PsvcWhDelivery of the request.  The counters of what was answered
+ *   are plain integers owned by this file (wh_counters); the store adds
+ *   to them through psvc_wh_http_count_*, the worker reads a copy.
+ * - The listener owns its settings (the secrets, the body limit, the
+ *   limits on hostile clients): psvc_wh_http_define_gucs defines them.
  * - What can be decided from the request line and the headers is answered
  *   at once, without the database: 404 (path), 405 (method), 401 (secret),
  *   413 (Content-Length over partner_svc.webhook_max_body).  A chunked body
@@ -90,9 +93,10 @@
 #include <microhttpd.h>
 
 #include "mb/pg_wchar.h"
+#include "utils/guc.h"
 #include "utils/json.h"
 
-#include "partner_svc.h"
+#include "webhook_int.h"
 
 #define PSVC_WH_CONNECTION_LIMIT 512
 #define PSVC_WH_BACKLOG 511
@@ -103,6 +107,23 @@
 #define PSVC_WH_RETRY_AFTER "5"
 /* Rounds of MHD_run that flush the answers of released deliveries. */
 #define PSVC_WH_FLUSH_ROUNDS 8
+
+/* settings (psvc_wh_http_define_gucs) */
+static char *psvc_wh_secret = NULL;	/* partner_svc.webhook_secret, "" = none */
+static int	psvc_wh_max_body = 65536;	/* bytes */
+static char *psvc_wh_secret_previous = NULL;	/* accepted too, during a
+												 * rotation */
+static int	psvc_wh_header_timeout = 10;	/* s, for the headers of a
+											 * request */
+static int	psvc_wh_request_timeout = 30;	/* s, for a whole request */
+static int	psvc_wh_min_rate = 1024;	/* body bytes per second, 0 = any */
+static int	psvc_wh_max_per_address = 64;	/* connections, 0 = no cap */
+static int	psvc_wh_max_in_flight = 16 * 1024 * 1024;	/* bytes the bodies of
+														 * all open requests
+														 * hold */
+
+/* what was answered since the worker started (webhook_int.h) */
+static PsvcWhCounters wh_counters;
 
 static struct MHD_Daemon *daemon_h = NULL;
 static int	daemon_fd = -1;
@@ -437,7 +458,7 @@ guard_sweep(void)
 		if (c->cut || c->fd < 0 || !guard_too_slow(c, now))
 			continue;
 		c->cut = true;
-		psvc_wh_counters.timed_out++;
+		wh_counters.timed_out++;
 		(void) shutdown(c->fd, SHUT_RDWR);
 	}
 }
@@ -483,7 +504,7 @@ budget_admit(struct MHD_Connection *conn, WhConn *c, const char *clen,
 	if (c != NULL &&
 		(clen == NULL || budget_reserve(c, (size_t) clen_n + 1)))
 		return true;
-	psvc_wh_counters.failed++;
+	wh_counters.failed++;
 	*ret = queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 					   c == NULL ? "out of memory" : "too many webhook bodies in flight: retry later");
 	return false;
@@ -526,24 +547,24 @@ first_call(struct MHD_Connection *conn, const char *method, enum MHD_Result *ret
 	unsigned long long clen_n = 0;
 	PsvcWhDelivery *d;
 
-	psvc_wh_counters.requests++;
+	wh_counters.requests++;
 	if (c != NULL)
 		guard_headers_done(c);
 	if (env == NULL && c != NULL)
 	{
-		psvc_wh_counters.not_found++;
+		wh_counters.not_found++;
 		*ret = queue_error(conn, MHD_HTTP_NOT_FOUND, "no such path: webhooks are POST /webhooks/sandbox or /webhooks/production");
 		return NULL;
 	}
 	if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
 	{
-		psvc_wh_counters.bad_method++;
+		wh_counters.bad_method++;
 		*ret = queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: use POST");
 		return NULL;
 	}
 	if (!secret_ok(conn))
 	{
-		psvc_wh_counters.unauthorized++;
+		wh_counters.unauthorized++;
 		*ret = queue_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong " PSVC_WH_SECRET_HEADER);
 		return NULL;
 	}
@@ -553,7 +574,7 @@ first_call(struct MHD_Connection *conn, const char *method, enum MHD_Result *ret
 		clen_n = strtoull(clen, NULL, 10);
 	if (clen_n > (unsigned long long) psvc_wh_max_body)
 	{
-		psvc_wh_counters.too_large++;
+		wh_counters.too_large++;
 		*ret = queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
 		return NULL;
 	}
@@ -563,7 +584,7 @@ first_call(struct MHD_Connection *conn, const char *method, enum MHD_Result *ret
 	if (d == NULL)
 	{
 		budget_release(c);
-		psvc_wh_counters.failed++;
+		wh_counters.failed++;
 		*ret = queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
 		return NULL;
 	}
@@ -669,18 +690,18 @@ handle_request(void *cls, struct MHD_Connection *conn, const char *url,
 		return queue_answer(conn, d->status, d->answer);
 	if (d->too_large)
 	{
-		psvc_wh_counters.too_large++;
+		wh_counters.too_large++;
 		return queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
 	}
 	if (conn_state(conn) != NULL && conn_state(conn)->over_budget)
 	{
-		psvc_wh_counters.failed++;
+		wh_counters.failed++;
 		return queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 						   "too many webhook bodies in flight: retry later");
 	}
 	if (d->no_memory)
 	{
-		psvc_wh_counters.failed++;
+		wh_counters.failed++;
 		return queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory: retry later");
 	}
 	if (d->body != NULL)
@@ -705,7 +726,7 @@ request_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	PsvcWhDelivery *d = *req_cls;
 
 	if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
-		psvc_wh_counters.timed_out++;
+		wh_counters.timed_out++;
 	guard_request_done(conn_state(conn));
 	if (d == NULL)
 		return;
@@ -907,7 +928,7 @@ psvc_wh_http_release_held(void)
 	pending_head = pending_tail = NULL;
 	pending_n = 0;
 	n503 = release_list(held) + release_list(pending);
-	psvc_wh_counters.failed += n503;
+	wh_counters.failed += n503;
 	if (daemon_h != NULL && (held != NULL || pending != NULL))
 	{
 		/* resumed connections get their answer queued, then written */
@@ -1004,6 +1025,96 @@ psvc_wh_http_answer(PsvcWhDelivery *batch)
 		MHD_resume_connection(d->conn);
 		d = next;
 	}
+}
+
+
+/*
+ * Defines the listener's settings: the secrets, the body limit and the
+ * limits on hostile clients.  Called by psvc_worker_init in every process
+ * that loads the library (all are PGC_SIGHUP).
+ */
+void
+psvc_wh_http_define_gucs(void)
+{
+	DefineCustomStringVariable("partner_svc.webhook_secret",
+							   "Value the X-Partner-Webhook-Secret header of each webhook must have.",
+							   "Empty: no header is required.",
+							   &psvc_wh_secret, "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_max_body",
+							"Largest webhook body accepted; larger ones are answered 413.",
+							NULL,
+							&psvc_wh_max_body, 65536, 1024, 16 * 1024 * 1024,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	/* the defences against hostile clients */
+	DefineCustomStringVariable("partner_svc.webhook_secret_previous",
+							   "Former value of partner_svc.webhook_secret, still accepted during a rotation.",
+							   "Empty: only partner_svc.webhook_secret is accepted.",
+							   &psvc_wh_secret_previous, "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_header_timeout",
+							"Time a webhook request has for its headers.",
+							"Counted from the opening of the connection or the end of the previous request on it; then the connection is closed.",
+							&psvc_wh_header_timeout, 10, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_request_timeout",
+							"Time a webhook request has for its headers and its whole body.",
+							"Then the connection is closed.",
+							&psvc_wh_request_timeout, 30, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_min_rate",
+							"Slowest average rate, in bytes per second, at which a webhook body may arrive.",
+							"Checked from 2 seconds after the headers; 0 turns the check off.",
+							&psvc_wh_min_rate, 1024, 0, 1024 * 1024 * 1024,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_max_connections_per_address",
+							"Most connections open at once to the webhook listener from one source address.",
+							"0: no cap per address (the listener's total of 512 still applies).",
+							&psvc_wh_max_per_address, 64, 0, 512,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("partner_svc.webhook_max_body_in_flight",
+							"Most webhook body bytes held at once over all open requests.",
+							"A request that does not fit is answered 503 with Retry-After.",
+							&psvc_wh_max_in_flight, 16 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+}
+
+/* A copy of the counters, for the worker to publish. */
+void
+psvc_wh_http_counters(PsvcWhCounters *c)
+{
+	*c = wh_counters;
+}
+
+/* Starts the counters again from zero (a new worker). */
+void
+psvc_wh_http_reset_counters(void)
+{
+	memset(&wh_counters, 0, sizeof(wh_counters));
+}
+
+/* n deliveries were answered 500 or 503: they could not be stored. */
+void
+psvc_wh_http_count_failed(int n)
+{
+	wh_counters.failed += n;
+}
+
+/*
+ * One batch of n deliveries was stored in one transaction: accepted new
+ * events, duplicates of stored ones, and rejects.
+ */
+void
+psvc_wh_http_count_batch(int n, int64 accepted, int64 duplicates, int64 rejected)
+{
+	wh_counters.accepted += accepted;
+	wh_counters.duplicates += duplicates;
+	wh_counters.rejected += rejected;
+	wh_counters.batches++;
+	if (n > wh_counters.max_batch)
+		wh_counters.max_batch = n;
 }
 
 /*

@@ -59,7 +59,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "partner_svc.h"
+#include "webhook_int.h"
 
 /* The longest id we accept (keeps every NOTIFY payload far below 8000). */
 #define PSVC_WH_MAX_ID 256
@@ -495,7 +495,7 @@ error_is_transient(int sqlerrcode)
  * transaction failed.  Called with CurrentMemoryContext the batch context.
  */
 static WhStoreResult
-store_items(WhItem *items, int n)
+store_items(WhItem *items, int n, const PsvcWhStatusSink *status)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	WhItem	  **valid = palloc(sizeof(WhItem *) * n);
@@ -549,7 +549,7 @@ store_items(WhItem *items, int n)
 		ereport(WARNING,
 				(errmsg("partner_svc webhook worker could not store %d deliveries", n),
 				 errdetail("%s", edata->message)));
-		psvc_worker_set_error(edata->message);
+		status->set_error(edata->message);
 		result = error_is_transient(edata->sqlerrcode) ? WH_FAILED_TRANSIENT : WH_FAILED;
 		FreeErrorData(edata);
 	}
@@ -569,13 +569,13 @@ store_items(WhItem *items, int n)
 					 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
 			last_missing_warning = now;
 		}
-		psvc_worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
+		status->set_error(PSVC_WH_NO_EXTENSION_MSG);
 		for (int i = 0; i < n; i++)
 			psvc_wh_http_set_error(items[i].d, 503, "the receiver is not set up yet");
-		psvc_wh_counters.failed += n;
+		psvc_wh_http_count_failed(n);
 		return WH_STORED;
 	}
-	psvc_worker_clear_error(PSVC_WH_NO_EXTENSION_MSG);
+	status->clear_error(PSVC_WH_NO_EXTENSION_MSG);
 	for (int i = 0; i < n; i++)
 	{
 		if (items[i].reject)
@@ -583,17 +583,12 @@ store_items(WhItem *items, int n)
 		else
 			items[i].d->status = 200;
 	}
-	psvc_wh_counters.accepted += inserted;
-	psvc_wh_counters.duplicates += nvalid - inserted;
-	psvc_wh_counters.rejected += nrejects;
-	psvc_wh_counters.batches++;
-	if (n > psvc_wh_counters.max_batch)
-		psvc_wh_counters.max_batch = n;
+	psvc_wh_http_count_batch(n, inserted, nvalid - inserted, nrejects);
 	return WH_STORED;
 }
 
 void
-psvc_wh_store_batch(PsvcWhDelivery *batch, int n)
+psvc_wh_store_batch(PsvcWhDelivery *batch, int n, const PsvcWhStatusSink *status)
 {
 	WhItem	   *items = palloc(sizeof(WhItem) * n);
 	int			i = 0;
@@ -604,7 +599,7 @@ psvc_wh_store_batch(PsvcWhDelivery *batch, int n)
 		if (items[i].transient)
 		{
 			psvc_wh_http_set_error(d, 503, "the delivery could not be read now; retry later");
-			psvc_wh_counters.failed++;
+			psvc_wh_http_count_failed(1);
 			continue;
 		}
 		i++;
@@ -613,7 +608,7 @@ psvc_wh_store_batch(PsvcWhDelivery *batch, int n)
 	if (n == 0)
 		return;
 
-	switch (store_items(items, n))
+	switch (store_items(items, n, status))
 	{
 		case WH_STORED:
 			return;
@@ -622,7 +617,7 @@ psvc_wh_store_batch(PsvcWhDelivery *batch, int n)
 			for (i = 0; i < n; i++)
 				psvc_wh_http_set_error(items[i].d, 503,
 									   "the delivery could not be stored now; retry later");
-			psvc_wh_counters.failed += n;
+			psvc_wh_http_count_failed(n);
 			return;
 		case WH_FAILED:
 			break;
@@ -630,7 +625,7 @@ psvc_wh_store_batch(PsvcWhDelivery *batch, int n)
 	/* one by one: only the deliveries that fail alone get 500 */
 	for (i = 0; i < n; i++)
 	{
-		WhStoreResult r = n > 1 ? store_items(&items[i], 1) : WH_FAILED;
+		WhStoreResult r = n > 1 ? store_items(&items[i], 1, status) : WH_FAILED;
 
 		if (r == WH_STORED)
 			continue;
@@ -638,7 +633,7 @@ psvc_wh_store_batch(PsvcWhDelivery *batch, int n)
 			psvc_wh_http_set_error(items[i].d, 503, "the delivery could not be stored now; retry later");
 		else
 			psvc_wh_http_set_error(items[i].d, 500, "the delivery could not be stored; retry later");
-		psvc_wh_counters.failed++;
+		psvc_wh_http_count_failed(1);
 	}
 }
 

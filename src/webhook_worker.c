@@ -110,7 +110,8 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "partner_svc.h"
+#include "webhook.h"
+#include "webhook_int.h"
 
 #define PSVC_WH_RESTART_S 5
 #define PSVC_WH_RETRY_BIND_MS 5000
@@ -127,16 +128,6 @@ static char *wh_database = NULL;
 static char *wh_role = NULL;
 static int	wh_client_timeout = 10;
 static int	wh_lock_timeout = 5000;
-char	   *psvc_wh_secret = NULL;
-int			psvc_wh_max_body = 65536;
-char	   *psvc_wh_secret_previous = NULL;
-int			psvc_wh_header_timeout = 10;
-int			psvc_wh_request_timeout = 30;
-int			psvc_wh_min_rate = 1024;
-int			psvc_wh_max_per_address = 64;
-int			psvc_wh_max_in_flight = 16 * 1024 * 1024;
-
-PsvcWhCounters psvc_wh_counters;
 
 typedef struct PsvcWhShared
 {
@@ -234,17 +225,8 @@ psvc_worker_init(void)
 							NULL,
 							&wh_port, 0, 0, 65535,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomStringVariable("partner_svc.webhook_secret",
-							   "Value the X-Partner-Webhook-Secret header of each webhook must have.",
-							   "Empty: no header is required.",
-							   &psvc_wh_secret, "",
-							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_max_body",
-							"Largest webhook body accepted; larger ones are answered 413.",
-							NULL,
-							&psvc_wh_max_body, 65536, 1024, 16 * 1024 * 1024,
-							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	/* the listener's own settings */
+	psvc_wh_http_define_gucs();
 	DefineCustomIntVariable("partner_svc.webhook_client_timeout",
 							"Idle time after which the webhook listener closes a connection.",
 							"A client that sends nothing for this long is disconnected.",
@@ -255,38 +237,6 @@ psvc_worker_init(void)
 							"A batch that waits longer is rolled back and answered 503.",
 							&wh_lock_timeout, 5000, 1, 600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
-	/* the listener's defences against hostile clients (webhook_http.c) */
-	DefineCustomStringVariable("partner_svc.webhook_secret_previous",
-							   "Former value of partner_svc.webhook_secret, still accepted during a rotation.",
-							   "Empty: only partner_svc.webhook_secret is accepted.",
-							   &psvc_wh_secret_previous, "",
-							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_header_timeout",
-							"Time a webhook request has for its headers.",
-							"Counted from the opening of the connection or the end of the previous request on it; then the connection is closed.",
-							&psvc_wh_header_timeout, 10, 1, 3600,
-							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_request_timeout",
-							"Time a webhook request has for its headers and its whole body.",
-							"Then the connection is closed.",
-							&psvc_wh_request_timeout, 30, 1, 3600,
-							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_min_rate",
-							"Slowest average rate, in bytes per second, at which a webhook body may arrive.",
-							"Checked from 2 seconds after the headers; 0 turns the check off.",
-							&psvc_wh_min_rate, 1024, 0, 1024 * 1024 * 1024,
-							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_max_connections_per_address",
-							"Most connections open at once to the webhook listener from one source address.",
-							"0: no cap per address (the listener's total of 512 still applies).",
-							&psvc_wh_max_per_address, 64, 0, 512,
-							PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_max_body_in_flight",
-							"Most webhook body bytes held at once over all open requests.",
-							"A request that does not fit is answered 503 with Retry-After.",
-							&psvc_wh_max_in_flight, 16 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024,
-							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 
 	/*
 	 * A PGC_POSTMASTER setting can only be defined while preloading: guc.c
@@ -325,8 +275,8 @@ psvc_worker_init(void)
 }
 
 /* Records the last error for webhook_status() (worker only). */
-void
-psvc_worker_set_error(const char *msg)
+static void
+worker_set_error(const char *msg)
 {
 	if (wh_shared == NULL)
 		return;
@@ -336,8 +286,8 @@ psvc_worker_set_error(const char *msg)
 }
 
 /* Clears last_error when it is msg (the condition it reported is over). */
-void
-psvc_worker_clear_error(const char *msg)
+static void
+worker_clear_error(const char *msg)
 {
 	if (wh_shared == NULL)
 		return;
@@ -347,12 +297,21 @@ psvc_worker_clear_error(const char *msg)
 	SpinLockRelease(&wh_shared->mutex);
 }
 
+/* How the store reports to webhook_status() (webhook_int.h). */
+static const PsvcWhStatusSink status_sink = {
+	.set_error = worker_set_error,
+	.clear_error = worker_clear_error,
+};
+
 /* Publishes state and counters (worker only). */
 static void
 publish(const char *state)
 {
+	PsvcWhCounters counters;
+
 	if (wh_shared == NULL)
 		return;
+	psvc_wh_http_counters(&counters);
 	SpinLockAcquire(&wh_shared->mutex);
 	if (state != NULL)
 	{
@@ -362,7 +321,7 @@ publish(const char *state)
 		wh_shared->port = running_address ? running_port : wh_port;
 		wh_shared->since = running_address ? GetCurrentTimestamp() : 0;
 	}
-	wh_shared->counters = psvc_wh_counters;
+	wh_shared->counters = counters;
 	SpinLockRelease(&wh_shared->mutex);
 }
 
@@ -376,13 +335,16 @@ publish(const char *state)
 static void
 worker_exit(int code, Datum arg)
 {
+	PsvcWhCounters counters;
+
 	psvc_wh_http_stop();
 	if (wh_shared == NULL)
 		return;
+	psvc_wh_http_counters(&counters);
 	SpinLockAcquire(&wh_shared->mutex);
 	wh_shared->pid = 0;
 	strlcpy(wh_shared->state, "off", sizeof(wh_shared->state));
-	wh_shared->counters = psvc_wh_counters;
+	wh_shared->counters = counters;
 	if (in_connect && ProcDiePending)
 		wh_shared->connecting = false;	/* terminated, not refused */
 	else if (in_connect)
@@ -506,7 +468,7 @@ wait_for_database(void)
 					(errmsg("partner_svc webhook worker restarts to connect to database \"%s\"",
 							wh_database)));
 			set_connecting(false);
-			psvc_worker_clear_error(logged);
+			worker_clear_error(logged);
 			proc_exit(1);
 		}
 		if (problem[0] == '\0')
@@ -523,7 +485,7 @@ wait_for_database(void)
 					 errhint("It checks again after pauses growing to %d seconds; fix partner_svc.webhook_database or partner_svc.webhook_role, or create what is missing.",
 							 PSVC_WH_CHECK_MAX_MS / 1000)));
 		strlcpy(logged, problem, sizeof(logged));
-		psvc_worker_set_error(problem);
+		worker_set_error(problem);
 		publish("failed");
 		pgstat_report_activity(STATE_IDLE, "waiting for the webhook database");
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -557,7 +519,7 @@ check_extension(void)
 							wh_database)));
 		extension_missing = false;
 		extension_pause_ms = 0;
-		psvc_worker_clear_error(PSVC_WH_NO_EXTENSION_MSG);
+		worker_clear_error(PSVC_WH_NO_EXTENSION_MSG);
 		next_extension_check = DT_NOEND;	/* a batch notices a later DROP */
 		return;
 	}
@@ -567,7 +529,7 @@ check_extension(void)
 						wh_database),
 				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
 	extension_missing = true;
-	psvc_worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
+	worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
 	extension_pause_ms = extension_pause_ms == 0 ? PSVC_WH_CHECK_FIRST_MS
 		: Min(extension_pause_ms * 2, PSVC_WH_CHECK_MAX_MS);
 	next_extension_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
@@ -643,14 +605,14 @@ sync_listener(void)
 					 errhint("It tries again every %d seconds; change partner_svc.webhook_listen_address or partner_svc.webhook_port and reload.",
 							 PSVC_WH_RETRY_BIND_MS / 1000)));
 		strlcpy(last_bind_error, err, sizeof(last_bind_error));
-		psvc_worker_set_error(err);
+		worker_set_error(err);
 		next_bind_try = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PSVC_WH_RETRY_BIND_MS);
 		publish("failed");
 		report_idle();
 		return;
 	}
 	if (last_bind_error[0] != '\0')
-		psvc_worker_clear_error(last_bind_error);
+		worker_clear_error(last_bind_error);
 	last_bind_error[0] = '\0';
 	listener_generation++;
 	running_port = wh_port;
@@ -681,7 +643,7 @@ serve(void)
 	snprintf(buf, sizeof(buf), "storing %d webhook deliveries", n);
 	pgstat_report_activity(STATE_RUNNING, buf);
 	old = MemoryContextSwitchTo(batch_cxt);
-	psvc_wh_store_batch(batch, n);
+	psvc_wh_store_batch(batch, n, &status_sink);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(batch_cxt);
 	psvc_wh_http_answer(batch);
@@ -716,7 +678,7 @@ recover_from_error(void)
 	pgstat_report_wait_end();
 	psvc_wh_http_release_held();
 	MemoryContextReset(batch_cxt);
-	psvc_worker_set_error(edata->message);
+	worker_set_error(edata->message);
 	FreeErrorData(edata);
 	publish(NULL);
 	report_idle();
@@ -746,7 +708,7 @@ psvc_worker_main(Datum arg)
 
 	batch_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc webhook batch",
 									  ALLOCSET_DEFAULT_SIZES);
-	memset(&psvc_wh_counters, 0, sizeof(psvc_wh_counters));
+	psvc_wh_http_reset_counters();
 	was_connecting = false;
 	if (wh_shared != NULL)
 	{

@@ -10,7 +10,10 @@
 #     scripts) and nothing else, so make installcheck skips none;
 #   - docs/*.md, README.md and test/downstream/README.md name no file
 #     outside the repository (no machine paths, no design or specification
-#     files that are not in it).
+#     files that are not in it);
+#   - the include graph of src/ (test/include_graph.pl): no cycle of uses
+#     between files, no header included by more than half of the .c
+#     files, the sandbox shares no header with the extension.
 # Run from anywhere; exits non-zero and says why on the first kind of
 # failure found (all failures of that kind are listed).
 set -uo pipefail
@@ -89,5 +92,9 @@ for table in status_rules failure_rules; do
 		bad "docs/errors.md says $table[] is in '${rules_file:-?}', which does not define it"
 done
 
-[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs: ok"
+# --- layering: one header per module, no cycle of uses, no header that
+# most files include, the sandbox apart (test/include_graph.pl) ---
+perl test/include_graph.pl -q || bad "the include graph is broken (perl test/include_graph.pl prints it)"
+
+[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs, include graph: ok"
 exit "$fail"

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * fdw_modify_xact.c
+ * xact_writes.c
  *		  Remote writes and local transactions: counting the changes made
  *		  at the services, and saying which ones a rollback did not undo.
  *
@@ -28,7 +28,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/fdw_modify_xact.c
+ *		  src/xact_writes.c
  *
  *-------------------------------------------------------------------------
  */
@@ -39,7 +39,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "partner_svc.h"
+#include "xact_writes.h"
 
 /* The changes of one writer in one subtransaction. */
 typedef struct WriteCount

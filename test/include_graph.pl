@@ -1,0 +1,374 @@
+#!/usr/bin/perl
+#
+# test/include_graph.pl: prints the include graph of the extension's
+# sources (src/*.c and src/*.h; the sandbox under src/sandbox/ is a program
+# of its own and is not looked at) and fails when the layering is broken.
+#
+# The graph has two kinds of edges, both file-level:
+#   - includes: a file's #include "x.h" of a header of src/;
+#   - uses: X.c uses Y.c when X.c names a function or variable that a
+#     header X.c includes (directly or through another header) declares
+#     and that Y.c defines.  A header that declares functions of several
+#     files gives an edge only to the files whose symbols X.c really
+#     names, so a module header shared by its own files is no cycle by
+#     itself; two files that call each other are.
+# Callbacks a file registers (function pointers it hands to another file)
+# are not uses of the caller by the callee: that is how a lower layer
+# calls back without knowing the layer above.
+#
+# It fails (exit status 1) when
+#   - X.c uses Y.c and Y.c uses X.c, or any longer cycle of uses;
+#   - headers include each other in a cycle;
+#   - a header is included, directly or through another header, by more
+#     than half of the extension's .c files (one header that everybody
+#     includes is what the module headers replaced);
+#   - a .c file includes a header none of whose symbols, types, macros or
+#     struct members it names (a file includes what it uses);
+#   - the sandbox (src/sandbox/, built by src/sandbox/Makefile with -I of
+#     its own directory) includes a file outside src/sandbox/, or the
+#     extension includes one of the sandbox's.
+#
+# Usage: perl test/include_graph.pl [-q]   (-q: print only the problems)
+# Run from anywhere; test/static_checks.sh runs it.
+use strict;
+use warnings;
+use File::Basename qw(basename dirname);
+use Cwd qw(abs_path);
+
+my $quiet = @ARGV && $ARGV[0] eq '-q';
+my $root = abs_path(dirname(__FILE__) . '/..');
+my $src = "$root/src";
+
+opendir(my $dh, $src) or die "include_graph: cannot read $src: $!\n";
+my @files = sort grep { /\.[ch]$/ && -f "$src/$_" } readdir($dh);
+closedir($dh);
+my @cfiles = grep { /\.c$/ } @files;
+my @hfiles = grep { /\.h$/ } @files;
+my %is_header = map { $_ => 1 } @hfiles;
+
+# Source text without comments, string and character literals (so that a
+# name in a comment or a message is no use).
+sub strip
+{
+	my ($text) = @_;
+	$text =~ s{
+		(/\*.*?\*/)                 # block comment
+	  | (//[^\n]*)                  # line comment
+	  | ("(?:\\.|[^"\\\n])*")       # string literal
+	  | ('(?:\\.|[^'\\\n])*')       # character literal
+	  | ([^/"']+|.)
+	}{
+		defined $1 ? "\n" x ($1 =~ tr/\n//)
+	  : defined $2 ? ""
+	  : defined $3 ? '""'
+	  : defined $4 ? "''"
+	  : $5
+	}gsex;
+	return $text;
+}
+
+my (%raw, %text, %includes);
+for my $f (@files)
+{
+	open(my $fh, '<', "$src/$f") or die "include_graph: cannot read src/$f: $!\n";
+	local $/;
+	$raw{$f} = <$fh>;
+	close($fh);
+	$includes{$f} = [];
+	while ($raw{$f} =~ /^\s*#\s*include\s+"([^"]+)"/mg)
+	{
+		my $h = $1;
+		push @{ $includes{$f} }, $h if $is_header{$h};
+	}
+	$text{$f} = strip($raw{$f});
+}
+
+# Headers a file includes, directly or through other headers.
+my %closure;
+sub closure
+{
+	my ($f, $seen) = @_;
+	return $closure{$f} if $closure{$f};
+	my %all;
+	for my $h (@{ $includes{$f} })
+	{
+		next if $seen->{$h};
+		$all{$h} = 1;
+		my %s = (%$seen, $h => 1);
+		$all{$_} = 1 for keys %{ closure($h, \%s) };
+	}
+	return $closure{$f} = \%all;
+}
+
+# What each header declares: extern functions and variables, and the
+# types and macros it defines (for the check of needless includes).
+my (%declares, %provides);
+for my $h (@hfiles)
+{
+	my $t = $text{$h};
+	my %d;
+	# one declaration at a time: text between semicolons or braces
+	for my $decl (split /[;{}]/, $t)
+	{
+		next unless $decl =~ /\bextern\b/;
+		$decl =~ s/^.*\bextern\b//s;
+		$decl =~ s/\s+/ /g;
+		if ($decl =~ /\b(\w+)\s*\(/)
+		{
+			my $name = $1;
+			# a function pointer variable: extern void (*name) (...)
+			$name = $1 if $decl =~ /\(\s*\*\s*(\w+)\s*\)/;
+			$d{$name} = 1;
+		}
+		elsif ($decl =~ /\b(\w+)\s*(?:\[[^\]]*\]\s*)*$/)
+		{
+			$d{$1} = 1;
+		}
+	}
+	$declares{$h} = \%d;
+	my %p = %d;
+	$p{$1} = 1 while $t =~ /^\s*#\s*define\s+(\w+)/mg;
+	$p{$1} = 1 while $t =~ /\b(?:struct|enum|union)\s+(\w+)\s*\{/g;
+	$p{$1} = 1 while $t =~ /\}\s*(\w+)\s*;/g;	# typedef struct {...} Name;
+	$p{$1} = 1 while $t =~ /\btypedef\b[^;{}]*?\b(\w+)\s*;/g;
+	$p{$1} = 1 while $t =~ /\btypedef\b[^;{}]*\(\s*\*\s*(\w+)\s*\)/g;
+	# members of its structs, named after -> or . in a user
+	while ($t =~ /\bstruct\b[^{;]*\{([^{}]*)\}/g)
+	{
+		my $body = $1;
+		$p{"->$1"} = 1 while $body =~ /\b(\w+)\s*(?:\[[^\]]*\]\s*)*[;,]/g;
+		$p{"->$1"} = 1 while $body =~ /\(\s*\*\s*(\w+)\s*\)/g;
+	}
+	# enumerators
+	while ($t =~ /\benum\b[^{;]*\{([^}]*)\}/g)
+	{
+		my $body = $1;
+		$p{$1} = 1 while $body =~ /(?:^|,)\s*(\w+)/g;
+	}
+	$provides{$h} = \%p;
+}
+
+# Which .c file defines each declared symbol.
+my %defined_in;
+for my $c (@cfiles)
+{
+	my $t = $text{$c};
+	for my $h (@hfiles)
+	{
+		for my $name (keys %{ $declares{$h} })
+		{
+			next if $defined_in{$name};
+			if ($t =~ /^\Q$name\E\s*\(/m	# a function: its name starts a line
+				|| $t =~ /^(?!\s*(?:extern|static)\b)[A-Za-z_][^;()\n]*\b\Q$name\E\s*(?:\[[^\]]*\]\s*)*(?:=|;)/m)
+			{
+				$defined_in{$name} = $c;
+			}
+		}
+	}
+}
+
+my @problems;
+my $nc = scalar @cfiles;
+
+# --- uses ---
+my (%uses, %why);
+for my $c (@cfiles)
+{
+	my %seen;
+	for my $h (keys %{ closure($c, {}) })
+	{
+		for my $name (keys %{ $declares{$h} })
+		{
+			my $d = $defined_in{$name};
+			next unless $d && $d ne $c;
+			next unless $text{$c} =~ /\b\Q$name\E\b/;
+			$uses{$c}{$d} = 1;
+			push @{ $why{$c}{$d} }, $name unless $seen{"$d $name"}++;
+		}
+	}
+}
+
+# --- needless includes: a .c file includes a header of which it names
+# nothing (neither what the header declares or defines nor what the
+# headers it includes do) ---
+for my $c (@cfiles)
+{
+	for my $h (@{ $includes{$c} })
+	{
+		my %names = %{ $provides{$h} };
+		for my $h2 (keys %{ closure($h, { $h => 1 }) })
+		{
+			%names = (%names, %{ $provides{$h2} });
+		}
+		my $used = 0;
+		for my $n (keys %names)
+		{
+			my $re = $n =~ /^->(.*)/ ? qr/(?:->|\.)\s*\Q$1\E\b/ : qr/\b\Q$n\E\b/;
+			if ($text{$c} =~ $re)
+			{
+				$used = 1;
+				last;
+			}
+		}
+		push @problems, "src/$c includes $h but uses nothing it declares" unless $used;
+	}
+}
+
+# --- the sandbox shares no header with the extension ---
+{
+	my $sb = "$src/sandbox";
+	my @sbfiles;
+	my @dirs = ($sb);
+	while (my $d = shift @dirs)
+	{
+		opendir(my $sdh, $d) or die "include_graph: cannot read $d: $!\n";
+		for my $e (sort readdir($sdh))
+		{
+			next if $e =~ /^\./;
+			if (-d "$d/$e") { push @dirs, "$d/$e"; }
+			elsif ($e =~ /\.[ch]$/) { push @sbfiles, "$d/$e"; }
+		}
+		closedir($sdh);
+	}
+	for my $f (@sbfiles)
+	{
+		open(my $fh, '<', $f) or die "include_graph: cannot read $f: $!\n";
+		local $/;
+		my $t = <$fh>;
+		close($fh);
+		(my $rel = $f) =~ s{^\Q$root\E/}{};
+		while ($t =~ /^\s*#\s*include\s+"([^"]+)"/mg)
+		{
+			my $inc = $1;
+			my $found;
+			for my $dir (dirname($f), $sb)
+			{
+				if (-f "$dir/$inc")
+				{
+					$found = abs_path("$dir/$inc");
+					last;
+				}
+			}
+			if (!defined $found)
+			{
+				push @problems, "$rel includes \"$inc\", which is not in src/sandbox/";
+			}
+			elsif (index($found, "$sb/") != 0)
+			{
+				push @problems, "$rel includes \"$inc\" from outside src/sandbox/";
+			}
+		}
+	}
+	for my $f (@files)
+	{
+		push @problems, "src/$f includes a file of the sandbox"
+		  if $raw{$f} =~ /^\s*#\s*include\s+"[^"]*sandbox\//m;
+	}
+}
+
+# --- cycles (Tarjan's strongly connected components) ---
+sub sccs
+{
+	my ($nodes, $edges) = @_;
+	my ($index, @stack, %on, %idx, %low, @out) = (0);
+	my $visit;
+	$visit = sub {
+		my ($v) = @_;
+		$idx{$v} = $low{$v} = $index++;
+		push @stack, $v;
+		$on{$v} = 1;
+		for my $w (sort keys %{ $edges->{$v} || {} })
+		{
+			if (!defined $idx{$w})
+			{
+				$visit->($w);
+				$low{$v} = $low{$w} if $low{$w} < $low{$v};
+			}
+			elsif ($on{$w})
+			{
+				$low{$v} = $idx{$w} if $idx{$w} < $low{$v};
+			}
+		}
+		if ($low{$v} == $idx{$v})
+		{
+			my @c;
+			my $w;
+			do { $w = pop @stack; $on{$w} = 0; push @c, $w; } while ($w ne $v);
+			push @out, [ sort @c ] if @c > 1;
+		}
+	};
+	for my $v (@$nodes)
+	{
+		$visit->($v) unless defined $idx{$v};
+	}
+	return @out;
+}
+
+for my $comp (sccs(\@cfiles, \%uses))
+{
+	my %in = map { $_ => 1 } @$comp;
+	my @edges;
+	for my $a (@$comp)
+	{
+		for my $b (sort keys %{ $uses{$a} })
+		{
+			push @edges, "$a -> $b (" . join(', ', sort @{ $why{$a}{$b} }) . ")"
+			  if $in{$b};
+		}
+	}
+	push @problems, "cycle of uses among " . join(', ', @$comp) . ":\n    "
+	  . join("\n    ", @edges);
+}
+
+my %hedges;
+for my $h (@hfiles)
+{
+	$hedges{$h}{$_} = 1 for @{ $includes{$h} };
+}
+for my $comp (sccs(\@hfiles, \%hedges))
+{
+	push @problems, "headers include each other: " . join(', ', @$comp);
+}
+
+# --- fan-in ---
+my %fanin;
+for my $c (@cfiles)
+{
+	push @{ $fanin{$_} }, $c for keys %{ closure($c, {}) };
+}
+for my $h (@hfiles)
+{
+	my $n = scalar @{ $fanin{$h} || [] };
+	push @problems, "$h is included by $n of the $nc .c files (at most "
+	  . int($nc / 2) . ")"
+	  if 2 * $n > $nc;
+}
+
+unless ($quiet)
+{
+	print "== includes (project headers) ==\n";
+	for my $f (@files)
+	{
+		printf "%-24s %s\n", $f, join(' ', @{ $includes{$f} });
+	}
+	print "\n== headers: the .c files including each (directly or not), of $nc ==\n";
+	for my $h (@hfiles)
+	{
+		my @by = sort @{ $fanin{$h} || [] };
+		printf "%-20s %2d  %s\n", $h, scalar @by, join(' ', @by);
+	}
+	print "\n== uses (X.c -> the files whose functions or variables it names) ==\n";
+	for my $c (@cfiles)
+	{
+		printf "%-24s %s\n", $c, join(' ', sort keys %{ $uses{$c} || {} });
+	}
+	print "\n";
+}
+
+if (@problems)
+{
+	print STDERR "include_graph: $_\n" for @problems;
+	exit 1;
+}
+print "include_graph: no cycle, no header included by more than half of the $nc .c files\n";
+exit 0;
