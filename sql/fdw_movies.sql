@@ -5,7 +5,11 @@ CREATE SCHEMA m;
 IMPORT FOREIGN SCHEMA movies FROM SERVER movies INTO m;
 SELECT foreign_table_name FROM information_schema.foreign_tables
 WHERE foreign_table_schema = 'm' ORDER BY 1;
-\d m.movie_themes
+-- IMPORT comments every table and column from the catalogue: what it
+-- reads, which condition a query must give, which filters are sent
+\d+ m.movie_themes
+SELECT c.relname, obj_description(c.oid, 'pg_class') FROM pg_class c
+WHERE c.relnamespace = 'm'::regnamespace ORDER BY 1;
 IMPORT FOREIGN SCHEMA movies LIMIT TO (movie_faqs) FROM SERVER movies INTO public;
 IMPORT FOREIGN SCHEMA movies EXCEPT (movie_faqs, movies) FROM SERVER movies INTO public;
 SELECT foreign_table_name FROM information_schema.foreign_tables

@@ -7,6 +7,15 @@ IMPORT FOREIGN SCHEMA todos FROM SERVER todos INTO public;
 IMPORT FOREIGN SCHEMA scheduler FROM SERVER scheduler INTO public;
 SELECT foreign_table_name, foreign_server_name FROM information_schema.foreign_tables
 WHERE foreign_table_schema = 'public' AND foreign_server_name <> 'movies' ORDER BY 1;
+-- the comments IMPORT writes: detail reads, filters, writes, required columns
+SELECT c.relname, obj_description(c.oid, 'pg_class') FROM pg_class c
+WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'f'
+  AND c.relname IN ('orders', 'todos', 'job_executions', 'notifications', 'business_questions', 'user_jobs')
+ORDER BY 1;
+SELECT a.attname, col_description(a.attrelid, a.attnum) FROM pg_attribute a
+WHERE a.attrelid = 'orders'::regclass AND a.attnum > 0 ORDER BY a.attnum;
+SELECT a.attname, col_description(a.attrelid, a.attnum) FROM pg_attribute a
+WHERE a.attrelid = 'job_executions'::regclass AND a.attnum > 0 ORDER BY a.attnum;
 
 --
 -- orders: two paid orders, one of two vignettes, kept PENDING

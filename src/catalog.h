@@ -1,15 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * catalog.h
- *		  The endpoint catalogue of partner_svc (endpoints.c): every list
- *		  endpoint of the partner services as a row of data.
+ *		  The catalogue of partner_svc, as data: every call the extension
+ *		  makes to a partner service (catalog.c, the operations), and every
+ *		  foreign table as the operations it reads and writes (endpoints.c).
  *
- * A row (PsvcEndpoint) gives the resource name of a foreign table, the
- * service and list route, the paging style, the envelope, the detail
- * route, the columns (member, path parameter or raw item; filters) and,
- * for writable tables, how INSERT/UPDATE/DELETE become requests.  The FDW
- * (fdw.h) reads it to plan, scan, modify and import; option validation
- * (options.c) reads it for resource names.  It depends on nothing.
+ * An operation (PsvcOperation) gives the service, method, route template,
+ * path parameters with their rules, safety for retries, the envelope, the
+ * error codes that mean "nothing here", its row of the rate-limit table,
+ * a description, and its shape as a SQL function.  The services and tiers
+ * are declared here once.  The URL builder (http.h), the rate limiter
+ * (ratelimit.h), the executor of the SQL functions (functions.h), option
+ * validation and the FDW read it.
+ *
+ * An endpoint (PsvcEndpoint) gives the resource name of a foreign table,
+ * its list and detail operations, the columns (member, path parameter or
+ * raw item; filters) and, for writable tables, the operations that
+ * INSERT/UPDATE/DELETE become.  The FDW (fdw.h) reads it to plan, scan,
+ * modify and import; option validation (options.c) reads it for resource
+ * names.  It depends on nothing.
  *
  * Memory: the catalogue is static, constant data; the functions return
  * pointers into it and allocate nothing.
@@ -23,6 +32,207 @@
  */
 #ifndef PSVC_CATALOG_H
 #define PSVC_CATALOG_H
+
+/* ---- catalog.c: the operation catalogue ---- */
+
+/*
+ * The services, declared once: their names are the values of the server
+ * option "service", IMPORT's remote schemas and what the functions look
+ * their server up by.
+ */
+typedef enum PsvcServiceId
+{
+	PSVC_SVC_ORDERS,
+	PSVC_SVC_MOVIES,
+	PSVC_SVC_CATALOG,
+	PSVC_SVC_TODOS,
+	PSVC_SVC_GENERATION,
+	PSVC_SVC_FILES,
+	PSVC_SVC_SCHEDULER,
+	PSVC_NSERVICES
+} PsvcServiceId;
+
+typedef struct PsvcService
+{
+	const char *name;			/* the option value "orders", "movies"... */
+	bool		keyless;		/* the documents describe no authentication */
+	bool		tiers;			/* takes option "tier" */
+	const char *limits_prefix;	/* path prefix the document's rate-limit
+								 * table leaves out ("/public"), or NULL */
+} PsvcService;
+
+extern const PsvcService psvc_services[PSVC_NSERVICES];
+/* The names of the services, NULL-terminated, in PsvcServiceId order. */
+extern const char *const *psvc_service_names(void);
+/* The names of the tiers, NULL-terminated, in the order of the limits. */
+#define PSVC_NTIERS 3
+extern const char *const psvc_tier_names[PSVC_NTIERS + 1];
+/* The service called name, or -1. */
+extern int	psvc_service_find(const char *name);
+/* The index of a tier name in psvc_tier_names; 0 (standard) for NULL. */
+extern int	psvc_tier_index(const char *tier);
+
+/* What the documents say a path parameter holds. */
+typedef enum PsvcParamKind
+{
+	PSVC_PARAM_TEXT,			/* 1 to max_chars characters */
+	PSVC_PARAM_INT64,			/* an integer in the int64 range */
+	PSVC_PARAM_QUESTION			/* BQ-(GF|EK|KA|HR)-, then 1 to 32 of
+								 * [A-Za-z0-9_-] */
+} PsvcParamKind;
+
+typedef struct PsvcParamDef
+{
+	const char *name;			/* the {name} of the route */
+	PsvcParamKind kind;
+	int			max_chars;		/* PSVC_PARAM_TEXT */
+	const char *doc;			/* the rule as a sentence's end, for errdetail */
+} PsvcParamDef;
+
+/* A row of the partner's table of rate limits (ratelimit_rules.c reads it). */
+typedef struct PsvcLimitRow
+{
+	PsvcServiceId service;
+	const char *row;			/* "[METHOD ]/path" as the document writes it */
+	int			limit[PSVC_NTIERS]; /* per window, per tier */
+	bool		documented;		/* false: our choice, the document has none */
+} PsvcLimitRow;
+
+/* All rows, in table order; *n receives their count. */
+extern const PsvcLimitRow *const *psvc_limit_rows(int *n);
+
+typedef enum PsvcPaging
+{
+	PSVC_PAGING_NONE,			/* one response holds the whole list */
+	PSVC_PAGING_CURSOR			/* limit/cursor, "pagination" object */
+} PsvcPaging;
+
+/* What argument 0 of an operation's SQL function becomes (functions_exec.c). */
+typedef enum PsvcFnArg
+{
+	PSVC_ARG_NONE,				/* no argument but the server */
+	PSVC_ARG_PATH,				/* the value of the one path parameter: text,
+								 * or bigint for a PSVC_PARAM_INT64 */
+	PSVC_ARG_BODY,				/* jsonb sent as the body */
+	PSVC_ARG_BODY_OBJECT,		/* the same, and it must be an object */
+	PSVC_ARG_BODY_MEMBER		/* text sent as {"<arg_name>": text} */
+} PsvcFnArg;
+
+/* What the SQL function returns of the answer's payload. */
+typedef enum PsvcFnResult
+{
+	PSVC_RESULT_JSONB,			/* the payload */
+	PSVC_RESULT_TEXT,			/* its string member result_member */
+	PSVC_RESULT_INT64,			/* its numeric member result_member */
+	PSVC_RESULT_VOID			/* nothing */
+} PsvcFnResult;
+
+/* Refusals a validating operation returns as {"valid": false, "error": ...}. */
+typedef enum PsvcRefusal
+{
+	PSVC_REFUSAL_NONE,
+	PSVC_REFUSAL_KEY,			/* 401, 403: "error" is the body, or null */
+	PSVC_REFUSAL_PAYLOAD		/* 400, 409, 422 with a member "error": it */
+} PsvcRefusal;
+
+#define PSVC_MAX_PATH_PARAMS 3
+
+/*
+ * One call the extension makes to a partner service.  See catalog.c for
+ * how to add one.
+ */
+typedef struct PsvcOperation
+{
+	const char *name;			/* unique; the SQL function's name, where
+								 * one is the operation */
+	PsvcServiceId service;
+	const char *method;			/* "GET", "POST", "PUT", "DELETE" */
+	const char *route;			/* path template, starting with '/' */
+	const PsvcParamDef *params[PSVC_MAX_PATH_PARAMS];	/* one per {name} of
+														 * route, NULL after */
+	bool		safe;			/* repeating it has no effect: retried after
+								 * 5xx, timeouts and lost connections (a
+								 * GET, or a POST that only checks); false:
+								 * only where nothing was done (429, no
+								 * connection) */
+	PsvcPaging	paging;
+	const char *envelope;		/* member of the answer holding the payload
+								 * ("data", "result"), NULL = the body */
+	const char *const *empty_codes; /* error codes of a 404 that mean
+									 * "nothing here": no rows, NULL;
+									 * NULL-terminated, or NULL */
+	const PsvcLimitRow *limit;	/* its row of the rate-limit table, or NULL */
+	const char *description;	/* for COMMENTs and the docs */
+	/* as a SQL function (functions_exec.c) */
+	PsvcFnArg	arg;
+	const char *arg_name;		/* the argument, for messages */
+	const char *body_member;	/* BODY_MEMBER: the member it is sent as */
+	const char *arg_hint;		/* errhint for a bad argument, or NULL */
+	PsvcFnResult result;
+	const char *result_member;	/* TEXT, INT64 */
+	PsvcRefusal refusal;
+} PsvcOperation;
+
+typedef enum PsvcOpId
+{
+	PSVC_OP_ORDERS_LIST,
+	PSVC_OP_ORDER_GET,
+	PSVC_OP_ORDER_STATUS,
+	PSVC_OP_ORDER_CREATE,
+	PSVC_OP_ORDER_VALIDATE,
+	PSVC_OP_ORDER_CANCEL_PENDING,
+	PSVC_OP_ORDER_CANCEL_DEFERRED,
+	PSVC_OP_MOVIES_LIST,
+	PSVC_OP_MOVIE_GET,
+	PSVC_OP_MOVIE_SUMMARY,
+	PSVC_OP_MOVIE_SPOILER_FREE_SUMMARY,
+	PSVC_OP_MOVIE_ENDING,
+	PSVC_OP_MOVIE_SETTING,
+	PSVC_OP_MOVIE_PROFILE,
+	PSVC_OP_MOVIE_THEMES,
+	PSVC_OP_MOVIE_TIMELINE,
+	PSVC_OP_MOVIE_CHARACTERS,
+	PSVC_OP_MOVIE_FAQS,
+	PSVC_OP_QUESTIONS_LIST,
+	PSVC_OP_QUESTION_GET,
+	PSVC_OP_QUESTION_ANSWER,
+	PSVC_OP_TODOS_LIST,
+	PSVC_OP_TODO_CREATE,
+	PSVC_OP_TODO_UPDATE,
+	PSVC_OP_TODO_DELETE,
+	PSVC_OP_GENERATE,
+	PSVC_OP_KEY_VALIDATE,
+	PSVC_OP_UPLOAD_CREATE,
+	PSVC_OP_UPLOAD_APPEND,
+	PSVC_OP_FILE_GET,
+	PSVC_OP_JOBS_LIST,
+	PSVC_OP_JOB_GET,
+	PSVC_OP_JOB_SAVE,
+	PSVC_OP_JOB_DELETE,
+	PSVC_OP_JOB_RUN,
+	PSVC_OP_JOB_STOP,
+	PSVC_OP_JOB_PAUSE,
+	PSVC_OP_JOB_ACTIVATE,
+	PSVC_OP_JOB_CLONE,
+	PSVC_OP_JOB_SYNC_TOKEN,
+	PSVC_OP_JOB_EXECUTIONS,
+	PSVC_OP_EXECUTION_EMAIL,
+	PSVC_OP_NOTIFICATIONS_LIST,
+	PSVC_OP_NOTIFICATION_ADD,
+	PSVC_NOPS
+} PsvcOpId;
+
+extern const PsvcOperation psvc_operations[PSVC_NOPS];
+#define psvc_op(id) (&psvc_operations[(id)])
+/* The definition of path parameter name (namelen bytes) of op, or NULL. */
+extern const PsvcParamDef *psvc_op_param(const PsvcOperation *op,
+										 const char *name, size_t namelen);
+/* Checks the rows once per backend; elog(ERROR) on a malformed one. */
+extern void psvc_catalog_verify(void);
+/* Whether a 404 with this error code (may be NULL) means "nothing here". */
+extern bool psvc_op_empty_code(const PsvcOperation *op, const char *code);
+
+/* ---- endpoints.c: the foreign tables ---- */
 
 typedef enum PsvcColKind
 {
@@ -67,21 +277,6 @@ typedef struct PsvcFilterValue
 	const char *param_value;	/* the query parameter's value selecting it */
 } PsvcFilterValue;
 
-typedef enum PsvcPaging
-{
-	PSVC_PAGING_NONE,			/* one response holds the whole list */
-	PSVC_PAGING_CURSOR			/* limit/cursor, "pagination" object */
-} PsvcPaging;
-
-/*
- * How a writable endpoint turns INSERT, UPDATE and DELETE into requests
- * (fdw_modify.c).  An operation whose method is NULL is not supported.
- */
-typedef struct PsvcRequestDef
-{
-	const char *method;
-	const char *route;			/* UPDATE, DELETE: {name} = the row's key */
-} PsvcRequestDef;
 
 typedef enum PsvcBodyStyle
 {
@@ -95,11 +290,16 @@ typedef enum PsvcValueCheck
 	PSVC_CHECK_EMAIL			/* local@domain, as the scheduler requires */
 } PsvcValueCheck;
 
+/*
+ * How a writable endpoint turns INSERT, UPDATE and DELETE into requests
+ * (fdw_modify.c): an operation each, NULL where not supported.  UPDATE and
+ * DELETE put the row's key into the operation's one path parameter.
+ */
 typedef struct PsvcModifyDef
 {
-	PsvcRequestDef insert;
-	PsvcRequestDef update;		/* sends only the columns the UPDATE sets */
-	PsvcRequestDef delete;
+	const PsvcOperation *insert;
+	const PsvcOperation *update;	/* sends only the columns the UPDATE sets */
+	const PsvcOperation *delete;
 	const char *key_field;		/* member that identifies a row; assigned by
 								 * the service, never sent in a body */
 	PsvcBodyStyle body;
@@ -110,13 +310,13 @@ typedef struct PsvcModifyDef
 typedef struct PsvcEndpoint
 {
 	const char *resource;		/* foreign table name / "resource" option */
-	const char *service;		/* the server's "service" */
-	const char *route;			/* list route template */
-	PsvcPaging	paging;
-	const char *items_key;		/* member holding the items, NULL = body */
-	const char *detail_route;	/* single-object read by key, or NULL */
-	const char *detail_column;	/* the key column for detail_route */
-	const char *detail_items_key;	/* member holding the object, NULL = body */
+	const PsvcOperation *list;	/* the list read (its service, route,
+								 * paging) */
+	const char *items_key;		/* member of the list's answer holding the
+								 * items; NULL = the list's envelope */
+	const PsvcOperation *detail;	/* single-object read by key, or NULL;
+									 * the object is its envelope */
+	const char *detail_column;	/* the key column for the detail read */
 	const char *description;	/* for IMPORT's COMMENT and the docs */
 	int			ncolumns;
 	const PsvcColumnDef *columns;

@@ -5,14 +5,15 @@
  *		  documents as a row of data that one generic planner and scan
  *		  engine read.
  *
- * A row says where the list lives (route template, paging style, the
- * member that holds the items), how to read one object by key (the detail
- * route), and how JSON maps to columns.  A column is a member of the item,
- * the whole item ("raw"), or a path parameter of the route; a member column
- * may name the query parameter that filters on it, which is how equality
- * on it is pushed down.  A writable endpoint also says which requests its
- * INSERT, UPDATE and DELETE become (PsvcModifyDef, read by fdw_modify.c).
- * Adding an endpoint is adding a row here.
+ * A row names the operations of catalog.c a table reads and writes: the
+ * list read (route, paging and envelope are the operation's), the read of
+ * one object by key (the detail operation), and for a writable table the
+ * operations its INSERT, UPDATE and DELETE become (PsvcModifyDef, read by
+ * fdw_modify.c).  The row itself says how JSON maps to columns.  A column
+ * is a member of the item, the whole item ("raw"), or a path parameter of
+ * the list's route; a member column may name the query parameter that
+ * filters on it, which is how equality on it is pushed down.  Adding a
+ * table is adding its operations to catalog.c and a row here.
  *
  * Field names follow the documents; where they are "not shown", the
  * sandbox's documented choices (docs/sandbox-*.md).  Column names are the
@@ -29,7 +30,7 @@
 
 #include "catalog.h"
 
-#define COLS(a) lengthof(a), a
+#define COLS(a) .ncolumns = lengthof(a), .columns = a
 #define RAW {"raw", "jsonb", PSVC_COL_RAW, NULL, NULL, false}
 #define MOVIE_KEY {"movie", "text", PSVC_COL_PATH, NULL, "movie", true}
 
@@ -174,71 +175,64 @@ static const PsvcColumnDef notifications_cols[] = {
 
 /*
  * Writable endpoints.  todos: POST /todos with the row's members, PUT
- * /todos/{id} with the members an UPDATE sets (the document's UpdateTodo
- * has every member optional), DELETE /todos/{id}; each answers the todo
- * (DELETE: nothing).  notifications: POST /api/notifications with the
- * address as a JSON string, checked first; it answers the address.
+ * with the members an UPDATE sets (the document's UpdateTodo has every
+ * member optional), DELETE by id; each answers the todo (DELETE:
+ * nothing).  notifications: POST with the address as a JSON string,
+ * checked first; it answers the address.  The requests are the
+ * operations of catalog.c.
  */
 static const PsvcModifyDef todos_modify = {
-	.insert = {"POST", "/todos"},
-	.update = {"PUT", "/todos/{id}"},
-	.delete = {"DELETE", "/todos/{id}"},
+	.insert = psvc_op(PSVC_OP_TODO_CREATE),
+	.update = psvc_op(PSVC_OP_TODO_UPDATE),
+	.delete = psvc_op(PSVC_OP_TODO_DELETE),
 	.key_field = "id",
 	.body = PSVC_BODY_OBJECT,
 };
 
 static const PsvcModifyDef notifications_modify = {
-	.insert = {"POST", "/api/notifications"},
+	.insert = psvc_op(PSVC_OP_NOTIFICATION_ADD),
 	.body = PSVC_BODY_STRING,
 	.check_field = "",
 	.check = PSVC_CHECK_EMAIL,
 };
 
 static const PsvcEndpoint catalogue[] = {
-	{"orders", "orders", "/public/orders", PSVC_PAGING_CURSOR, "data",
-		"/public/orders/{id}", "id", "data",
-		"partner orders (GET /public/orders; id = reads GET /public/orders/{id})",
+	{.resource = "orders", .list = psvc_op(PSVC_OP_ORDERS_LIST),
+		.detail = psvc_op(PSVC_OP_ORDER_GET), .detail_column = "id",
+		.description = "Partner orders",
 	COLS(orders_cols)},
-	{"movies", "movies", "/movies", PSVC_PAGING_CURSOR, "data",
-		NULL, NULL, NULL,
-		"movie search (GET /movies)",
+	{.resource = "movies", .list = psvc_op(PSVC_OP_MOVIES_LIST),
+		.description = "Movie search",
 	COLS(movies_cols)},
-	{"movie_themes", "movies", "/v1/movies/{movie}/content/themes", PSVC_PAGING_CURSOR, "data",
-		NULL, NULL, NULL,
-		"themes of a movie (GET /v1/movies/{movie}/content/themes)",
+	{.resource = "movie_themes", .list = psvc_op(PSVC_OP_MOVIE_THEMES),
+		.description = "Themes of a movie",
 	COLS(themes_cols)},
-	{"movie_timeline", "movies", "/v1/movies/{movie}/content/timeline", PSVC_PAGING_CURSOR, "data",
-		NULL, NULL, NULL,
-		"story timeline of a movie (GET /v1/movies/{movie}/content/timeline)",
+	{.resource = "movie_timeline", .list = psvc_op(PSVC_OP_MOVIE_TIMELINE),
+		.description = "Story timeline of a movie",
 	COLS(timeline_cols)},
-	{"movie_characters", "movies", "/v1/movies/{movie}/content/characters", PSVC_PAGING_CURSOR, "data",
-		NULL, NULL, NULL,
-		"characters of a movie (GET /v1/movies/{movie}/content/characters)",
+	{.resource = "movie_characters", .list = psvc_op(PSVC_OP_MOVIE_CHARACTERS),
+		.description = "Characters of a movie",
 	COLS(characters_cols)},
-	{"movie_faqs", "movies", "/v1/movies/{movie}/content/faqs", PSVC_PAGING_CURSOR, "data",
-		NULL, NULL, NULL,
-		"questions and answers about a movie (GET /v1/movies/{movie}/content/faqs)",
+	{.resource = "movie_faqs", .list = psvc_op(PSVC_OP_MOVIE_FAQS),
+		.description = "Questions and answers about a movie",
 	COLS(faqs_cols)},
-	{"business_questions", "catalog", "/v1/business-questions", PSVC_PAGING_NONE, "result",
-		NULL, NULL, NULL,
-		"business-question catalog (GET /v1/business-questions)",
+	{.resource = "business_questions", .list = psvc_op(PSVC_OP_QUESTIONS_LIST),
+		.description = "Business-question catalog",
 	COLS(questions_cols)},
-	{"todos", "todos", "/todos", PSVC_PAGING_NONE, NULL,
-		NULL, NULL, NULL,
-		"todo items (GET /todos; INSERT, UPDATE, DELETE: POST /todos, PUT and DELETE /todos/{id})",
-	COLS(todos_cols), &todos_modify},
-	{"user_jobs", "scheduler", "/api/user-jobs", PSVC_PAGING_NONE, NULL,
-		"/api/user-jobs/{id}", "id", NULL,
-		"scheduled jobs (GET /api/user-jobs; id = reads GET /api/user-jobs/{id})",
+	{.resource = "todos", .list = psvc_op(PSVC_OP_TODOS_LIST),
+		.description = "Todo items",
+	COLS(todos_cols), .modify = &todos_modify},
+	{.resource = "user_jobs", .list = psvc_op(PSVC_OP_JOBS_LIST),
+		.detail = psvc_op(PSVC_OP_JOB_GET), .detail_column = "id",
+		.description = "Scheduled jobs",
 	COLS(user_jobs_cols)},
-	{"job_executions", "scheduler", "/api/user-jobs/user-job-executions/{jobId}", PSVC_PAGING_NONE, "executions",
-		NULL, NULL, NULL,
-		"last 15 executions of a job (GET /api/user-jobs/user-job-executions/{jobId})",
+	{.resource = "job_executions", .list = psvc_op(PSVC_OP_JOB_EXECUTIONS),
+		.items_key = "executions",
+		.description = "The last 15 executions of a job",
 	COLS(executions_cols)},
-	{"notifications", "scheduler", "/api/notifications", PSVC_PAGING_NONE, NULL,
-		NULL, NULL, NULL,
-		"notification addresses (GET /api/notifications; INSERT: POST /api/notifications)",
-	COLS(notifications_cols), &notifications_modify},
+	{.resource = "notifications", .list = psvc_op(PSVC_OP_NOTIFICATIONS_LIST),
+		.description = "Notification addresses",
+	COLS(notifications_cols), .modify = &notifications_modify},
 };
 
 const PsvcEndpoint *
@@ -269,7 +263,7 @@ psvc_endpoint_column(const PsvcEndpoint *ep, const char *name)
 bool
 psvc_endpoint_is_detail_key(const PsvcEndpoint *ep, const PsvcColumnDef *col)
 {
-	if (ep->detail_route == NULL || col->kind != PSVC_COL_FIELD)
+	if (ep->detail == NULL || col->kind != PSVC_COL_FIELD)
 		return false;
 	return col->detail_key ||
 		(ep->detail_column != NULL && strcmp(col->name, ep->detail_column) == 0);

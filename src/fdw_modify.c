@@ -7,7 +7,7 @@
  *		  answer are built in fdw_modify_row.c.
  *
  * What a statement sends is data (PsvcModifyDef in endpoints.c): the
- * method and route of each operation, the member that identifies a row
+ * operation of catalog.c of each statement, the member that identifies a row
  * (its value fills the route's {name}), and the body style; how a row
  * becomes a body, and an answer a row, is in fdw_modify_row.c.
  *
@@ -86,7 +86,7 @@ op_name(CmdType op)
 	}
 }
 
-static const PsvcRequestDef *
+static const PsvcOperation *
 op_request(const PsvcModifyDef *md, CmdType op)
 {
 	if (md == NULL)
@@ -94,11 +94,11 @@ op_request(const PsvcModifyDef *md, CmdType op)
 	switch (op)
 	{
 		case CMD_INSERT:
-			return md->insert.method ? &md->insert : NULL;
+			return md->insert;
 		case CMD_UPDATE:
-			return md->update.method ? &md->update : NULL;
+			return md->update;
 		case CMD_DELETE:
-			return md->delete.method ? &md->delete : NULL;
+			return md->delete;
 		default:
 			return NULL;
 	}
@@ -118,15 +118,6 @@ row_error_callback(void *arg)
 				   RelationGetRelationName(a->st->rel));
 }
 
-/* The one {name} of a route, or NULL. */
-static const char *
-route_param(const char *route)
-{
-	const char *open = strchr(route, '{');
-	const char *close = open ? strchr(open, '}') : NULL;
-
-	return close ? pnstrdup(open + 1, close - open - 1) : NULL;
-}
 
 /* The column whose member identifies a row, or 0. */
 static AttrNumber
@@ -265,7 +256,8 @@ create_state(EState *estate, ResultRelInfo *rinfo, CmdType op, List *target_attr
 	if (st->rd == NULL)
 		elog(ERROR, "foreign table \"%s\" does not support %s",
 			 RelationGetRelationName(rel), op_name(op));
-	st->route_param = route_param(st->rd->route);
+	/* the operation's one path parameter takes the row's key */
+	st->route_param = st->rd->params[0] ? st->rd->params[0]->name : NULL;
 	st->target_attrs = target_attrs;
 
 	keyno = key_attno(rel, st->ep);
@@ -404,6 +396,7 @@ modify_row(PsvcModifyState *st, TupleTableSlot *slot, TupleTableSlot *planSlot)
 		slot_getallattrs(slot);
 
 	body = psvc_fdw_modify_body(st, slot);
+	req.op = st->rd;
 	req.server = st->server;
 	req.method = st->rd->method;
 	req.route = st->rd->route;
@@ -485,11 +478,11 @@ psvc_fdw_updatable(Relation rel)
 	}
 	if (ep == NULL || ep->modify == NULL)
 		return 0;
-	if (ep->modify->insert.method)
+	if (ep->modify->insert)
 		mask |= (1 << CMD_INSERT);
-	if (ep->modify->update.method)
+	if (ep->modify->update)
 		mask |= (1 << CMD_UPDATE);
-	if (ep->modify->delete.method)
+	if (ep->modify->delete)
 		mask |= (1 << CMD_DELETE);
 	return mask;
 }
@@ -500,7 +493,7 @@ psvc_fdw_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 						List *fdw_private, int subplan_index, ExplainState *es)
 {
 	const PsvcEndpoint *ep = psvc_fdw_endpoint(RelationGetRelid(rinfo->ri_RelationDesc), NULL);
-	const PsvcRequestDef *rd = op_request(ep->modify, mtstate->operation);
+	const PsvcOperation *rd = op_request(ep->modify, mtstate->operation);
 
 	if (rd != NULL)
 		ExplainPropertyText("Partner Request",

@@ -48,8 +48,8 @@ typedef struct PsvcModifyState
 	const PsvcModifyDef *md;
 	struct PsvcServer *server;
 	CmdType		op;
-	const PsvcRequestDef *rd;	/* the request of op */
-	const char *route_param;	/* the {name} of rd->route, or NULL */
+	const PsvcOperation *rd;	/* the operation of op (catalog.c) */
+	const char *route_param;	/* its one path parameter, or NULL */
 	int			ncols;
 	ModifyColumn *cols;			/* every column that is not dropped */
 	List	   *target_attrs;	/* attnums whose values are sent */

@@ -113,13 +113,13 @@ psvc_fdw_endpoint(Oid relid, PsvcServer **server)
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
 				 errmsg("foreign table \"%s\" names unknown resource \"%s\"",
 						get_rel_name(relid), resource)));
-	if (strcmp(ep->service, srv->service) != 0)
+	if (strcmp(psvc_services[ep->list->service].name, srv->service) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
 				 errmsg("resource \"%s\" of foreign table \"%s\" does not belong to server \"%s\"",
 						resource, get_rel_name(relid), srv->servername),
 				 errdetail("Resource \"%s\" is served by service \"%s\"; the server's service is \"%s\".",
-						   resource, ep->service, srv->service)));
+						   resource, psvc_services[ep->list->service].name, srv->service)));
 	if (server)
 		*server = srv;
 	return ep;

@@ -44,9 +44,9 @@
  * table's permissions as (the view owner through a view), as postgres_fdw
  * does; a missing mapping is an error before any request (http.c).
  *
- * A 404 with the code content_not_available on a stream's first page
- * means the movie has no such content: the stream gives no rows (the
- * document's way to say "nothing here").  Any other failure is an ERROR
+ * A 404 on a stream's first page whose error code the list operation
+ * names as "nothing here" (movies' content_not_available, catalog.c)
+ * gives no rows; so does a 404 of a detail read.  Any other failure is an ERROR
  * raised by http.c, with this scan's table and page in its context.
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -211,16 +211,13 @@ scan_error_callback(void *arg)
 				   RelationGetRelationName(a->st->rel), a->st->ep->resource);
 }
 
-/* The one {name} of a detail route. */
-static char *
-route_param(const char *route)
+/* The one path parameter of the detail read. */
+static const char *
+detail_param(const PsvcEndpoint *ep)
 {
-	const char *open = strchr(route, '{');
-	const char *close = open ? strchr(open, '}') : NULL;
-
-	if (close == NULL)
-		elog(ERROR, "route \"%s\" has no parameter", route);
-	return pnstrdup(open + 1, close - open - 1);
+	if (ep->detail == NULL || ep->detail->params[0] == NULL)
+		elog(ERROR, "resource \"%s\" has no detail read by key", ep->resource);
+	return ep->detail->params[0]->name;
 }
 
 /* Items the next page asks for: the page size, or what a LIMIT still needs. */
@@ -243,9 +240,10 @@ build_request(PsvcScanState *st, Stream *s)
 {
 	PsvcHttpRequest *req = palloc0(sizeof(PsvcHttpRequest));
 
+	req->op = st->detail ? st->ep->detail : st->ep->list;
 	req->server = st->server;
-	req->method = "GET";
-	req->route = st->detail ? st->ep->detail_route : st->ep->route;
+	req->method = req->op->method;
+	req->route = req->op->route;
 
 	for (int i = 0; i < st->npushed; i++)
 	{
@@ -263,7 +261,7 @@ build_request(PsvcScanState *st, Stream *s)
 		{
 			if (!st->detail)
 				continue;
-			kv->name = route_param(st->ep->detail_route);
+			kv->name = detail_param(st->ep);
 			req->path_params = lappend(req->path_params, kv);
 		}
 		else if (!st->detail)
@@ -276,7 +274,7 @@ build_request(PsvcScanState *st, Stream *s)
 			req->query = lappend(req->query, kv);
 		}
 	}
-	if (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR)
+	if (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR)
 	{
 		PsvcKV	   *kv = palloc(sizeof(PsvcKV));
 
@@ -340,7 +338,11 @@ start_streams(PsvcScanState *st)
 		start_page(st, &st->streams[st->next_start++]);
 }
 
-/* Is this error response a documented "nothing here"? */
+/*
+ * Is this error response a documented "nothing here"?  A detail read's 404
+ * is no row with that key; a list's 404 is no rows when its error code is
+ * one the operation's row names (movies' content_not_available).
+ */
 static bool
 is_empty_answer(PsvcScanState *st, Stream *s, PsvcHttpResponse *resp)
 {
@@ -348,7 +350,13 @@ is_empty_answer(PsvcScanState *st, Stream *s, PsvcHttpResponse *resp)
 		return false;
 	if (st->detail)
 		return true;
-	return resp->body && strstr(resp->body, "\"content_not_available\"") != NULL;
+	if (resp->body == NULL || st->ep->list->empty_codes == NULL)
+		return false;
+	/* the code as a JSON string anywhere in the body, as before the rows */
+	for (const char *const *c = st->ep->list->empty_codes; *c; c++)
+		if (strstr(resp->body, psprintf("\"%s\"", *c)) != NULL)
+			return true;
+	return false;
 }
 
 /* An array element's text and its position, for de-duplication. */
@@ -449,19 +457,19 @@ check_path_values(PsvcScanState *st)
 	for (int i = 0; i < st->npushed; i++)
 	{
 		PushedValue *pv = &st->pushed[i];
-		const char *route;
+		const PsvcOperation *op;
 		const char *name;
 
 		if (pv->def->kind == PSVC_COL_PATH)
 		{
-			route = st->ep->route;
+			op = st->ep->list;
 			name = pv->def->param;
 		}
 		else if (st->detail && st->ep->detail_column &&
 				 strcmp(pv->def->name, st->ep->detail_column) == 0)
 		{
-			route = st->ep->detail_route;
-			name = route_param(route);
+			op = st->ep->detail;
+			name = detail_param(st->ep);
 		}
 		else
 			continue;
@@ -469,7 +477,7 @@ check_path_values(PsvcScanState *st)
 		{
 			if (k % PSVC_SCAN_INTERRUPT_EVERY == 0)
 				CHECK_FOR_INTERRUPTS();
-			psvc_http_check_param("GET", route, name, pv->texts[k]);
+			psvc_http_check_param(op, name, pv->texts[k]);
 		}
 	}
 }
@@ -495,7 +503,7 @@ start_scan(ForeignScanState *node, PsvcScanState *st)
 				 errmsg("a condition on column \"%s\" of foreign table \"%s\" is required",
 						st->missing, RelationGetRelationName(st->rel)),
 				 errdetail("Resource \"%s\" is read from %s, which needs a value for {%s}.",
-						   st->ep->resource, st->ep->route, c ? c->param : st->missing),
+						   st->ep->resource, st->ep->list->route, c ? c->param : st->missing),
 				 errhint("Add WHERE %s = ... or %s = ANY(...), or join on %s.",
 						 st->missing, st->missing, st->missing)));
 	}
@@ -580,14 +588,14 @@ check_cursor(PsvcScanState *st, Stream *s, const char *next, int nitems)
 		if (nchars == 0 || nchars > PSVC_SCAN_MAX_CURSOR)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_STRING_LENGTH_OR_BUFFER_LENGTH),
-					 errmsg("GET %s answered a next_cursor of %d characters", st->ep->route, nchars),
+					 errmsg("GET %s answered a next_cursor of %d characters", st->ep->list->route, nchars),
 					 errdetail("A cursor has 1 to %d characters; the listing cannot continue.",
 							   PSVC_SCAN_MAX_CURSOR)));
 	}
 	if (s->lap_cursor != NULL && strcmp(next, s->lap_cursor) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_ERROR),
-				 errmsg("GET %s answered a next_cursor it had given before", st->ep->route),
+				 errmsg("GET %s answered a next_cursor it had given before", st->ep->list->route),
 				 errdetail("Following it would ask for the same pages again, without end (after %d pages).",
 						   s->pages)));
 	if (++s->lap_steps >= s->lap_length)
@@ -603,7 +611,7 @@ check_cursor(PsvcScanState *st, Stream *s, const char *next, int nitems)
 	else if (++s->empty_pages > PSVC_SCAN_MAX_EMPTY_PAGES)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_ERROR),
-				 errmsg("GET %s answered %d pages in a row without items", st->ep->route,
+				 errmsg("GET %s answered %d pages in a row without items", st->ep->list->route,
 						s->empty_pages),
 				 errdetail("Each named a next page; a listing ends after %d consecutive empty pages.",
 						   PSVC_SCAN_MAX_EMPTY_PAGES)));
@@ -697,7 +705,7 @@ advance(PsvcScanState *st)
 		body_cxt = s->xfer_cxt;
 		s->xfer_cxt = NULL;
 		if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH) && !st->detail &&
-			st->ep->paging == PSVC_PAGING_CURSOR &&
+			st->ep->list->paging == PSVC_PAGING_CURSOR &&
 			(st->limit < 0 ||
 			 st->limit - st->rows_fetched - s->asked >=
 			 psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE)))
@@ -729,10 +737,11 @@ advance(PsvcScanState *st)
 		st->page_body_cxt = body_cxt;
 		old = MemoryContextSwitchTo(st->page_cxt);
 		st->page = psvc_json_decode_page_in_place(resp->body, resp->body_len,
-												  st->detail ? st->ep->detail_items_key : st->ep->items_key,
+												  st->detail ? st->ep->detail->envelope :
+												  (st->ep->items_key ? st->ep->items_key : st->ep->list->envelope),
 												  st->detail, st->nfields, st->fields,
 												  st->want_jsonb,
-												  psprintf("GET %s", st->detail ? st->ep->detail_route : st->ep->route));
+												  psprintf("GET %s", st->detail ? st->ep->detail->route : st->ep->list->route));
 		MemoryContextSwitchTo(old);
 		error_context_stack = errcb.previous;
 
@@ -741,7 +750,7 @@ advance(PsvcScanState *st)
 		s->pages++;
 		st->rows_fetched += st->page->nitems;
 
-		next = (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR) ?
+		next = (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR) ?
 			st->page->next_cursor : NULL;
 		if (next != NULL)
 			check_cursor(st, s, next, st->page->nitems);
@@ -764,10 +773,10 @@ advance(PsvcScanState *st)
 		}
 		else
 		{
-			if (!st->detail && st->ep->paging == PSVC_PAGING_CURSOR && st->page->has_more)
+			if (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR && st->page->has_more)
 				ereport(ERROR,
 						(errcode(ERRCODE_FDW_ERROR),
-						 errmsg("GET %s answered has_more without a next_cursor", st->ep->route),
+						 errmsg("GET %s answered has_more without a next_cursor", st->ep->list->route),
 						 errdetail("The listing cannot continue without a cursor.")));
 			s->done = true;
 		}

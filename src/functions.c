@@ -2,8 +2,9 @@
  *
  * functions.c
  *		  What the SQL functions of every service share: finding the server
- *		  to use, checking the caller may use it, sending a request and
- *		  turning the answer into jsonb.
+ *		  to use, checking the caller may use it, and reading answers as
+ *		  jsonb.  Requests are built and sent by the executor
+ *		  (functions_exec.c) from the operations of the catalogue.
  *
  * Every function takes an optional last argument "server name".  When it
  * is NULL the function uses the one partner_svc server of its service; no
@@ -258,26 +259,6 @@ psvc_fn_jsonb(const char *text, size_t len)
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(copy)));
 }
 
-/*
- * Sends req and returns the answer as jsonb, allocated in
- * CurrentMemoryContext; NULL for an empty body, or for a 404 when
- * null_on_404.  Other failures raise the mapped ERROR (http.c).
- */
-Jsonb *
-psvc_fn_call(PsvcHttpRequest *req, bool null_on_404)
-{
-	PsvcHttpResponse *resp;
-
-	req->return_errors = true;
-	resp = psvc_http_request(req);
-	if (resp->status == 404 && null_on_404)
-		return NULL;
-	if (resp->status < 200 || resp->status > 299)
-		psvc_http_raise(req, resp);
-	return psvc_fn_jsonb(resp->body, resp->body_len);
-}
-
-
 /* ---------------------------------------------------------------------
  * Reading the services' answers
  * ---------------------------------------------------------------------
@@ -365,39 +346,6 @@ psvc_fn_body(const PsvcHttpRequest *req, const PsvcHttpResponse *resp)
 				 resp->body_len == 0 ? errdetail("The response had no body.") :
 				 errdetail("The body is not valid JSON text.")));
 	return body;
-}
-
-/*
- * The "data" member of an enveloped response ({"data":...}, the order
- * and movie services); raises when the body is not such an object.
- */
-Jsonb *
-psvc_fn_data(const PsvcHttpRequest *req, const PsvcHttpResponse *resp)
-{
-	Jsonb	   *data = psvc_fn_member_jsonb(psvc_fn_body(req, resp), "data");
-
-	if (data == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_ERROR),
-				 errmsg("unexpected response shape from %s %s", req->method, req->route),
-				 errdetail("Expected a JSON object with a non-null member \"data\".")));
-	return data;
-}
-
-/*
- * Checks a value that goes into a request path before anything is sent:
- * 1 to maxlen characters, else 22023 naming the argument.
- */
-void
-psvc_fn_check_ref(const char *argname, const char *value, int maxlen)
-{
-	int			n = pg_mbstrlen(value);
-
-	if (n == 0 || n > maxlen)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("argument \"%s\" must have 1 to %d characters", argname, maxlen),
-				 errdetail("The value given has %d characters.", n)));
 }
 
 /*

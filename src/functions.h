@@ -1,14 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * functions.h
- *		  What the SQL functions of partner_svc share (functions.c): the
- *		  server a call uses, one request and its answer as jsonb.
+ *		  What the SQL functions of partner_svc share: the server a call
+ *		  uses (functions.c), answers as jsonb, and the one executor that
+ *		  runs an operation of the catalogue as a SQL function
+ *		  (functions_exec.c).
  *
  * The functions themselves are in one file per service family:
  * functions_orders.c, functions_content.c (movies, catalog, generation),
  * functions_files.c and functions_scheduler.c; they export nothing but
- * their PG_FUNCTION_INFO_V1 entry points.  They send through the HTTP
- * client (http.h) and read answers as jsonb.
+ * their entry points, each of which names its operation (catalog.h).
+ * They send through the HTTP client (http.h) and read answers as jsonb.
  *
  * Memory: everything returned here is allocated in CurrentMemoryContext,
  * the function call's context.
@@ -37,7 +39,6 @@ extern PsvcServer *psvc_fn_server(const char *service,
 								  FunctionCallInfo fcinfo, int argno);
 /* jsonb from JSON text, NULL for empty text; CurrentMemoryContext. */
 extern Jsonb *psvc_fn_jsonb(const char *text, size_t len);
-extern Jsonb *psvc_fn_call(PsvcHttpRequest *req, bool null_on_404);
 /*
  * Reading answers (all allocate in CurrentMemoryContext).  psvc_fn_parse
  * never raises for a bad body: NULL when it is not UTF-8 JSON.
@@ -48,12 +49,46 @@ extern char *psvc_fn_member_text(Jsonb *j, const char *key);	/* strings only */
 extern Jsonb *psvc_fn_member_jsonb(Jsonb *j, const char *key);	/* NULL for null */
 /* error.code or a string error of an error body, else NULL */
 extern char *psvc_fn_error_code(const PsvcHttpResponse *resp);
-/* the body as jsonb, or its "data" member; raise naming req when absent */
+/* the body as jsonb; raise naming req when it is not JSON */
 extern Jsonb *psvc_fn_body(const PsvcHttpRequest *req, const PsvcHttpResponse *resp);
-extern Jsonb *psvc_fn_data(const PsvcHttpRequest *req, const PsvcHttpResponse *resp);
-/* 22023 unless value has 1..maxlen characters; before anything is sent */
-extern void psvc_fn_check_ref(const char *argname, const char *value, int maxlen);
 /* j as JSON text in UTF-8, for a request body */
 extern char *psvc_fn_json_text(Jsonb *j, size_t *len);
+
+/* ---- functions_exec.c: the one executor of the SQL functions ---- */
+
+/*
+ * A SQL function that is one operation of the catalogue: its C entry point
+ * names the row, and psvc_exec does the rest (argument, server, request,
+ * answer, errors).  Write PSVC_OPERATION_FUNCTION(fn, id) without a
+ * semicolon after it.
+ */
+struct PsvcOperation;			/* catalog.h */
+extern Datum psvc_exec(FunctionCallInfo fcinfo, const struct PsvcOperation *op);
+#define PSVC_OPERATION_FUNCTION(fn, opid) \
+	PG_FUNCTION_INFO_V1(fn); \
+	Datum fn(PG_FUNCTION_ARGS) { return psvc_exec(fcinfo, psvc_op(opid)); }
+/* The server of op's service: argument argno, or the only one; USAGE. */
+extern PsvcServer *psvc_exec_server(const struct PsvcOperation *op,
+									FunctionCallInfo fcinfo, int argno);
+/*
+ * The request of op on server, its path parameters from values (one per
+ * op->params, in order; NULL when op has none), retries as op->safe says,
+ * errors given back (return_errors).  CurrentMemoryContext.
+ */
+extern PsvcHttpRequest *psvc_exec_request(const struct PsvcOperation *op,
+										  const PsvcServer *server,
+										  const char *const *values);
+/* Sets req's body to JSON text (server encoding) of len bytes. */
+extern void psvc_exec_set_body(PsvcHttpRequest *req, char *json, size_t len);
+/* The body {"<body_member>": value} of a PSVC_ARG_BODY_MEMBER operation; 22023 if empty. */
+extern void psvc_exec_set_member_body(PsvcHttpRequest *req, const char *value);
+/* The payload of a 2xx answer: its envelope's member, or the body. */
+extern Jsonb *psvc_exec_payload(const PsvcHttpRequest *req,
+								const PsvcHttpResponse *resp);
+/*
+ * Sends req and returns the payload; NULL for a 404 whose code the
+ * operation names as "nothing here".  Other failures raise.
+ */
+extern Jsonb *psvc_exec_send(const PsvcHttpRequest *req);
 
 #endif							/* PSVC_FUNCTIONS_H */

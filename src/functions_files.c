@@ -56,12 +56,11 @@
 #include "utils/numeric.h"
 #include "utils/wait_event.h"
 
+#include "catalog.h"
 #include "functions.h"
 
-PG_FUNCTION_INFO_V1(psvc_files_create_upload);
 PG_FUNCTION_INFO_V1(psvc_files_append_upload);
 PG_FUNCTION_INFO_V1(psvc_files_upload_file);
-PG_FUNCTION_INFO_V1(psvc_files_file_info);
 
 /* Most decoded bytes one PUT /uploads/{file_id} may carry (5 MiB). */
 #define PSVC_UPLOAD_CHUNK			5242880
@@ -98,17 +97,19 @@ fileinfo_size(Jsonb *info, const char *what)
 											 NumericGetDatum(v->val.numeric)));
 }
 
-/* GET /files/{file_id}: the FileInfo, in CurrentMemoryContext. */
+/* "METHOD route" of an operation, for messages. */
+static const char *
+op_text(PsvcOpId id)
+{
+	return psprintf("%s %s", psvc_op(id)->method, psvc_op(id)->route);
+}
+
+/* The file's FileInfo (operation file_info), in CurrentMemoryContext. */
 static Jsonb *
 get_file_info(PsvcServer *server, const char *file_id)
 {
-	PsvcHttpRequest req = {0};
-
-	req.server = server;
-	req.method = "GET";
-	req.route = "/files/{file_id}";
-	req.path_params = list_make1(psvc_kv("file_id", file_id));
-	return psvc_fn_call(&req, false);
+	return psvc_exec_send(psvc_exec_request(psvc_op(PSVC_OP_FILE_GET), server,
+											&file_id));
 }
 
 /* Sleeps before the n-th resend (n from 0), interruptibly. */
@@ -160,7 +161,7 @@ append_piece(Upload *up, const char *data, int len, MemoryContext up_cxt)
 	int			resends = 0;
 	Jsonb	   *info;
 	int64		seen;
-	PsvcHttpRequest req = {0};
+	PsvcHttpRequest *req;
 	static const char head[] = "{\"data\":\"";
 	static const char tail[] = "\"}";
 
@@ -174,41 +175,35 @@ append_piece(Upload *up, const char *data, int len, MemoryContext up_cxt)
 		elog(ERROR, "could not encode %d bytes as Base64", len);
 	memcpy(body + sizeof(head) - 1 + n, tail, sizeof(tail));
 
-	req.server = up->server;
-	req.method = "PUT";
-	req.route = "/uploads/{file_id}";
-	req.path_params = list_make1(psvc_kv("file_id", up->file_id));
-	req.body = body;
-	req.body_len = sizeof(head) - 1 + n + sizeof(tail) - 1;
-	req.content_type = "application/json";
-	req.return_errors = true;
-	req.report_transport_errors = true;
+	req = psvc_exec_request(psvc_op(PSVC_OP_UPLOAD_APPEND), up->server, &up->file_id);
+	psvc_exec_set_body(req, body, sizeof(head) - 1 + n + sizeof(tail) - 1);
+	req->report_transport_errors = true;
 
 	for (;;)
 	{
-		PsvcHttpResponse *resp = psvc_http_request(&req);
+		PsvcHttpResponse *resp = psvc_http_request(req);
 
 		if (resp->status >= 200 && resp->status <= 299)
 		{
-			info = psvc_fn_jsonb(resp->body, resp->body_len);
-			seen = fileinfo_size(info, "PUT /uploads/{file_id}");
+			info = psvc_exec_payload(req, resp);
+			seen = fileinfo_size(info, op_text(PSVC_OP_UPLOAD_APPEND));
 			if (seen != up->size + len)
 				report_size_mismatch(up, "an append", seen, len);
 			break;
 		}
 		/* a 4xx (429 after the retries included) is an answer: nothing done */
 		if (resp->status != 0 && resp->status < 500)
-			psvc_http_raise(&req, resp);
+			psvc_http_raise(req, resp);
 
 		/* lost answer or 5xx: the size tells whether the append happened */
 		info = get_file_info(up->server, up->file_id);
-		seen = fileinfo_size(info, "GET /files/{file_id}");
+		seen = fileinfo_size(info, op_text(PSVC_OP_FILE_GET));
 		if (seen == up->size + len)
 			break;
 		if (seen != up->size)
 			report_size_mismatch(up, "a failed append", seen, len);
 		if (resends >= psvc_options_setting(up->server, PSVC_SETTING_MAX_RETRIES))
-			psvc_http_raise(&req, resp);
+			psvc_http_raise(req, resp);
 		resend_backoff(resends++);
 	}
 
@@ -262,29 +257,15 @@ append_all(Upload *up, const char *data, int64 len)
 	return up->info;
 }
 
-/* POST /uploads {"filename": ...}: the new file's FileInfo. */
+/* A new, empty file (operation create_upload): its FileInfo. */
 static Jsonb *
 create_upload(PsvcServer *server, const char *filename)
 {
-	PsvcHttpRequest req = {0};
-	StringInfoData body;
+	PsvcHttpRequest *req = psvc_exec_request(psvc_op(PSVC_OP_UPLOAD_CREATE),
+											 server, NULL);
 
-	if (filename[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("file name must not be empty")));
-	initStringInfo(&body);
-	appendStringInfoString(&body, "{\"filename\":");
-	escape_json(&body, filename);
-	appendStringInfoChar(&body, '}');
-
-	req.server = server;
-	req.method = "POST";
-	req.route = "/uploads";
-	req.body = body.data;
-	req.body_len = body.len;
-	req.content_type = "application/json";
-	return psvc_fn_call(&req, false);
+	psvc_exec_set_member_body(req, filename);
+	return psvc_exec_send(req);
 }
 
 /* The "file_id" member of a FileInfo. */
@@ -305,19 +286,9 @@ fileinfo_id(Jsonb *info, const char *what)
 
 /*
  * create_upload(filename text, server name DEFAULT NULL) RETURNS jsonb
- *
  * POST /uploads: a new, empty file; returns its FileInfo.
  */
-Datum
-psvc_files_create_upload(PG_FUNCTION_ARGS)
-{
-	PsvcServer *server;
-
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	server = psvc_fn_server("files", fcinfo, 1);
-	PG_RETURN_JSONB_P(create_upload(server, text_to_cstring(PG_GETARG_TEXT_PP(0))));
-}
+PSVC_OPERATION_FUNCTION(psvc_files_create_upload, PSVC_OP_UPLOAD_CREATE)
 
 /*
  * append_upload(file_id text, chunk bytea, server name DEFAULT NULL)
@@ -335,12 +306,12 @@ psvc_files_append_upload(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_NULL();
-	up.server = psvc_fn_server("files", fcinfo, 2);
+	up.server = psvc_exec_server(psvc_op(PSVC_OP_UPLOAD_APPEND), fcinfo, 2);
 	up.file_id = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	chunk = PG_GETARG_BYTEA_PP(1);
 
 	up.info = get_file_info(up.server, up.file_id);
-	up.size = fileinfo_size(up.info, "GET /files/{file_id}");
+	up.size = fileinfo_size(up.info, op_text(PSVC_OP_FILE_GET));
 	PG_RETURN_JSONB_P(append_all(&up, VARDATA_ANY(chunk), VARSIZE_ANY_EXHDR(chunk)));
 }
 
@@ -358,12 +329,12 @@ psvc_files_upload_file(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_NULL();
-	up.server = psvc_fn_server("files", fcinfo, 2);
+	up.server = psvc_exec_server(psvc_op(PSVC_OP_UPLOAD_CREATE), fcinfo, 2);
 	data = PG_GETARG_BYTEA_PP(1);
 
 	up.info = create_upload(up.server, text_to_cstring(PG_GETARG_TEXT_PP(0)));
-	up.file_id = fileinfo_id(up.info, "POST /uploads");
-	up.size = fileinfo_size(up.info, "POST /uploads");
+	up.file_id = fileinfo_id(up.info, op_text(PSVC_OP_UPLOAD_CREATE));
+	up.size = fileinfo_size(up.info, op_text(PSVC_OP_UPLOAD_CREATE));
 	if (up.size != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_ERROR),
@@ -374,17 +345,7 @@ psvc_files_upload_file(PG_FUNCTION_ARGS)
 
 /*
  * file_info(file_id text, server name DEFAULT NULL) RETURNS jsonb
- *
  * GET /files/{file_id}: the file's FileInfo.  An unknown or expired file
  * is an error (P0002) whose detail gives the service's reason.
  */
-Datum
-psvc_files_file_info(PG_FUNCTION_ARGS)
-{
-	PsvcServer *server;
-
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	server = psvc_fn_server("files", fcinfo, 1);
-	PG_RETURN_JSONB_P(get_file_info(server, text_to_cstring(PG_GETARG_TEXT_PP(0))));
-}
+PSVC_OPERATION_FUNCTION(psvc_files_file_info, PSVC_OP_FILE_GET)

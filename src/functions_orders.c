@@ -47,16 +47,14 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 
+#include "catalog.h"
 #include "functions.h"
 
 PG_FUNCTION_INFO_V1(psvc_orders_create);
-PG_FUNCTION_INFO_V1(psvc_orders_validate);
-PG_FUNCTION_INFO_V1(psvc_orders_detail);
-PG_FUNCTION_INFO_V1(psvc_orders_status);
 PG_FUNCTION_INFO_V1(psvc_orders_cancel_pending);
 PG_FUNCTION_INFO_V1(psvc_orders_cancel_deferred);
 
-/* Longest order id or custom id we send in a path. */
+/* Longest custom id a lost create is looked up by (p_order_id, catalog.c). */
 #define ORDER_ID_MAX	255
 
 /* The vignettes of a create payload, and whether all can be looked up. */
@@ -67,9 +65,9 @@ typedef struct Vignettes
 	bool		all_have_ids;	/* every vignette has a non-empty custom_id */
 } Vignettes;
 
-static PsvcHttpRequest *order_request(PsvcServer *server, const char *method,
-									  const char *route, const char *id);
-static char *order_id_arg(FunctionCallInfo fcinfo);
+static PsvcHttpRequest *order_request(PsvcServer *server, PsvcOpId id,
+									  const char *order);
+static char *order_id_arg(FunctionCallInfo fcinfo, PsvcOpId id);
 static void lookup_context(void *arg);
 static Vignettes *payload_vignettes(Jsonb *payload);
 static Jsonb *order_by_custom_id(PsvcServer *server, const char *custom_id);
@@ -80,34 +78,31 @@ static Jsonb *recover_create(PsvcServer *server, Jsonb *payload, Vignettes *v,
 static void raise_create_unknown(const char *failure, const char *found,
 								 bool have_ids) pg_attribute_noreturn();
 static char *read_status(PsvcServer *server, const char *id, Jsonb **data);
-static Datum cancel_order(FunctionCallInfo fcinfo, const char *route,
+static Datum cancel_order(FunctionCallInfo fcinfo, PsvcOpId opid,
 						  const char *needed, const char *sqlname,
 						  const char *other_state, const char *other_fn);
 
-/* A request of the order service; errors come back (return_errors). */
+/*
+ * The request of operation id (catalog.c) for order (an id or custom id;
+ * NULL for the create); errors come back (return_errors).
+ */
 static PsvcHttpRequest *
-order_request(PsvcServer *server, const char *method, const char *route,
-			  const char *id)
+order_request(PsvcServer *server, PsvcOpId id, const char *order)
 {
-	PsvcHttpRequest *req = palloc0(sizeof(PsvcHttpRequest));
-
-	req->server = server;
-	req->method = method;
-	req->route = route;
-	if (id != NULL)
-		req->path_params = list_make1(psvc_kv("id", id));
-	req->return_errors = true;
-	return req;
+	return psvc_exec_request(psvc_op(id), server, &order);
 }
 
-/* Argument 0, an order id or custom id, checked before anything is sent. */
+/*
+ * Argument 0, an order id or custom id, checked against the rule of
+ * operation id's {id} before anything is sent.
+ */
 static char *
-order_id_arg(FunctionCallInfo fcinfo)
+order_id_arg(FunctionCallInfo fcinfo, PsvcOpId id)
 {
-	char	   *id = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *order = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
-	psvc_fn_check_ref("id", id, ORDER_ID_MAX);
-	return id;
+	psvc_http_check_param(psvc_op(id), "id", order);
+	return order;
 }
 
 /* Error context of the requests that find out what a lost request did. */
@@ -159,13 +154,12 @@ payload_vignettes(Jsonb *payload)
 static Jsonb *
 order_by_custom_id(PsvcServer *server, const char *custom_id)
 {
-	PsvcHttpRequest *req = order_request(server, "GET", "/public/orders/{id}",
-										 custom_id);
+	PsvcHttpRequest *req = order_request(server, PSVC_OP_ORDER_GET, custom_id);
 	PsvcHttpResponse *resp = psvc_http_request(req);
 	char	   *code;
 
 	if (resp->status >= 200 && resp->status <= 299)
-		return psvc_fn_data(req, resp);
+		return psvc_exec_payload(req, resp);
 	code = psvc_fn_error_code(resp);
 	if (resp->status == 404 && code != NULL && strcmp(code, "order_not_found") == 0)
 		return NULL;
@@ -240,7 +234,9 @@ recover_create(PsvcServer *server, Jsonb *payload, Vignettes *v,
 	StringInfoData buf;
 
 	errcb.callback = lookup_context;
-	errcb.arg = "looking the orders up by custom id after POST /public/orders lost its answer";
+	errcb.arg = psprintf("looking the orders up by custom id after %s %s lost its answer",
+						 psvc_op(PSVC_OP_ORDER_CREATE)->method,
+						 psvc_op(PSVC_OP_ORDER_CREATE)->route);
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
 	foreach(lc, v->custom_ids)
@@ -331,16 +327,18 @@ psvc_orders_create(PG_FUNCTION_ARGS)
 	PsvcHttpRequest *req;
 	Vignettes  *v;
 	int			resends = 0;
+	char	   *body;
+	size_t		body_len;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	payload = PG_GETARG_JSONB_P(0);
-	server = psvc_fn_server("orders", fcinfo, 1);
+	server = psvc_exec_server(psvc_op(PSVC_OP_ORDER_CREATE), fcinfo, 1);
 	v = payload_vignettes(payload);
 
-	req = order_request(server, "POST", "/public/orders", NULL);
-	req->body = psvc_fn_json_text(payload, &req->body_len);
-	req->content_type = "application/json";
+	req = order_request(server, PSVC_OP_ORDER_CREATE, NULL);
+	body = psvc_fn_json_text(payload, &body_len);
+	psvc_exec_set_body(req, body, body_len);
 	req->return_unknown = true;
 
 	for (;;)
@@ -351,12 +349,13 @@ psvc_orders_create(PG_FUNCTION_ARGS)
 		bool		none;
 
 		if (resp->status >= 200 && resp->status <= 299)
-			PG_RETURN_JSONB_P(psvc_fn_data(req, resp));
+			PG_RETURN_JSONB_P(psvc_exec_payload(req, resp));
 
 		if (resp->outcome_unknown || resp->status >= 500)
 		{
 			const char *failure = resp->outcome_unknown ? resp->failure :
-				psprintf("POST /public/orders failed with HTTP status %ld.", resp->status);
+				psprintf("%s %s failed with HTTP status %ld.",
+						 req->method, req->route, resp->status);
 
 			if (!v->all_have_ids)
 				raise_create_unknown(failure, NULL, false);
@@ -381,7 +380,8 @@ psvc_orders_create(PG_FUNCTION_ARGS)
 			strcmp(code, "custom_id_exists") == 0)
 		{
 			result = recover_create(server, payload, v,
-									"An earlier POST /public/orders got no answer.", &none);
+									psprintf("An earlier %s %s got no answer.",
+											 req->method, req->route), &none);
 			if (result != NULL)
 				PG_RETURN_JSONB_P(result);
 		}
@@ -394,111 +394,42 @@ psvc_orders_create(PG_FUNCTION_ARGS)
  *
  * POST /public/orders/validate.  Never raises for the payload: a valid
  * one gives the service's object ({"valid": true, ...}), a refused one
- * (400, 409) {"valid": false, "error": <the service's error>}.  Other
- * failures raise.  Validation stores nothing, so it is retried like a GET.
+ * (400, 409, 422) {"valid": false, "error": <the service's error>}.  Other
+ * failures raise.  Validation stores nothing, so its row is safe: it is
+ * retried like a GET.
  */
-Datum
-psvc_orders_validate(PG_FUNCTION_ARGS)
-{
-	Jsonb	   *payload;
-	PsvcServer *server;
-	PsvcHttpRequest *req;
-	PsvcHttpResponse *resp;
-
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	payload = PG_GETARG_JSONB_P(0);
-	server = psvc_fn_server("orders", fcinfo, 1);
-
-	req = order_request(server, "POST", "/public/orders/validate", NULL);
-	req->body = psvc_fn_json_text(payload, &req->body_len);
-	req->content_type = "application/json";
-	req->retry_unsafe = true;
-	resp = psvc_http_request(req);
-
-	if (resp->status >= 200 && resp->status <= 299)
-		PG_RETURN_JSONB_P(psvc_fn_data(req, resp));
-	if (resp->status == 400 || resp->status == 409 || resp->status == 422)
-	{
-		Jsonb	   *error = psvc_fn_member_jsonb(psvc_fn_parse(resp->body, resp->body_len),
-												 "error");
-
-		if (error != NULL)
-		{
-			StringInfoData buf;
-
-			initStringInfo(&buf);
-			appendStringInfoString(&buf, "{\"valid\": false, \"error\": ");
-			JsonbToCString(&buf, &error->root, VARSIZE(error));
-			appendStringInfoChar(&buf, '}');
-			PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
-		}
-	}
-	psvc_http_raise(req, resp);
-}
+PSVC_OPERATION_FUNCTION(psvc_orders_validate, PSVC_OP_ORDER_VALIDATE)
 
 /*
  * order_detail(id text, server name DEFAULT NULL) RETURNS jsonb
- *
  * GET /public/orders/{id} (id or custom id); the order object.
  */
-Datum
-psvc_orders_detail(PG_FUNCTION_ARGS)
-{
-	char	   *id;
-	PsvcHttpRequest *req;
-	PsvcHttpResponse *resp;
-
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	id = order_id_arg(fcinfo);
-	req = order_request(psvc_fn_server("orders", fcinfo, 1), "GET",
-						"/public/orders/{id}", id);
-	resp = psvc_http_request(req);
-	if (resp->status < 200 || resp->status > 299)
-		psvc_http_raise(req, resp);
-	PG_RETURN_JSONB_P(psvc_fn_data(req, resp));
-}
+PSVC_OPERATION_FUNCTION(psvc_orders_detail, PSVC_OP_ORDER_GET)
 
 /*
- * GET /public/orders/{id}/status: the status text; *data receives the
- * whole status object.  Raises for a failed request.
+ * order_status(id text, server name DEFAULT NULL) RETURNS text
+ * GET /public/orders/{id}/status; the status (CREATED, PENDING, ...).
+ */
+PSVC_OPERATION_FUNCTION(psvc_orders_status, PSVC_OP_ORDER_STATUS)
+
+/*
+ * The order's status (operation order_status): the status text; *data
+ * receives the whole status object.  Raises for a failed request.
  */
 static char *
 read_status(PsvcServer *server, const char *id, Jsonb **data)
 {
-	PsvcHttpRequest *req = order_request(server, "GET", "/public/orders/{id}/status", id);
-	PsvcHttpResponse *resp = psvc_http_request(req);
+	PsvcHttpRequest *req = order_request(server, PSVC_OP_ORDER_STATUS, id);
 	char	   *status;
 
-	if (resp->status < 200 || resp->status > 299)
-		psvc_http_raise(req, resp);
-	*data = psvc_fn_data(req, resp);
+	*data = psvc_exec_send(req);
 	status = psvc_fn_member_text(*data, "status");
 	if (status == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_ERROR),
-				 errmsg("unexpected response shape from GET /public/orders/{id}/status"),
+				 errmsg("unexpected response shape from %s %s", req->method, req->route),
 				 errdetail("Expected a string member \"status\" in \"data\".")));
 	return status;
-}
-
-/*
- * order_status(id text, server name DEFAULT NULL) RETURNS text
- *
- * GET /public/orders/{id}/status; the status (CREATED, PENDING, ...).
- */
-Datum
-psvc_orders_status(PG_FUNCTION_ARGS)
-{
-	char	   *id;
-	Jsonb	   *data;
-
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	id = order_id_arg(fcinfo);
-	PG_RETURN_TEXT_P(cstring_to_text(read_status(psvc_fn_server("orders", fcinfo, 1),
-												 id, &data)));
 }
 
 /*
@@ -508,7 +439,7 @@ psvc_orders_status(PG_FUNCTION_ARGS)
  * the refusal).  A lost answer is settled by reading the status.
  */
 static Datum
-cancel_order(FunctionCallInfo fcinfo, const char *route, const char *needed,
+cancel_order(FunctionCallInfo fcinfo, PsvcOpId opid, const char *needed,
 			 const char *sqlname, const char *other_state, const char *other_fn)
 {
 	char	   *id;
@@ -518,9 +449,9 @@ cancel_order(FunctionCallInfo fcinfo, const char *route, const char *needed,
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	id = order_id_arg(fcinfo);
-	server = psvc_fn_server("orders", fcinfo, 1);
-	req = order_request(server, "POST", route, id);
+	id = order_id_arg(fcinfo, opid);
+	server = psvc_exec_server(psvc_op(opid), fcinfo, 1);
+	req = order_request(server, opid, id);
 	req->return_unknown = true;
 
 	for (;;)
@@ -532,12 +463,13 @@ cancel_order(FunctionCallInfo fcinfo, const char *route, const char *needed,
 		char	   *code;
 
 		if (resp->status >= 200 && resp->status <= 299)
-			PG_RETURN_JSONB_P(psvc_fn_data(req, resp));
+			PG_RETURN_JSONB_P(psvc_exec_payload(req, resp));
 
 		if (resp->outcome_unknown)
 		{
 			errcb.callback = lookup_context;
-			errcb.arg = psprintf("reading the order's status after POST %s lost its answer", route);
+			errcb.arg = psprintf("reading the order's status after %s %s lost its answer",
+								 req->method, req->route);
 			errcb.previous = error_context_stack;
 			error_context_stack = &errcb;
 			status = read_status(server, id, &data);
@@ -561,7 +493,8 @@ cancel_order(FunctionCallInfo fcinfo, const char *route, const char *needed,
 		if (resp->status == 409)
 		{
 			errcb.callback = lookup_context;
-			errcb.arg = psprintf("reading the order's status after POST %s was refused", route);
+			errcb.arg = psprintf("reading the order's status after %s %s was refused",
+								 req->method, req->route);
 			errcb.previous = error_context_stack;
 			error_context_stack = &errcb;
 			status = read_status(server, id, &data);
@@ -589,8 +522,8 @@ cancel_order(FunctionCallInfo fcinfo, const char *route, const char *needed,
 Datum
 psvc_orders_cancel_pending(PG_FUNCTION_ARGS)
 {
-	return cancel_order(fcinfo, "/public/orders/{id}/cancel-pending",
-						"PENDING", "cancel_pending", "DEFERRED", "cancel_deferred");
+	return cancel_order(fcinfo, PSVC_OP_ORDER_CANCEL_PENDING, "PENDING",
+						"cancel_pending", "DEFERRED", "cancel_deferred");
 }
 
 /*
@@ -600,6 +533,6 @@ psvc_orders_cancel_pending(PG_FUNCTION_ARGS)
 Datum
 psvc_orders_cancel_deferred(PG_FUNCTION_ARGS)
 {
-	return cancel_order(fcinfo, "/public/orders/{id}/cancel-deferred",
-						"DEFERRED", "cancel_deferred", "PENDING", "cancel_pending");
+	return cancel_order(fcinfo, PSVC_OP_ORDER_CANCEL_DEFERRED, "DEFERRED",
+						"cancel_deferred", "PENDING", "cancel_pending");
 }

@@ -687,6 +687,10 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	StringInfoData buf;
 	char	   *key;
 
+	/* every request is an operation of the catalogue (catalog.c) */
+	if (req->op == NULL)
+		elog(ERROR, "request %s %s names no operation of the catalogue",
+			 req->method, req->route);
 	psvc_http_ensure_multi(&http_driver);
 
 	oldcxt = MemoryContextSwitchTo(cxt);

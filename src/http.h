@@ -31,6 +31,7 @@
 #include "utils/palloc.h"
 
 struct PsvcServer;
+struct PsvcOperation;			/* catalog.h */
 
 /*
  * A name/value pair: a path parameter, a query parameter, a header.
@@ -57,6 +58,8 @@ extern PsvcKV *psvc_kv(const char *name, const char *value);
  */
 typedef struct PsvcHttpRequest
 {
+	const struct PsvcOperation *op; /* the catalogue's row: method, route,
+									 * path parameters' rules, rate limit */
 	const struct PsvcServer *server;
 	const char *method;			/* "GET", "POST", "PUT", "DELETE" */
 	const char *route;			/* path template, starting with '/' */
@@ -155,10 +158,11 @@ extern PsvcHttpResponse *psvc_http_request(const PsvcHttpRequest *req);
 extern char *psvc_http_describe(const PsvcHttpRequest *req);
 /*
  * Raises 22023 naming the parameter unless value (server encoding) is what
- * the documents allow for path parameter name of route; psvc_http_start
- * checks every path value this way, callers may check earlier.
+ * the documents allow for path parameter name of op (its row in
+ * catalog.c); psvc_http_start checks every path value this way, callers
+ * may check earlier.
  */
-extern void psvc_http_check_param(const char *method, const char *route,
+extern void psvc_http_check_param(const struct PsvcOperation *op,
 								  const char *name, const char *value);
 /*
  * Raises the ERROR that a failed response maps to (used by callers that

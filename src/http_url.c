@@ -5,7 +5,7 @@
  *		  query string sent to a partner service, by a foreign table or a
  *		  function, is made here from a route template and plain values.
  *
- * Routes.  A route is a template ("/v1/movies/{movie}/content/themes");
+ * Routes.  A route is the template of an operation of catalog.c;
  * each {name} is replaced by the value of path parameter name.  No value
  * can change the route: every byte outside RFC 3986's unreserved set is
  * percent-encoded (so "/", "?", "#", "%", spaces and controls are), and a
@@ -15,10 +15,10 @@
  * segment by itself.
  *
  * Values.  Before anything is sent, each path parameter is checked
- * against what the documents say of it (param_rules[], data: a movie
- * reference has 1 to 255 characters, a job id is an int64, a question id
- * starts "BQ-" and a persona code, every other id is non-empty); a bad
- * value is 22023 naming the parameter.  fdw_scan.c checks every value of
+ * against what the documents say of it, which the operation's row of the
+ * catalogue gives (catalog.c: a movie reference has 1 to 255 characters,
+ * a job id is an int64, a question id starts "BQ-" and a persona code);
+ * a bad value is 22023 naming the parameter.  fdw_scan.c checks every value of
  * a scan this way before its first request (psvc_http_check_param), so a
  * fanned-out scan with one bad value sends nothing either.
  *
@@ -45,6 +45,7 @@
 
 #include "mb/pg_wchar.h"
 
+#include "catalog.h"
 #include "http_int.h"
 
 /*
@@ -59,74 +60,6 @@ psvc_kv(const char *name, const char *value)
 	kv->name = name;
 	kv->value = value;
 	return kv;
-}
-
-/* What the documents say a path parameter holds. */
-typedef enum PathParamKind
-{
-	PARAM_TEXT,					/* 1 to max_chars characters */
-	PARAM_INT64,				/* an integer in the int64 range */
-	PARAM_QUESTION				/* BQ-(GF|EK|KA|HR)-, then 1 to 32 of
-								 * [A-Za-z0-9_-] */
-} PathParamKind;
-
-/*
- * A row: path parameter name of every route that starts with route (NULL:
- * of every route).  The first matching row applies; a parameter no row
- * names is PARAM_TEXT of 1 to PSVC_PARAM_DEFAULT_MAX characters.
- */
-typedef struct PathParamRule
-{
-	const char *route;
-	const char *name;
-	PathParamKind	kind;
-	int			max_chars;		/* PARAM_TEXT */
-	const char *doc;			/* the rule as a sentence's end, for errdetail */
-} PathParamRule;
-
-#define PSVC_PARAM_DEFAULT_MAX	1024
-#define PSVC_QUESTION_REST_MAX	32
-
-static const PathParamRule param_rules[] = {
-	/* document 2: "{movie} in a path: string, 1 to 255 characters" */
-	{.name = "movie", .kind = PARAM_TEXT, .max_chars = 255,
-	.doc = "a movie reference of 1 to 255 characters"},
-	/* document 1: order id or custom id */
-	{.route = "/public/orders/{id}", .name = "id", .kind = PARAM_TEXT, .max_chars = 255,
-	.doc = "an order id or custom id of 1 to 255 characters"},
-	/* document 3: "All jobId and id path parameters are integer int64" */
-	{.route = "/api/", .name = "jobId", .kind = PARAM_INT64,
-	.doc = "an integer (int64)"},
-	{.route = "/api/", .name = "id", .kind = PARAM_INT64,
-	.doc = "an integer (int64)"},
-	/* document 3: todos "path id integer, required" */
-	{.route = "/todos/{id}", .name = "id", .kind = PARAM_INT64,
-	.doc = "an integer"},
-	/* document 3: pattern BQ-(GF|EK|KA|HR)-... */
-	{.route = "/v1/business-questions/", .name = "questionId", .kind = PARAM_QUESTION,
-	.doc = "a question id: \"BQ-\", a persona code (GF, EK, KA or HR), \"-\" and the question's number"},
-	/* document 3: files and uploads; only "required" is documented */
-	{.name = "file_id", .kind = PARAM_TEXT, .max_chars = PSVC_PARAM_DEFAULT_MAX,
-	.doc = "a file id of 1 to 1024 characters"},
-};
-
-static const PathParamRule default_rule = {
-	.kind = PARAM_TEXT, .max_chars = PSVC_PARAM_DEFAULT_MAX,
-	.doc = "a value of 1 to 1024 characters"
-};
-
-static const PathParamRule *
-find_rule(const char *route, const char *name, size_t namelen)
-{
-	for (int i = 0; i < lengthof(param_rules); i++)
-	{
-		const PathParamRule *r = &param_rules[i];
-
-		if (strlen(r->name) == namelen && strncmp(r->name, name, namelen) == 0 &&
-			(r->route == NULL || strncmp(route, r->route, strlen(r->route)) == 0))
-			return r;
-	}
-	return &default_rule;
 }
 
 static bool
@@ -152,6 +85,9 @@ valid_int64(const char *s)
 	return true;
 }
 
+/* Longest part of a question id after "BQ-XX-" that we send. */
+#define PSVC_QUESTION_REST_MAX	32
+
 static bool
 valid_question(const char *s)
 {
@@ -176,26 +112,29 @@ valid_question(const char *s)
 
 /*
  * Raises 22023 naming the parameter unless value (server encoding) is what
- * the documents allow for path parameter name of route.  namelen is the
- * length of name (it may point into the route).
+ * the documents allow for path parameter name of op (its row in
+ * catalog.c).  namelen is the length of name (it may point into the route).
  */
 static void
-check_param(const char *method, const char *route, const char *name,
-			size_t namelen, const char *value)
+check_param(const PsvcOperation *op, const char *name, size_t namelen,
+			const char *value)
 {
-	const PathParamRule *r = find_rule(route, name, namelen);
+	const PsvcParamDef *r = psvc_op_param(op, name, namelen);
 	bool		ok;
 	int			nchars = 0;
 
+	if (r == NULL)
+		elog(ERROR, "operation \"%s\" has no path parameter \"%.*s\"",
+			 op->name, (int) namelen, name);
 	switch (r->kind)
 	{
-		case PARAM_INT64:
+		case PSVC_PARAM_INT64:
 			ok = valid_int64(value);
 			break;
-		case PARAM_QUESTION:
+		case PSVC_PARAM_QUESTION:
 			ok = valid_question(value);
 			break;
-		case PARAM_TEXT:
+		case PSVC_PARAM_TEXT:
 		default:
 			nchars = pg_mbstrlen(value);
 			ok = nchars >= 1 && nchars <= r->max_chars;
@@ -206,26 +145,24 @@ check_param(const char *method, const char *route, const char *name,
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid value for path parameter \"%.*s\"", (int) namelen, name),
-			 r->kind == PARAM_TEXT ?
-			 errdetail("Parameter {%.*s} of %s%s%s must be %s; the value given has %d characters.",
-					   (int) namelen, name, method ? method : "", method ? " " : "",
-					   route, r->doc, nchars) :
-			 errdetail("Parameter {%.*s} of %s%s%s must be %s.",
-					   (int) namelen, name, method ? method : "", method ? " " : "",
-					   route, r->doc),
+			 r->kind == PSVC_PARAM_TEXT ?
+			 errdetail("Parameter {%.*s} of %s %s must be %s; the value given has %d characters.",
+					   (int) namelen, name, op->method, op->route, r->doc, nchars) :
+			 errdetail("Parameter {%.*s} of %s %s must be %s.",
+					   (int) namelen, name, op->method, op->route, r->doc),
 			 errhint("Nothing was sent to the service.")));
 }
 
 /*
- * Checks a value for path parameter name of route, as the URL builder
- * will, before a caller sends anything (fdw_scan.c checks every value of
- * a fanned-out scan first).  Raises 22023 naming the parameter.
+ * Checks a value for path parameter name of op, as the URL builder will,
+ * before a caller sends anything (fdw_scan.c checks every value of a
+ * fanned-out scan first, the function executor its argument before it
+ * looks for the server).  Raises 22023 naming the parameter.
  */
 void
-psvc_http_check_param(const char *method, const char *route,
-					  const char *name, const char *value)
+psvc_http_check_param(const PsvcOperation *op, const char *name, const char *value)
 {
-	check_param(method, route, name, strlen(name), value);
+	check_param(op, name, strlen(name), value);
 }
 
 /*
@@ -263,7 +200,7 @@ append_encoded(StringInfo buf, const char *value, bool dot_segment)
 /*
  * Appends the path of req (route with each {name} replaced by the encoded
  * value of path parameter name) and its encoded query string.  With check,
- * each path value is first checked against param_rules[] (22023); without,
+ * each path value is first checked against its operation's row (22023); without,
  * values are taken as they are (EXPLAIN's placeholders).  Allocates in
  * CurrentMemoryContext.
  */
@@ -274,6 +211,7 @@ psvc_http_append_path(StringInfo buf, const PsvcHttpRequest *req, bool check)
 	ListCell   *lc;
 	bool		first = true;
 
+	psvc_catalog_verify();
 	while (*p != '\0')
 	{
 		const char *end;
@@ -304,7 +242,7 @@ psvc_http_append_path(StringInfo buf, const PsvcHttpRequest *req, bool check)
 			elog(ERROR, "route \"%s\" lacks a value for path parameter \"%.*s\"",
 				 req->route, (int) namelen, p + 1);
 		if (check)
-			check_param(req->method, req->route, p + 1, namelen, value);
+			check_param(req->op, p + 1, namelen, value);
 		append_encoded(buf, value, true);
 		p = end + 1;
 	}

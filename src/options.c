@@ -119,15 +119,6 @@ static const PsvcOption valid_options[] = {
 	{NULL, InvalidOid, NULL}
 };
 
-static const char *const service_names[] = {
-	"orders", "movies", "catalog", "todos", "generation", "files",
-	"scheduler", NULL
-};
-
-static const char *const tier_names[] = {
-	"standard", "premium", "enterprise", NULL
-};
-
 /*
  * The resources are the endpoint catalogue's (endpoints.c), listed once
  * per backend as a NULL-terminated array for the checks below.
@@ -311,13 +302,13 @@ check_enum_value(DefElem *def, const char *const *names, const char *what)
 static void
 check_service(DefElem *def)
 {
-	check_enum_value(def, service_names, "services");
+	check_enum_value(def, psvc_service_names(), "services");
 }
 
 static void
 check_tier(DefElem *def)
 {
-	check_enum_value(def, tier_names, "tiers");
+	check_enum_value(def, psvc_tier_names, "tiers");
 }
 
 /* Per-route limits of the contract: syntax in ratelimit_rules.c. */
@@ -722,10 +713,12 @@ check_server_options(List *options)
 
 	service = defGetString(find_def(options, "service"));
 	tier = find_def(options, "tier");
-	if (tier != NULL && strcmp(service, "orders") != 0)
+	if (tier != NULL && (psvc_service_find(service) < 0 ||
+						 !psvc_services[psvc_service_find(service)].tiers))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
-				 errmsg("option \"tier\" is valid only for service \"orders\""),
+				 errmsg("option \"tier\" is valid only for service \"%s\"",
+						psvc_services[PSVC_SVC_ORDERS].name),
 				 errdetail("This server's service is \"%s\"; only the order service has rate-limit tiers.",
 						   service)));
 }

@@ -53,17 +53,17 @@ typedef struct PsvcRlRule
 	const char *row;			/* the row as the table or override writes
 								 * it, for messages */
 	bool		overridden;		/* the limit comes from option rate_limits */
-	int			resource_segment;	/* path segment of the request's route
-									 * holding the resource id, or -1 */
+	const char *resource;		/* the resource id the row counts per (a
+								 * path value of the request), or NULL */
+	const char *tier;			/* the server's tier, by its name */
 } PsvcRlRule;
 
 /*
- * The limit of method + route (a template as sent, e.g.
- * "/public/orders/{id}") on server: the server's override if it has one,
- * else the table's row for its service and tier, else unlimited.
+ * The limit of req on its server: the server's override if it has one,
+ * else the row of the table that the request's operation names
+ * (catalog.c) at the server's tier, else unlimited.
  */
-extern void psvc_rl_rule(const struct PsvcServer *server, const char *method,
-						 const char *route, PsvcRlRule *rule);
+extern void psvc_rl_rule(const struct PsvcHttpRequest *req, PsvcRlRule *rule);
 
 /* ---- ratelimit.c: shared memory ---- */
 

@@ -105,40 +105,6 @@ put_unit(PsvcRlLease *lease, bool got_429, long hold_ms)
 }
 
 /*
- * The value of the path parameter in segment seg of route (a template),
- * or NULL.
- */
-static const char *
-segment_value(const char *route, int seg, List *path_params)
-{
-	const char *p = route;
-	const char *end;
-	ListCell   *lc;
-
-	for (int i = 0; i <= seg; i++)
-	{
-		p = strchr(p, '/');
-		if (p == NULL)
-			return NULL;
-		p++;
-	}
-	end = strchr(p, '/');
-	if (end == NULL)
-		end = p + strlen(p);
-	if (end - p < 2 || p[0] != '{' || end[-1] != '}')
-		return NULL;
-	foreach(lc, path_params)
-	{
-		PsvcKV	   *kv = (PsvcKV *) lfirst(lc);
-
-		if ((int) strlen(kv->name) == end - p - 2 &&
-			strncmp(kv->name, p + 1, end - p - 2) == 0)
-			return kv->value;
-	}
-	return NULL;
-}
-
-/*
  * Looks up the request's rule and builds its keys.  The lease is
  * allocated in cxt (the transfer's context) and refers only to memory
  * there or to static data.
@@ -151,27 +117,21 @@ psvc_rl_prepare(const PsvcHttpRequest *req, MemoryContext cxt)
 	PsvcRlRule	rule;
 	char	   *route = psprintf("%s %s", req->method, req->route);
 
-	psvc_rl_rule(req->server, req->method, req->route, &rule);
+	psvc_rl_rule(req, &rule);
 	lease->limit = rule.limit;
 	lease->row = rule.row;
 	lease->overridden = rule.overridden;
-	lease->tier = pstrdup(req->server->tier ? req->server->tier : "standard");
+	lease->tier = pstrdup(rule.tier);
 	lease->servername = pstrdup(req->server->servername ? req->server->servername : "");
 	lease->route = route;
 
 	lease->key.dbid = MyDatabaseId;
 	lease->key.serverid = req->server->serverid;
 	key_text(lease->key.route, sizeof(lease->key.route), route);
-	if (rule.limit > 0 && rule.resource_segment >= 0)
+	if (rule.limit > 0 && rule.resource != NULL)
 	{
-		const char *id = segment_value(req->route, rule.resource_segment,
-									   req->path_params);
-
-		if (id != NULL)
-		{
-			key_text(lease->key.resource, sizeof(lease->key.resource), id);
-			lease->has_resource = true;
-		}
+		key_text(lease->key.resource, sizeof(lease->key.resource), rule.resource);
+		lease->has_resource = true;
 	}
 
 	lease->skey.dbid = MyDatabaseId;

@@ -4,23 +4,18 @@
  *		  Which limit applies to a request: the partner's table of limits
  *		  for the three tiers, and the per-route overrides of a server.
  *
- * The table is data (limit_rows[] below).  A row names a route the way the
- * partner document's Limits table writes it: method and path, without the
- * service's path prefix (the order service's "/public": the document's
- * table writes "GET /orders/{id}" for our route "/public/orders/{id}"), or
- * a path alone for a row that limits every method ("/mcp").  Rows that the
- * document does not have are marked "our choice" and agree with the
- * sandbox (src/sandbox/core/ratelimit.c), which must never allow less
- * than this table: the order validate endpoint, which the document marks
- * rate limited without thresholds, and the generation service's two
- * routes, whose thresholds document 002 does not show.
+ * The table is data in the catalogue (catalog.c, psvc_limit_rows()), and
+ * each operation names its row, so a request's limit is found from its
+ * operation when it is built, without matching routes.  A row names a
+ * route the way the partner document's Limits table writes it (method and
+ * path without the service's limits_prefix, "GET /orders/{id}" for our
+ * "/public/orders/{id}").  A row counts per resource id exactly when it
+ * has an "{id}" or "{unique_id}" segment, as the document says; the id is
+ * the value of the operation's path parameter.
  *
- * Matching is by path segments; a parameter segment ("{id}") matches any
- * parameter segment of the request's route template, whatever its name,
- * so a caller that names the parameter "{order_id}" is still limited.  A
- * row counts per resource id exactly when it has an "{id}" or
- * "{unique_id}" segment, as the document says; the id is the value of the
- * request's parameter in that position.
+ * Overrides are matched to the operation's route (prefix removed) by path
+ * segments; a parameter segment ("{id}") matches any parameter segment,
+ * whatever its name.
  *
  * Overrides: the server option rate_limits is a comma-separated list of
  * ROW=LIMIT, ROW written as in the table (e.g. 'GET /orders/{id}=10,
@@ -45,58 +40,13 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
+#include "catalog.h"
+#include "http.h"
 #include "options.h"
 #include "ratelimit_int.h"
 
 /* Largest limit an override may set. */
 #define PSVC_RL_MAX_LIMIT		1000000
-
-typedef struct PsvcLimitRow
-{
-	const char *service;
-	const char *row;			/* "[METHOD ]/path" */
-	int			limit[3];		/* standard, premium, enterprise */
-	bool		documented;		/* false: our choice, the document has none */
-} PsvcLimitRow;
-
-static const PsvcLimitRow limit_rows[] = {
-	/* document 000, Limits */
-	{"orders", "GET /products", {50, 100, 300}, true},
-	{"orders", "GET /products/status", {25, 100, 300}, true},
-	{"orders", "GET /users", {100, 500, 1000}, true},
-	{"orders", "GET /users/{id}/orders", {50, 200, 1000}, true},
-	{"orders", "GET /users/{id}/vehicles", {50, 200, 1000}, true},
-	{"orders", "POST /orders", {200, 1000, 2500}, true},
-	{"orders", "GET /orders", {100, 500, 1000}, true},
-	{"orders", "GET /orders/{id}", {25, 50, 100}, true},
-	{"orders", "GET /orders/{id}/status", {15, 30, 50}, true},
-	{"orders", "POST /orders/{id}/cancel-pending", {25, 100, 250}, true},
-	{"orders", "POST /orders/{id}/cancel-deferred", {25, 100, 250}, true},
-	{"orders", "POST /validate-vehicle", {250, 1000, 2500}, true},
-	{"orders", "POST /transaction/create", {50, 250, 1000}, true},
-	{"orders", "GET /transactions", {100, 500, 1000}, true},
-	{"orders", "GET /transaction/{unique_id}/status", {100, 300, 1000}, true},
-	{"orders", "GET /transaction/{unique_id}/fee", {50, 200, 500}, true},
-	{"orders", "GET /transaction/{id}/data", {100, 300, 1000}, true},
-	{"orders", "POST /transaction/{id}/cancel", {25, 100, 250}, true},
-	{"orders", "/mcp", {100, 300, 1000}, true},
-	/* our choice: "rate limited" in 000 without a row */
-	{"orders", "POST /orders/validate", {100, 500, 1000}, false},
-	/* our choice: 002 does not show them; the sandbox's values */
-	{"generation", "POST /v1/generate", {10, 30, 100}, false},
-	{"generation", "GET /v1/key/validate", {30, 60, 120}, false},
-};
-
-/* Path prefixes the document's table leaves out, per service. */
-static const struct
-{
-	const char *service;
-	const char *prefix;
-}			route_prefixes[] = {
-	{"orders", "/public"},
-};
-
-static const char *const tier_names[] = {"standard", "premium", "enterprise"};
 
 /* A piece of a string: rows and overrides are parsed in place. */
 typedef struct Span
@@ -289,83 +239,122 @@ override_limit(Span v)
 	return n;
 }
 
-static int
-tier_index(const char *tier)
-{
-	for (int i = 0; i < lengthof(tier_names); i++)
-		if (tier != NULL && strcmp(tier, tier_names[i]) == 0)
-			return i;
-	return 0;
-}
-
-/* The route with the service's prefix removed (a pointer into route). */
+/*
+ * The route of op with its service's limits_prefix removed (a pointer into
+ * the route), as the document's table and the overrides write it; *skipped
+ * receives the number of segments removed.
+ */
 static const char *
-strip_prefix(const char *service, const char *route)
+strip_prefix(const PsvcOperation *op, int *skipped)
 {
-	for (int i = 0; i < lengthof(route_prefixes); i++)
-	{
-		size_t		len = strlen(route_prefixes[i].prefix);
+	const char *prefix = psvc_services[op->service].limits_prefix;
+	size_t		len = prefix ? strlen(prefix) : 0;
 
-		if (strcmp(service, route_prefixes[i].service) == 0 &&
-			strncmp(route, route_prefixes[i].prefix, len) == 0 &&
-			route[len] == '/')
-			return route + len;
-	}
-	return route;
+	*skipped = 0;
+	if (prefix == NULL || strncmp(op->route, prefix, len) != 0 || op->route[len] != '/')
+		return op->route;
+	for (const char *c = prefix; *c; c++)
+		if (*c == '/')
+			(*skipped)++;
+	return op->route + len;
 }
 
 /*
- * Fills rule for method + route on server.  rule->row is static or
- * allocated in CurrentMemoryContext; resource_segment counts the segments
- * of route itself (the prefix's included).  Cheap: a scan of the override
- * text and of the table, with no allocation unless an override matches.
+ * The value of the path parameter in segment seg of route (a template),
+ * or NULL.
+ */
+static const char *
+segment_value(const char *route, int seg, List *path_params)
+{
+	const char *p = route;
+	const char *end;
+	ListCell   *lc;
+
+	for (int i = 0; i <= seg; i++)
+	{
+		p = strchr(p, '/');
+		if (p == NULL)
+			return NULL;
+		p++;
+	}
+	end = strchr(p, '/');
+	if (end == NULL)
+		end = p + strlen(p);
+	if (end - p < 2 || p[0] != '{' || end[-1] != '}')
+		return NULL;
+	foreach(lc, path_params)
+	{
+		PsvcKV	   *kv = (PsvcKV *) lfirst(lc);
+
+		if ((int) strlen(kv->name) == end - p - 2 &&
+			strncmp(kv->name, p + 1, end - p - 2) == 0)
+			return kv->value;
+	}
+	return NULL;
+}
+
+/* Whether a row of the table counts per resource id. */
+static bool
+row_per_resource(const char *row)
+{
+	return strstr(row, "{id}") != NULL || strstr(row, "{unique_id}") != NULL;
+}
+
+/*
+ * Fills rule for req, whose operation names its row of the table
+ * (catalog.c): no matching of routes unless the server has overrides.
+ * rule->row is static or allocated in CurrentMemoryContext, and so is
+ * rule->resource (a value of req->path_params).  Cheap: with overrides,
+ * a scan of their text with no allocation unless one matches.
  */
 void
-psvc_rl_rule(const PsvcServer *server, const char *method, const char *route,
-			  PsvcRlRule *rule)
+psvc_rl_rule(const PsvcHttpRequest *req, PsvcRlRule *rule)
 {
-	const char *rest = strip_prefix(server->service, route);
-	int			prefix_segments = 0;
-	int			seg;
-
-	for (const char *c = route; c < rest; c++)
-		if (*c == '/')
-			prefix_segments++;
+	const PsvcServer *server = req->server;
+	const PsvcOperation *op = req->op;
 
 	memset(rule, 0, sizeof(*rule));
-	rule->resource_segment = -1;
+	rule->tier = psvc_tier_names[psvc_tier_index(server->tier)];
 
 	if (server->rate_limits != NULL)
 	{
 		const char *p = server->rate_limits;
+		int			skipped;
+		const char *rest = strip_prefix(op, &skipped);
+		int			seg;
 		Override	o;
 
 		while (next_override(&p, &o))
 		{
-			if (row_matches(o.row, method, rest, &seg))
+			if (row_matches(o.row, op->method, rest, &seg))
 			{
 				rule->limit = override_limit(o.value);
 				rule->row = pnstrdup(o.row.p, o.row.len);
 				rule->overridden = true;
-				rule->resource_segment = seg < 0 ? -1 : seg + prefix_segments;
+				if (seg >= 0)
+					rule->resource = segment_value(op->route, seg + skipped,
+												   req->path_params);
 				return;
 			}
 		}
 	}
 
-	for (int i = 0; i < lengthof(limit_rows); i++)
+	if (op->limit != NULL)
 	{
-		const PsvcLimitRow *r = &limit_rows[i];
-		Span		row = {r->row, (int) strlen(r->row)};
-
-		if (strcmp(r->service, server->service) != 0)
-			continue;
-		if (row_matches(row, method, rest, &seg))
+		rule->limit = op->limit->limit[psvc_tier_index(server->tier)];
+		rule->row = op->limit->row;
+		/* the row's {id} is the operation's path parameter */
+		if (row_per_resource(op->limit->row) && op->params[0] != NULL)
 		{
-			rule->limit = r->limit[tier_index(server->tier)];
-			rule->row = r->row;
-			rule->resource_segment = seg < 0 ? -1 : seg + prefix_segments;
-			return;
+			ListCell   *lc;
+
+			foreach(lc, req->path_params)
+			{
+				PsvcKV	   *kv = (PsvcKV *) lfirst(lc);
+
+				if (strcmp(kv->name, op->params[0]->name) == 0)
+					rule->resource = kv->value;
+			}
 		}
 	}
 }
@@ -464,24 +453,29 @@ psvc_rl_rules(PG_FUNCTION_ARGS)
 	AclResult	aclresult;
 	const char *p;
 	Override	o;
+	const PsvcLimitRow *const *rows;
+	int			nrows;
+	int			service;
 
 	aclresult = pg_foreign_server_aclcheck(fs->serverid, GetUserId(), ACL_USAGE);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, fs->servername);
 	server = psvc_options_server(fs->serverid);
+	service = psvc_service_find(server->service);
 
 	InitMaterializedSRF(fcinfo, 0);
 
-	for (int i = 0; i < lengthof(limit_rows); i++)
+	rows = psvc_limit_rows(&nrows);
+	for (int i = 0; i < nrows; i++)
 	{
-		const PsvcLimitRow *r = &limit_rows[i];
+		const PsvcLimitRow *r = rows[i];
 		Span		row = {r->row, (int) strlen(r->row)};
 		Datum		values[4];
 		bool		nulls[4] = {false, false, false, false};
-		int			limit = r->limit[tier_index(server->tier)];
+		int			limit = r->limit[psvc_tier_index(server->tier)];
 		const char *source = r->documented ? "table" : "our choice";
 
-		if (strcmp(r->service, server->service) != 0)
+		if (r->service != service)
 			continue;
 		p = server->rate_limits;
 		while (p != NULL && next_override(&p, &o))
@@ -494,8 +488,7 @@ psvc_rl_rules(PG_FUNCTION_ARGS)
 			}
 		}
 		values[0] = CStringGetTextDatum(r->row);
-		values[1] = BoolGetDatum(strstr(r->row, "{id}") != NULL ||
-								 strstr(r->row, "{unique_id}") != NULL);
+		values[1] = BoolGetDatum(row_per_resource(r->row));
 		values[2] = Int32GetDatum(limit);
 		nulls[2] = (limit == 0);
 		values[3] = CStringGetTextDatum(source);
@@ -503,6 +496,7 @@ psvc_rl_rules(PG_FUNCTION_ARGS)
 	}
 
 	/* overrides of rows the table does not have */
+	rows = psvc_limit_rows(&nrows);
 	p = server->rate_limits;
 	while (p != NULL && next_override(&p, &o))
 	{
@@ -512,18 +506,17 @@ psvc_rl_rules(PG_FUNCTION_ARGS)
 		char	   *row = pnstrdup(o.row.p, o.row.len);
 		int			limit = override_limit(o.value);
 
-		for (int i = 0; i < lengthof(limit_rows) && !in_table; i++)
+		for (int i = 0; i < nrows && !in_table; i++)
 		{
-			Span		trow = {limit_rows[i].row, (int) strlen(limit_rows[i].row)};
+			Span		trow = {rows[i]->row, (int) strlen(rows[i]->row)};
 
-			in_table = strcmp(limit_rows[i].service, server->service) == 0 &&
+			in_table = rows[i]->service == service &&
 				same_row(o.row, trow);
 		}
 		if (in_table)
 			continue;
 		values[0] = CStringGetTextDatum(row);
-		values[1] = BoolGetDatum(strstr(row, "{id}") != NULL ||
-								 strstr(row, "{unique_id}") != NULL);
+		values[1] = BoolGetDatum(row_per_resource(row));
 		values[2] = Int32GetDatum(limit);
 		nulls[2] = (limit == 0);
 		values[3] = CStringGetTextDatum("override");

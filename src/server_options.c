@@ -47,6 +47,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "catalog.h"
 #include "guc.h"
 #include "options.h"
 
@@ -237,7 +238,7 @@ psvc_options_server(Oid serverid)
 		len--;
 	s->base_url = pnstrdup(url, len);
 	if (s->tier == NULL)
-		s->tier = "standard";
+		s->tier = psvc_tier_names[0];
 	return s;
 }
 
@@ -297,9 +298,6 @@ mapping_key(Oid userid, Oid serverid, bool *found)
 	return key;
 }
 
-/* Services whose documents describe no authentication. */
-static const char *const keyless_services[] = {"todos", NULL};
-
 char *
 psvc_options_api_key(const PsvcServer *server)
 {
@@ -311,9 +309,11 @@ psvc_options_api_key(const PsvcServer *server)
 		key = mapping_key(InvalidOid, server->serverid, &found);
 	if (!found)
 	{
-		for (int i = 0; keyless_services[i]; i++)
-			if (strcmp(server->service, keyless_services[i]) == 0)
-				return NULL;
+		int			svc = psvc_service_find(server->service);
+
+		/* a service whose documents describe no authentication (catalog.c) */
+		if (svc >= 0 && psvc_services[svc].keyless)
+			return NULL;
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("user mapping not found for user \"%s\" and server \"%s\"",

@@ -13,7 +13,9 @@
 #     files that are not in it);
 #   - the include graph of src/ (test/include_graph.pl): no cycle of uses
 #     between files, no header included by more than half of the .c
-#     files, the sandbox shares no header with the extension.
+#     files, the sandbox shares no header with the extension;
+#   - no route string of a partner service outside the operation
+#     catalogue (test/route_strings.sh).
 # Run from anywhere; exits non-zero and says why on the first kind of
 # failure found (all failures of that kind are listed).
 set -uo pipefail
@@ -96,5 +98,8 @@ done
 # most files include, the sandbox apart (test/include_graph.pl) ---
 perl test/include_graph.pl -q || bad "the include graph is broken (perl test/include_graph.pl prints it)"
 
-[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs, include graph: ok"
+# --- no route of a partner service outside the operation catalogue ---
+bash test/route_strings.sh "$root" || bad "route strings outside the catalogue (test/route_strings.sh)"
+
+[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs, include graph, route strings: ok"
 exit "$fail"
