@@ -8,8 +8,8 @@
  * What is cached.  A GET that is not marked unsafe, answered 2xx, whose
  * TTL is above zero.  The TTL is, first found: the foreign table's option
  * cache_ttl (scans only), the server's option cache_ttl, the default of the
- * request's operation (default_ttls[] below: product catalogue and movie
- * content; everything else 0).  Errors, answers larger than an eighth of
+ * request's operation (cache_ttl_s of its row in catalog.c: product
+ * catalogue and movie content; everything else 0).  Errors, answers larger than an eighth of
  * the cache and answers over max_response_size (an error) are never kept;
  * a request that changes state is never cached.  docs/cache.md has the
  * defaults and the reasons.
@@ -78,6 +78,7 @@
 #include "utils/timestamp.h"
 
 #include "cache.h"
+#include "catalog.h"
 #include "options.h"
 #include "ratelimit.h"
 
@@ -86,24 +87,6 @@
 #define PSVC_CACHE_BLOCK		2048	/* bytes of one data block */
 #define PSVC_CACHE_GEN_SLOTS	256 /* server generations */
 #define PSVC_CACHE_MIN_KB		128
-
-/*
- * DEFAULT TTLS (interim).  The documented defaults, keyed by what every
- * request carries (service and route template); a NULL route stands for
- * every safe GET of the service.  Everything else defaults to 0 (not
- * cached).  A server or table option cache_ttl overrides them.
- */
-static const struct
-{
-	const char *service;
-	const char *route;
-	int			ttl_s;
-}			default_ttls[] =
-{
-	{.service = "orders", .route = "/public/products", .ttl_s = 3600},
-	{.service = "orders", .route = "/public/products/status", .ttl_s = 60},
-	{.service = "movies", .route = NULL, .ttl_s = 600},
-};
 
 /* One cached answer; the hash table's entry. */
 typedef struct CacheEntry
@@ -290,7 +273,10 @@ cache_shmem_startup(void)
  * ---------------------------------------------------------------------
  */
 
-/* The TTL of req in milliseconds: table option, server option, default. */
+/*
+ * The TTL of req in milliseconds: the table's option, the server's option,
+ * else the default of its operation in the catalogue (catalog.c).
+ */
 static int
 request_ttl(const PsvcHttpRequest *req)
 {
@@ -298,14 +284,7 @@ request_ttl(const PsvcHttpRequest *req)
 		return req->cache_ttl_ms;
 	if (req->server->cache_ttl_ms >= 0)
 		return req->server->cache_ttl_ms;
-	for (int i = 0; i < lengthof(default_ttls); i++)
-	{
-		if (strcmp(default_ttls[i].service, req->server->service) == 0 &&
-			(default_ttls[i].route == NULL ||
-			 strcmp(default_ttls[i].route, req->route) == 0))
-			return default_ttls[i].ttl_s * 1000;
-	}
-	return 0;
+	return req->op != NULL ? req->op->cache_ttl_s * 1000 : 0;
 }
 
 /* ---------------------------------------------------------------------

@@ -223,10 +223,22 @@ static const char *const content_not_available[] = {"content_not_available", NUL
 	 .result_member = "newJobId"}
 
 /* The movie's single-object content reads. */
+/*
+ * Default TTLs of the response cache (cache.c, docs/cache.md), in seconds:
+ * movie content is explanatory text that does not change while it is
+ * read; the product catalogue "changes rarely and is meant to be cached"
+ * (document 000), as long as the sandbox's Cache-Control says.
+ * Operations without one are not cached unless an option asks.
+ */
+#define TTL_MOVIE_CONTENT	600
+#define TTL_PRODUCTS		3600
+#define TTL_PRODUCT_STATUS	60
+
 #define MOVIE_CONTENT(opname, r, res, member, desc) \
 	{.name = opname, .service = PSVC_SVC_MOVIES, .method = "GET", .route = r, \
 	 .params = {&p_movie}, .safe = true, .envelope = "data", \
 	 .empty_codes = content_not_available, .description = desc, \
+	 .cache_ttl_s = TTL_MOVIE_CONTENT, \
 	 .arg = PSVC_ARG_PATH, .arg_name = "movie", .result = res, \
 	 .result_member = member}
 
@@ -234,7 +246,8 @@ static const char *const content_not_available[] = {"content_not_available", NUL
 #define MOVIE_LIST(opname, r, desc) \
 	{.name = opname, .service = PSVC_SVC_MOVIES, .method = "GET", .route = r, \
 	 .params = {&p_movie}, .safe = true, .paging = PSVC_PAGING_CURSOR, \
-	 .envelope = "data", .empty_codes = content_not_available, .description = desc}
+	 .envelope = "data", .empty_codes = content_not_available, .description = desc, \
+	 .cache_ttl_s = TTL_MOVIE_CONTENT}
 
 const PsvcOperation psvc_operations[PSVC_NOPS] = {
 	/* document 000: partner orders */
@@ -296,12 +309,12 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 		.name = "movies", .service = PSVC_SVC_MOVIES,
 		.method = "GET", .route = "/movies", .safe = true,
 		.paging = PSVC_PAGING_CURSOR, .envelope = "data",
-		.description = "movie search",
+		.description = "movie search", .cache_ttl_s = TTL_MOVIE_CONTENT,
 	},
 	[PSVC_OP_MOVIE_GET] = {
 		.name = "movie_detail", .service = PSVC_SVC_MOVIES,
 		.method = "GET", .route = "/v1/movies/{movie}", .params = {&p_movie},
-		.safe = true, .envelope = "data",
+		.safe = true, .envelope = "data", .cache_ttl_s = TTL_MOVIE_CONTENT,
 		.description = "one movie, with the content it has (available_content)",
 		.arg = PSVC_ARG_PATH, .arg_name = "movie", .result = PSVC_RESULT_JSONB,
 	},
