@@ -458,8 +458,8 @@ psvc_cache_lookup(PsvcCacheProbe *p, char **body, size_t *len,
 		remove_entry(e);
 		e = NULL;
 	}
-	if (e != NULL &&
-		!TimestampDifferenceExceeds(e->fetched_at, now, p->ttl_ms - 1))
+	/* younger than the reading request's TTL */
+	if (e != NULL && now - e->fetched_at < (TimestampTz) p->ttl_ms * 1000)
 	{
 		char	   *ctype = MemoryContextAllocExtended(p->cxt, e->ctype_len + 1,
 													   MCXT_ALLOC_NO_OOM);
