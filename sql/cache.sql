@@ -60,6 +60,16 @@ SELECT partner_svc.movie_summary('no-such-movie-anywhere', 'movies') IS NULL AS 
 SELECT partner_svc.movie_summary('no-such-movie-anywhere', 'movies') IS NULL AS missing;
 SELECT method, path, status FROM sandbox.requests();
 
+-- a lowered partner_svc.max_response_size refuses a cached answer as it
+-- would refuse the service's: the request is sent, and fails
+CALL sandbox.reset_stats();
+SELECT count(*) AS movies FROM (SELECT * FROM c.movies LIMIT 10) m;
+SELECT count(*) AS movies FROM (SELECT * FROM c.movies LIMIT 10) m;
+SET partner_svc.max_response_size = '1kB';
+SELECT sandbox.sqlstate_of($$SELECT count(*) FROM (SELECT * FROM c.movies LIMIT 10) m$$) AS too_large;
+RESET partner_svc.max_response_size;
+SELECT method, path, query FROM sandbox.requests();
+
 --
 -- TTLs: the table's option cache_ttl, else the server's, else the default.
 -- The TTL is applied when an entry is read, so lowering it below the age

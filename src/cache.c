@@ -15,12 +15,14 @@
  * defaults and the reasons.
  *
  * The key.  SHA-256 of (database, server, SHA-256 of the API key, method,
- * full URL with its query string).  An answer is thus served only to a
+ * full URL with its query string, the server's proxy and TLS files).  An answer is thus served only to a
  * role whose user mapping gives the same key (the key itself is never
  * stored, only its hash, inside the hash of the whole request), and a
- * changed base_url or query is another entry.  The TTL is not part of the
- * key: it is applied when an entry is read, with the TTL of the reading
- * request, so a lowered TTL takes effect at once.
+ * changed base_url, query, proxy or CA file is another entry.  The TTL is
+ * not part of the key: it is applied when an entry is read, with the TTL
+ * of the reading request, so a lowered TTL takes effect at once; so is
+ * the request's response size limit, so a lowered max_response_size
+ * refuses a cached answer as it would refuse the service's.
  *
  * Invalidation.  Every request that may change state at a service (any
  * method but GET and HEAD, and GETs marked unsafe) bumps the generation of
@@ -79,6 +81,7 @@
 
 #include "cache.h"
 #include "catalog.h"
+#include "guc.h"
 #include "options.h"
 #include "ratelimit.h"
 
@@ -136,6 +139,7 @@ struct PsvcCacheProbe
 	int			slot;
 	uint64		gen;
 	int			ttl_ms;
+	size_t		max_body;		/* the response size limit of the request */
 	TimestampTz started;
 	const char *method;			/* for the stats row */
 	const char *route;
@@ -397,8 +401,9 @@ psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
 	int			ttl;
 	uint8		key_hash[PSVC_CACHE_KEY_LEN];
 	Oid			ids[2];
-	const void *parts[6];
-	size_t		lens[6];
+	const char *conn[4];
+	const void *parts[8];
+	size_t		lens[8];
 
 	if (cache == NULL || !cache_enabled || req->unsafe ||
 		strcmp(req->method, "GET") != 0)
@@ -413,6 +418,9 @@ psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
 	p->slot = gen_slot(MyDatabaseId, p->serverid);
 	p->gen = pg_atomic_read_u64(&cache->gens[p->slot]);
 	p->ttl_ms = ttl;
+	p->max_body = (size_t) psvc_guc_max_response_size;
+	if (req->server->max_response_size > 0)
+		p->max_body = Min(p->max_body, (size_t) req->server->max_response_size);
 	p->started = GetCurrentTimestamp();
 	p->method = MemoryContextStrdup(cxt, req->method);
 	p->route = MemoryContextStrdup(cxt, req->route);
@@ -437,7 +445,17 @@ psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
 	lens[2] = strlen(req->method) + 1;
 	parts[3] = url;
 	lens[3] = strlen(url) + 1;
-	sha256(p->key, 4, parts, lens);
+	/* how the answer was fetched: another proxy or TLS setup, another entry */
+	conn[0] = req->server->proxy;
+	conn[1] = req->server->ssl_ca_file;
+	conn[2] = req->server->ssl_cert_file;
+	conn[3] = req->server->ssl_key_file;
+	for (int i = 0; i < 4; i++)
+	{
+		parts[4 + i] = conn[i] ? conn[i] : "";
+		lens[4 + i] = strlen(parts[4 + i]) + 1;
+	}
+	sha256(p->key, 8, parts, lens);
 	explicit_bzero(key_hash, sizeof(key_hash));
 	return p;
 }
@@ -458,8 +476,12 @@ psvc_cache_lookup(PsvcCacheProbe *p, char **body, size_t *len,
 		remove_entry(e);
 		e = NULL;
 	}
-	/* younger than the reading request's TTL */
-	if (e != NULL && now - e->fetched_at < (TimestampTz) p->ttl_ms * 1000)
+	/*
+	 * Younger than the reading request's TTL, and within its size limit
+	 * (a larger answer is sent for, and refused as it would be uncached).
+	 */
+	if (e != NULL && now - e->fetched_at < (TimestampTz) p->ttl_ms * 1000 &&
+		e->body_len <= p->max_body)
 	{
 		char	   *ctype = MemoryContextAllocExtended(p->cxt, e->ctype_len + 1,
 													   MCXT_ALLOC_NO_OOM);
