@@ -24,6 +24,12 @@
  * the request's response size limit, so a lowered max_response_size
  * refuses a cached answer as it would refuse the service's.
  *
+ * Revalidation.  An entry past the reading request's TTL whose answer
+ * came with an ETag (the product catalogue's, in the sandbox) is not
+ * dropped: http.c sends the request with If-None-Match, and a 304 Not
+ * Modified makes the entry fresh again and serves it (psvc_cache_refresh);
+ * the request counts against the rate limit, but no body is transferred.
+ *
  * Invalidation.  Every request that may change state at a service (any
  * method but GET and HEAD, and GETs marked unsafe) bumps the generation of
  * its server when it starts, when it ends and when it is abandoned; an
@@ -103,7 +109,9 @@ typedef struct CacheEntry
 	int32		first_block;	/* chain of nblocks blocks via next[] */
 	int32		nblocks;
 	int32		status;
-	uint32		ctype_len;		/* content type, then body, in the blocks */
+	uint32		ctype_len;		/* content type, ETag, then body, in the
+								 * blocks */
+	uint32		etag_len;
 	uint32		body_len;
 } CacheEntry;
 
@@ -127,6 +135,7 @@ typedef struct CacheShared
 	int64		stores;
 	int64		evictions;
 	int64		not_stored;		/* too large, or stale when it came */
+	int64		revalidated;	/* stale answers the service confirmed (304) */
 	TimestampTz reset_at;
 	pg_atomic_uint64 gens[PSVC_CACHE_GEN_SLOTS];
 } CacheShared;
@@ -460,12 +469,37 @@ psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
 	return p;
 }
 
-bool
-psvc_cache_lookup(PsvcCacheProbe *p, char **body, size_t *len,
-				  long *status, char **content_type)
+/* Copies e's answer into *a in cxt; false when memory is short. */
+static bool
+copy_out(CacheEntry *e, MemoryContext cxt, PsvcCachedAnswer *a)
+{
+	char	   *ctype = MemoryContextAllocExtended(cxt, e->ctype_len + 1, MCXT_ALLOC_NO_OOM);
+	char	   *etag = MemoryContextAllocExtended(cxt, e->etag_len + 1, MCXT_ALLOC_NO_OOM);
+	char	   *body = MemoryContextAllocExtended(cxt, (Size) e->body_len + 1, MCXT_ALLOC_NO_OOM);
+	int32		b = e->first_block;
+	int			off = 0;
+
+	if (ctype == NULL || etag == NULL || body == NULL)
+		return false;
+	copy_chain(&b, &off, ctype, e->ctype_len, true);
+	ctype[e->ctype_len] = '\0';
+	copy_chain(&b, &off, etag, e->etag_len, true);
+	etag[e->etag_len] = '\0';
+	copy_chain(&b, &off, body, e->body_len, true);
+	body[e->body_len] = '\0';
+	a->body = body;
+	a->len = e->body_len;
+	a->status = e->status;
+	a->content_type = e->ctype_len > 0 ? ctype : NULL;
+	a->etag = e->etag_len > 0 ? etag : NULL;
+	return true;
+}
+
+PsvcCacheFound
+psvc_cache_lookup(PsvcCacheProbe *p, PsvcCachedAnswer *answer)
 {
 	CacheEntry *e;
-	bool		hit = false;
+	PsvcCacheFound found = PSVC_CACHE_MISS;
 	TimestampTz now = GetCurrentTimestamp();
 
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
@@ -477,50 +511,58 @@ psvc_cache_lookup(PsvcCacheProbe *p, char **body, size_t *len,
 		e = NULL;
 	}
 	/*
-	 * Younger than the reading request's TTL, and within its size limit
-	 * (a larger answer is sent for, and refused as it would be uncached).
+	 * Only within the reading request's size limit (a larger answer is sent
+	 * for, and refused as it would be uncached); fresh while younger than
+	 * its TTL, else worth a revalidation when it has an ETag.
 	 */
-	if (e != NULL && now - e->fetched_at < (TimestampTz) p->ttl_ms * 1000 &&
-		e->body_len <= p->max_body)
+	if (e != NULL && e->body_len <= p->max_body)
 	{
-		char	   *ctype = MemoryContextAllocExtended(p->cxt, e->ctype_len + 1,
-													   MCXT_ALLOC_NO_OOM);
-		char	   *copy = MemoryContextAllocExtended(p->cxt, (Size) e->body_len + 1,
-													  MCXT_ALLOC_NO_OOM);
-
-		if (ctype != NULL && copy != NULL)
+		if (now - e->fetched_at < (TimestampTz) p->ttl_ms * 1000)
 		{
-			int32		b = e->first_block;
-			int			off = 0;
-
-			copy_chain(&b, &off, ctype, e->ctype_len, true);
-			ctype[e->ctype_len] = '\0';
-			copy_chain(&b, &off, copy, e->body_len, true);
-			copy[e->body_len] = '\0';
-			*body = copy;
-			*len = e->body_len;
-			*status = e->status;
-			*content_type = e->ctype_len > 0 ? ctype : NULL;
-			dlist_move_head(&cache->lru, &e->lru);
-			hit = true;
+			if (copy_out(e, p->cxt, answer))
+			{
+				dlist_move_head(&cache->lru, &e->lru);
+				found = PSVC_CACHE_HIT;
+			}
 		}
+		else if (e->etag_len > 0 && copy_out(e, p->cxt, answer))
+			found = PSVC_CACHE_STALE;
 	}
-	if (hit)
+	if (found == PSVC_CACHE_HIT)
 		cache->hits++;
 	else
 		cache->misses++;
 	LWLockRelease(cache->lock);
 
-	psvc_rl_count_cache(p->serverid, p->method, p->route, hit);
-	return hit;
+	psvc_rl_count_cache(p->serverid, p->method, p->route, found == PSVC_CACHE_HIT);
+	return found;
+}
+
+void
+psvc_cache_refresh(PsvcCacheProbe *p)
+{
+	CacheEntry *e;
+
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	e = hash_search(cache_table, p->key, HASH_FIND, NULL);
+	if (e != NULL && e->gen == p->gen &&
+		pg_atomic_read_u64(&cache->gens[p->slot]) == p->gen &&
+		e->fetched_at < p->started)
+	{
+		e->fetched_at = p->started;
+		dlist_move_head(&cache->lru, &e->lru);
+		cache->revalidated++;
+	}
+	LWLockRelease(cache->lock);
 }
 
 void
 psvc_cache_store(PsvcCacheProbe *p, const char *body, size_t len,
-				 long status, const char *content_type)
+				 long status, const char *content_type, const char *etag)
 {
 	size_t		ctype_len = content_type ? strlen(content_type) : 0;
-	size_t		total = ctype_len + len;
+	size_t		etag_len = etag ? strlen(etag) : 0;
+	size_t		total = ctype_len + etag_len + len;
 	int			need;
 	CacheEntry *e;
 	bool		found;
@@ -585,6 +627,7 @@ psvc_cache_store(PsvcCacheProbe *p, const char *body, size_t len,
 	e->fetched_at = p->started;
 	e->status = (int32) status;
 	e->ctype_len = (uint32) ctype_len;
+	e->etag_len = (uint32) etag_len;
 	e->body_len = (uint32) len;
 	e->nblocks = need;
 	e->first_block = -1;
@@ -602,6 +645,7 @@ psvc_cache_store(PsvcCacheProbe *p, const char *body, size_t len,
 	}
 	b = e->first_block;
 	copy_chain(&b, &off, (char *) content_type, ctype_len, false);
+	copy_chain(&b, &off, (char *) etag, etag_len, false);
 	copy_chain(&b, &off, (char *) body, len, false);
 	dlist_push_head(&cache->lru, &e->lru);
 	cache->nentries++;
@@ -648,7 +692,7 @@ psvc_cache_reset(PG_FUNCTION_ARGS)
 	while (!dlist_is_empty(&cache->lru))
 		remove_entry(dlist_container(CacheEntry, lru, dlist_head_node(&cache->lru)));
 	cache->hits = cache->misses = cache->stores = 0;
-	cache->evictions = cache->not_stored = 0;
+	cache->evictions = cache->not_stored = cache->revalidated = 0;
 	cache->reset_at = GetCurrentTimestamp();
 	LWLockRelease(cache->lock);
 	PG_RETURN_INT64(n);
@@ -659,14 +703,14 @@ psvc_cache_reset(PG_FUNCTION_ARGS)
  * in bytes), shared_bytes (what the cache took of shared memory, tables
  * included), bytes_used (data blocks held by entries), bytes_cached (the
  * answers' own bytes), entries, max_entries, max_entry_bytes, then hits,
- * misses, stores, evictions, not_stored and reset_at.
+ * misses, stores, evictions, not_stored, revalidated and reset_at.
  */
 Datum
 psvc_cache_usage(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[13];
-	bool		nulls[13];
+	Datum		values[14];
+	bool		nulls[14];
 	int64		cached = 0;
 	dlist_iter	it;
 	int			i = 0;
@@ -681,7 +725,7 @@ psvc_cache_usage(PG_FUNCTION_ARGS)
 	{
 		CacheEntry *e = dlist_container(CacheEntry, lru, it.cur);
 
-		cached += e->ctype_len + e->body_len;
+		cached += e->ctype_len + e->etag_len + e->body_len;
 	}
 	values[i++] = Int64GetDatum((int64) cache_size_kb * 1024);
 	values[i++] = Int64GetDatum((int64) cache->segment_bytes);
@@ -695,6 +739,7 @@ psvc_cache_usage(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(cache->stores);
 	values[i++] = Int64GetDatum(cache->evictions);
 	values[i++] = Int64GetDatum(cache->not_stored);
+	values[i++] = Int64GetDatum(cache->revalidated);
 	values[i++] = TimestampTzGetDatum(cache->reset_at);
 	LWLockRelease(cache->lock);
 	Assert(i == lengthof(values));

@@ -39,15 +39,45 @@ extern PsvcCacheProbe *psvc_cache_probe(const PsvcHttpRequest *req,
 										const char *url, const char *api_key,
 										MemoryContext cxt);
 
+/* What a lookup found. */
+typedef enum PsvcCacheFound
+{
+	PSVC_CACHE_MISS,			/* nothing usable: send the request */
+	PSVC_CACHE_HIT,				/* a fresh answer: send nothing */
+	PSVC_CACHE_STALE			/* an answer past its TTL that has an ETag:
+								 * send the request with If-None-Match, and
+								 * on 304 use the answer
+								 * (psvc_cache_refresh) */
+} PsvcCacheFound;
+
 /*
- * Looks the probe's answer up.  On a hit, returns true with a copy of the
- * body (NUL-terminated, as received: UTF-8), its status and content type
- * allocated in the probe's context; a miss returns false.  Either way it
- * is counted in partner_svc.stats.  Never raises for want of memory (a
- * copy that cannot be made is a miss).
+ * An answer as the cache gives it back, allocated in the probe's context:
+ * the body NUL-terminated, in the database's encoding.
  */
-extern bool psvc_cache_lookup(PsvcCacheProbe *probe, char **body, size_t *len,
-							  long *status, char **content_type);
+typedef struct PsvcCachedAnswer
+{
+	char	   *body;
+	size_t		len;
+	long		status;
+	char	   *content_type;	/* or NULL */
+	char	   *etag;			/* or NULL */
+} PsvcCachedAnswer;
+
+/*
+ * Looks the probe's answer up; on a hit or a stale answer fills *answer.
+ * A hit is counted as a hit in partner_svc.stats, anything else as a
+ * miss.  Never raises for want of memory (a copy that cannot be made is a
+ * miss).
+ */
+extern PsvcCacheFound psvc_cache_lookup(PsvcCacheProbe *probe,
+										PsvcCachedAnswer *answer);
+
+/*
+ * The service answered 304 Not Modified to the revalidation of a stale
+ * answer: it is fresh again from the probe's start, unless a write began
+ * since.  Never raises.
+ */
+extern void psvc_cache_refresh(PsvcCacheProbe *probe);
 
 /*
  * Keeps a 2xx answer of a probed request, unless a write to its server
@@ -55,7 +85,8 @@ extern bool psvc_cache_lookup(PsvcCacheProbe *probe, char **body, size_t *len,
  * the least recently used entries for room.  Never raises.
  */
 extern void psvc_cache_store(PsvcCacheProbe *probe, const char *body, size_t len,
-							 long status, const char *content_type);
+							 long status, const char *content_type,
+							 const char *etag);
 
 /*
  * A request that may change state at the service of server serverid (of

@@ -534,6 +534,15 @@ complete_transfer(PsvcTransfer *t)
 	resp->rl_wait_ms = psvc_rl_waited_ms(t->rl);	/* ratelimit.c */
 	resp->url_for_explain = t->description;
 	resp->cache_miss = t->cache != NULL;
+	/* the answer's ETag, kept with it by the cache for a revalidation */
+	if (t->cache != NULL && t->easy != NULL && t->outcome == OUTCOME_HTTP)
+	{
+		struct curl_header *h;
+
+		if (curl_easy_header(t->easy, "ETag", 0, CURLH_HEADER, -1, &h) == CURLHE_OK &&
+			h->value != NULL && strlen(h->value) < 256)
+			t->etag = MemoryContextStrdup(t->cxt, h->value);
+	}
 	/* the service has acted on a write: what was cached before is stale */
 	if (t->writes)
 		psvc_cache_note_write(t->serverid);
@@ -550,12 +559,11 @@ complete_transfer(PsvcTransfer *t)
 }
 
 /*
- * Completes t with an answer of the response cache (body, allocated in
- * t->cxt by cache.c): no handle, no lease, nothing sent.
+ * Completes t with an answer of the response cache (allocated in t->cxt by
+ * cache.c): no handle, no lease, nothing sent.
  */
 static void
-complete_from_cache(PsvcTransfer *t, char *body, size_t len, long status,
-					char *ctype)
+complete_from_cache(PsvcTransfer *t, const PsvcCachedAnswer *a)
 {
 	PsvcHttpResponse *resp = MemoryContextAllocZero(t->cxt, sizeof(PsvcHttpResponse));
 
@@ -564,17 +572,36 @@ complete_from_cache(PsvcTransfer *t, char *body, size_t len, long status,
 		curl_slist_free_all(t->headers);
 		t->headers = NULL;
 	}
-	resp->status = status;
-	resp->body = body;
-	resp->body_len = len;
-	resp->content_type = ctype;
+	resp->status = a->status;
+	resp->body = a->body;
+	resp->body_len = a->len;
+	resp->content_type = a->content_type;
 	resp->url_for_explain = t->description;
 	resp->from_cache = true;
 	resp->converted = true;		/* stored in this database's encoding */
 	t->outcome = OUTCOME_HTTP;
-	t->status = status;
+	t->status = a->status;
 	t->resp = resp;
 	t->state = XFER_DONE;
+}
+
+/*
+ * The service answered 304 Not Modified to t's If-None-Match: t's response
+ * becomes the stale answer it confirmed (sent, but not transferred again),
+ * and the cache entry is fresh again.
+ */
+static void
+complete_revalidated(PsvcTransfer *t)
+{
+	PsvcHttpResponse *resp = t->resp;
+
+	resp->status = t->stale->status;
+	resp->body = t->stale->body;
+	resp->body_len = t->stale->len;
+	resp->content_type = t->stale->content_type;
+	resp->converted = true;		/* stored in this database's encoding */
+	t->status = t->stale->status;
+	psvc_cache_refresh(t->cache);
 }
 
 /* Whether the attempt that just ended is retried, by the rule tables. */
@@ -817,19 +844,40 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 
 	MemoryContextSwitchTo(oldcxt);
 
-	/* a hit skips the rate limiter and the network (cache.c) */
+	/*
+	 * A hit skips the rate limiter and the network; an answer past its TTL
+	 * that has an ETag is revalidated with If-None-Match (cache.c).
+	 */
 	if (t->cache != NULL)
 	{
-		char	   *body;
-		size_t		len;
-		long		status;
-		char	   *ctype;
+		PsvcCachedAnswer answer;
 
-		if (psvc_cache_lookup(t->cache, &body, &len, &status, &ctype))
+		switch (psvc_cache_lookup(t->cache, &answer))
 		{
-			INSTR_TIME_SET_CURRENT(t->started);
-			complete_from_cache(t, body, len, status, ctype);
-			return t;
+			case PSVC_CACHE_HIT:
+				INSTR_TIME_SET_CURRENT(t->started);
+				complete_from_cache(t, &answer);
+				return t;
+			case PSVC_CACHE_STALE:
+				if (strspn(answer.etag, "!#$%&'()*+,-./0123456789:;<=>?@"
+						   "ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~\" ")
+					== strlen(answer.etag))
+				{
+					char	   *h = psprintf("If-None-Match: %s", answer.etag);
+					struct curl_slist *l = curl_slist_append(t->headers, h);
+
+					pfree(h);
+					if (l == NULL)
+						ereport(ERROR,
+								(errcode(ERRCODE_OUT_OF_MEMORY),
+								 errmsg("out of memory")));
+					t->headers = l;
+					t->stale = MemoryContextAlloc(cxt, sizeof(PsvcCachedAnswer));
+					*t->stale = answer;
+				}
+				break;
+			case PSVC_CACHE_MISS:
+				break;
 		}
 	}
 	/* a write: what other requests cache from now on may be stale */
@@ -1029,6 +1077,11 @@ psvc_http_finish(PsvcTransfer *t)
 	if (t->writes && ((t->outcome == OUTCOME_HTTP && t->status >= 200 && t->status < 300) ||
 					  (!t->idempotent && (t->outcome == OUTCOME_TIMEOUT || t->outcome == OUTCOME_LOST))))
 		psvc_xact_note_write(t->method, t->route, t->outcome != OUTCOME_HTTP);
+	if (t->outcome == OUTCOME_HTTP && t->status == 304 && t->stale != NULL)
+	{
+		complete_revalidated(t);
+		return t->resp;
+	}
 	if (t->outcome == OUTCOME_HTTP && t->status >= 200 && t->status < 300)
 	{
 		response_to_server(t);
@@ -1038,7 +1091,7 @@ psvc_http_finish(PsvcTransfer *t)
 		 */
 		if (t->cache != NULL && !t->resp->from_cache)
 			psvc_cache_store(t->cache, t->resp->body, t->resp->body_len,
-							 t->status, t->resp->content_type);
+							 t->status, t->resp->content_type, t->etag);
 		return t->resp;
 	}
 	if (t->outcome == OUTCOME_HTTP && t->return_errors)

@@ -163,6 +163,9 @@ struct PsvcTransfer
 	Oid			serverid;		/* whose cached reads a write makes stale */
 	PsvcCacheProbe *cache;		/* the response cache's probe (cache.c), or
 								 * NULL: not cached */
+	PsvcCachedAnswer *stale;	/* an answer past its TTL sent for again with
+								 * If-None-Match, used on 304; or NULL */
+	char	   *etag;			/* the answer's ETag, for the cache */
 
 	TimestampTz retry_at;		/* XFER_BACKOFF: when to start again */
 	instr_time	started;
