@@ -74,6 +74,14 @@
  * received, never with a claimed Content-Length, and a larger claim or
  * body ends the attempt (54000, naming the route and the setting).
  *
+ * Cache.  psvc_http_start asks the response cache (cache.c) about every
+ * safe GET before the rate limiter: a hit completes the transfer at once
+ * with the cached answer, nothing sent; an answer past its TTL that has an
+ * ETag is sent for with If-None-Match and used on 304; a 2xx answer is
+ * stored when the caller takes it.  Every request that writes bumps its
+ * server's generation when it starts, completes or is abandoned, so no
+ * read cached before it is served after it.
+ *
  * Secrets.  The API key goes into one Authorization header and nowhere
  * else: not into the URL, the description used by EXPLAIN, any message or
  * context line.  CURLOPT_VERBOSE is never set, and curl's error buffer
