@@ -34,6 +34,29 @@ FROM partner_svc.stats WHERE server = 'movies' ORDER BY route;
 SELECT entries, hits, misses, stores, bytes_used > 0 AS holds_bytes
 FROM partner_svc.cache_usage;
 
+--
+-- products: the product catalogue is cached by default (an hour, its
+-- status a minute); a second scan makes no request
+--
+CALL sandbox.reset_stats();
+SELECT count(*) AS products FROM c.products;
+SELECT count(*) AS products FROM c.products;
+SELECT count(*) AS statuses FROM c.product_status;
+SELECT p.country, s.status FROM c.products p JOIN c.product_status s USING (id)
+ORDER BY 1 LIMIT 3;
+SELECT method, path, status FROM sandbox.requests();
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM c.products;
+-- past its TTL, an answer that came with an ETag is revalidated: the
+-- request is sent with If-None-Match, the sandbox answers 304 Not
+-- Modified, and the cached rows are used
+ALTER FOREIGN TABLE c.products OPTIONS (ADD cache_ttl '100ms');
+SELECT pg_sleep(0.2);
+CALL sandbox.reset_stats();
+SELECT count(*) AS products, min(country) AS first FROM c.products;
+SELECT method, path, status FROM sandbox.requests();
+SELECT revalidated FROM partner_svc.cache_usage;
+ALTER FOREIGN TABLE c.products OPTIONS (DROP cache_ttl);
+
 -- the answer is the same as the service's: compare with an uncached scan
 CREATE TEMP TABLE cached AS SELECT * FROM c.movie_themes WHERE movie = 'inception';
 SET partner_svc.cache = off;
@@ -120,20 +143,25 @@ ALTER FOREIGN TABLE c.movie_themes ALTER COLUMN title OPTIONS (ADD cache_ttl '1h
 CREATE ROLE psvc_cache_premium;
 CREATE ROLE psvc_cache_same;
 GRANT USAGE ON SCHEMA c, partner_svc TO psvc_cache_premium, psvc_cache_same;
-GRANT SELECT ON c.movie_themes TO psvc_cache_premium, psvc_cache_same;
+GRANT SELECT ON c.movie_themes, c.products TO psvc_cache_premium, psvc_cache_same;
 GRANT USAGE ON FOREIGN SERVER movies TO psvc_cache_premium, psvc_cache_same;
 CREATE USER MAPPING FOR psvc_cache_premium SERVER movies OPTIONS (api_key 'premium-key');
+CREATE USER MAPPING FOR psvc_cache_premium SERVER orders OPTIONS (api_key 'premium-key');
 CALL sandbox.reset_stats();
 SELECT count(*) AS themes FROM c.movie_themes WHERE movie = 'inception';
+SELECT count(*) AS products FROM c.products;
 -- another key: a miss, then its own hit
 SET ROLE psvc_cache_premium;
 SELECT count(*) AS themes FROM c.movie_themes WHERE movie = 'inception';
+SELECT count(*) AS products FROM c.products;
 SELECT length(partner_svc.movie_summary('inception', 'movies')) > 0 AS summary;
 SELECT count(*) AS themes FROM c.movie_themes WHERE movie = 'inception';
+SELECT count(*) AS products FROM c.products;
 RESET ROLE;
 -- another role with the same key (PUBLIC's mapping): a hit
 SET ROLE psvc_cache_same;
 SELECT count(*) AS themes FROM c.movie_themes WHERE movie = 'inception';
+SELECT count(*) AS products FROM c.products;
 SELECT length(partner_svc.movie_summary('inception', 'movies')) > 0 AS summary;
 RESET ROLE;
 SELECT method, path, status FROM sandbox.requests();
@@ -142,8 +170,9 @@ SELECT count(*) AS key_columns FROM information_schema.columns
 WHERE table_schema = 'partner_svc' AND table_name IN ('cache_usage', 'stats')
   AND column_name LIKE '%key%';
 DROP USER MAPPING FOR psvc_cache_premium SERVER movies;
+DROP USER MAPPING FOR psvc_cache_premium SERVER orders;
 REVOKE ALL ON SCHEMA c, partner_svc FROM psvc_cache_premium, psvc_cache_same;
-REVOKE ALL ON c.movie_themes FROM psvc_cache_premium, psvc_cache_same;
+REVOKE ALL ON c.movie_themes, c.products FROM psvc_cache_premium, psvc_cache_same;
 REVOKE ALL ON FOREIGN SERVER movies FROM psvc_cache_premium, psvc_cache_same;
 DROP ROLE psvc_cache_premium;
 DROP ROLE psvc_cache_same;
@@ -152,7 +181,9 @@ SELECT has_function_privilege('public', 'partner_svc.cache_reset()', 'execute') 
 
 --
 -- a mutation invalidates: the detail read of an order after
--- cancel_pending of that order, and the todo list after an UPDATE
+-- cancel_pending of that order (and every other cached read of the orders
+-- server, products included: invalidation is per server), and the todo
+-- list after an UPDATE
 --
 CALL sandbox.set('{"orders.pending_after_min": 0, "orders.active_after_min": 100000, "orders.deferred_active_after_min": 100000, "rate_limit.GET /orders/{id}/status": 10000, "rate_limit.GET /orders/{id}": 10000}');
 ALTER FOREIGN TABLE c.orders OPTIONS (ADD cache_ttl '1h');
@@ -172,11 +203,14 @@ BEGIN
   END LOOP;
 END $$;
 CALL sandbox.reset_stats();
+SELECT count(*) AS products FROM c.products;
 SELECT custom_id, status FROM c.orders WHERE custom_id = 'CACHE-1';
 SELECT custom_id, status FROM c.orders WHERE custom_id = 'CACHE-1';
+SELECT count(*) AS products FROM c.products;
 SELECT r ->> 'status' AS cancelled FROM partner_svc.cancel_pending('CACHE-1') r;
 SELECT custom_id, status FROM c.orders WHERE custom_id = 'CACHE-1';
 SELECT custom_id, status FROM c.orders WHERE custom_id = 'CACHE-1';
+SELECT count(*) AS products FROM c.products;
 SELECT method, path, status FROM sandbox.requests();
 -- the todo list: cached, then an UPDATE (whose own scan is never served
 -- from the cache) makes the next read go to the service

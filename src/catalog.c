@@ -117,6 +117,49 @@ static const PsvcParamDef p_order_id = {
 	.doc = "an order id or custom id of 1 to 255 characters"
 };
 
+/*
+ * document 000, the other routes of its rate-limit table: only their paths
+ * are shown; a user id of GET /public/users, a transaction id, or (for
+ * {unique_id}) a transaction id or the id of one of its orders
+ */
+static const PsvcParamDef p_user_id = {
+	.name = "id", .kind = PSVC_PARAM_TEXT, .max_chars = 255,
+	.doc = "a user id of 1 to 255 characters"
+};
+static const PsvcParamDef p_tx_id = {
+	.name = "id", .kind = PSVC_PARAM_TEXT, .max_chars = 255,
+	.doc = "a transaction id of 1 to 255 characters"
+};
+static const PsvcParamDef p_tx_unique_id = {
+	.name = "unique_id", .kind = PSVC_PARAM_TEXT, .max_chars = 255,
+	.doc = "a transaction id or order id of 1 to 255 characters"
+};
+
+/*
+ * document 001, nested lists: only the paths are shown; like a movie
+ * reference, 1 to 255 characters (docs/sandbox-movies.md)
+ */
+static const PsvcParamDef p_concert = {
+	.name = "concert", .kind = PSVC_PARAM_TEXT, .max_chars = 255,
+	.doc = "a concert reference of 1 to 255 characters"
+};
+static const PsvcParamDef p_award = {
+	.name = "award", .kind = PSVC_PARAM_TEXT, .max_chars = 255,
+	.doc = "an award reference of 1 to 255 characters"
+};
+static const PsvcParamDef p_book = {
+	.name = "book", .kind = PSVC_PARAM_TEXT, .max_chars = 255,
+	.doc = "a book reference of 1 to 255 characters"
+};
+static const PsvcParamDef p_collection_type = {
+	.name = "type", .kind = PSVC_PARAM_TEXT, .max_chars = 255,
+	.doc = "a collection type of 1 to 255 characters"
+};
+static const PsvcParamDef p_collection = {
+	.name = "collection", .kind = PSVC_PARAM_TEXT, .max_chars = 255,
+	.doc = "a collection reference of 1 to 255 characters"
+};
+
 /* document 002: "All jobId and id path parameters are integer int64" */
 static const PsvcParamDef p_job_id = {
 	.name = "jobId", .kind = PSVC_PARAM_INT64, .doc = "an integer (int64)"
@@ -181,6 +224,11 @@ LIMIT_ROW(rl_transaction_cancel, PSVC_SVC_ORDERS, "POST /transaction/{id}/cancel
 LIMIT_ROW(rl_mcp, PSVC_SVC_ORDERS, "/mcp", 100, 300, 1000, true);
 /* our choice: "rate limited" in 000 without a row */
 LIMIT_ROW(rl_order_validate, PSVC_SVC_ORDERS, "POST /orders/validate", 100, 500, 1000, false);
+/* our choice: 001 shows no limits for the nested lists; the sandbox's */
+LIMIT_ROW(rl_concert, PSVC_SVC_MOVIES, "GET /concerts/{concert}", 100, 300, 1000, false);
+LIMIT_ROW(rl_award, PSVC_SVC_MOVIES, "GET /awards/{award}", 100, 300, 1000, false);
+LIMIT_ROW(rl_book, PSVC_SVC_MOVIES, "GET /books/{book}", 100, 300, 1000, false);
+LIMIT_ROW(rl_collection, PSVC_SVC_MOVIES, "GET /collections/{type}/{collection}", 100, 300, 1000, false);
 /* our choice: 002 does not show them; the sandbox's values */
 LIMIT_ROW(rl_generate, PSVC_SVC_GENERATION, "POST /v1/generate", 10, 30, 100, false);
 LIMIT_ROW(rl_key_validate, PSVC_SVC_GENERATION, "GET /v1/key/validate", 30, 60, 120, false);
@@ -192,6 +240,7 @@ static const PsvcLimitRow *const limit_rows[] = {
 	&rl_validate_vehicle, &rl_transaction_create, &rl_transactions,
 	&rl_transaction_status, &rl_transaction_fee, &rl_transaction_data,
 	&rl_transaction_cancel, &rl_mcp, &rl_order_validate,
+	&rl_concert, &rl_award, &rl_book, &rl_collection,
 	&rl_generate, &rl_key_validate,
 };
 
@@ -210,6 +259,24 @@ psvc_limit_rows(int *n)
 /* document 001: content a movie lacks; document 002 says nothing alike */
 static const char *const content_not_available[] = {"content_not_available", NULL};
 
+/* the sandbox's codes for an unknown user and unknown nested-list details */
+static const char *const user_not_found[] = {"user_not_found", NULL};
+static const char *const concert_not_found[] = {"concert_not_found", NULL};
+static const char *const award_not_found[] = {"award_not_found", NULL};
+static const char *const book_not_found[] = {"book_not_found", NULL};
+static const char *const collection_not_found[] = {"collection_not_found", NULL};
+
+/*
+ * The nested lists of document 001 (paging rule 4): a detail read whose
+ * object holds a paginated list; limit and cursor go to the detail URL.
+ * The foreign table names where the list is (endpoints.c, items_key).
+ */
+#define NESTED_DETAIL(opname, r, p1, p2, codes, lim, desc) \
+	{.name = opname, .service = PSVC_SVC_MOVIES, .method = "GET", .route = r, \
+	 .params = {p1, p2}, .safe = true, .paging = PSVC_PAGING_CURSOR, \
+	 .envelope = "data", .empty_codes = codes, .limit = lim, .description = desc, \
+	 .cache_ttl_s = TTL_MOVIE_CONTENT}
+
 /*
  * The scheduler's GETs on a job that act (run, stop, pause, activate,
  * clone, sync-token): repeating one is not harmless (a second run, a
@@ -222,11 +289,11 @@ static const char *const content_not_available[] = {"content_not_available", NUL
 	 .arg = PSVC_ARG_PATH, .arg_name = "job_id", .result = res, \
 	 .result_member = "newJobId"}
 
-/* The movie's single-object content reads. */
 /*
  * Default TTLs of the response cache (cache.c, docs/cache.md), in seconds:
- * movie content is explanatory text that does not change while it is
- * read; the product catalogue "changes rarely and is meant to be cached"
+ * movie content (every read of the movies service, the nested lists
+ * included) is explanatory text that does not change while it is read;
+ * the product catalogue "changes rarely and is meant to be cached"
  * (document 000), as long as the sandbox's Cache-Control says.
  * Operations without one are not cached unless an option asks.
  */
@@ -234,6 +301,7 @@ static const char *const content_not_available[] = {"content_not_available", NUL
 #define TTL_PRODUCTS		3600
 #define TTL_PRODUCT_STATUS	60
 
+/* The movie's single-object content reads. */
 #define MOVIE_CONTENT(opname, r, res, member, desc) \
 	{.name = opname, .service = PSVC_SVC_MOVIES, .method = "GET", .route = r, \
 	 .params = {&p_movie}, .safe = true, .envelope = "data", \
@@ -304,6 +372,108 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 		.arg = PSVC_ARG_PATH, .arg_name = "id", .result = PSVC_RESULT_JSONB,
 	},
 
+	/*
+	 * document 000, the other routes of its rate-limit table (shapes: the
+	 * sandbox's, docs/sandbox-orders.md)
+	 */
+	[PSVC_OP_PRODUCTS_LIST] = {
+		.name = "products", .service = PSVC_SVC_ORDERS,
+		.method = "GET", .route = "/public/products", .safe = true,
+		.envelope = "data", .limit = &rl_products, .cache_ttl_s = TTL_PRODUCTS,
+		.description = "vignette products: countries, periods and prices",
+	},
+	[PSVC_OP_PRODUCT_STATUS_LIST] = {
+		.name = "product_status", .service = PSVC_SVC_ORDERS,
+		.method = "GET", .route = "/public/products/status", .safe = true,
+		.envelope = "data", .limit = &rl_products_status,
+		.cache_ttl_s = TTL_PRODUCT_STATUS,
+		.description = "availability of each product",
+	},
+	[PSVC_OP_USERS_LIST] = {
+		.name = "users", .service = PSVC_SVC_ORDERS,
+		.method = "GET", .route = "/public/users", .safe = true,
+		.paging = PSVC_PAGING_CURSOR, .envelope = "data", .limit = &rl_users,
+		.description = "users of the partner's orders",
+	},
+	[PSVC_OP_USER_ORDERS_LIST] = {
+		.name = "user_orders", .service = PSVC_SVC_ORDERS,
+		.method = "GET", .route = "/public/users/{id}/orders", .params = {&p_user_id},
+		.safe = true, .paging = PSVC_PAGING_CURSOR, .envelope = "data",
+		.empty_codes = user_not_found, .limit = &rl_user_orders,
+		.description = "orders of a user",
+	},
+	[PSVC_OP_USER_VEHICLES_LIST] = {
+		.name = "user_vehicles", .service = PSVC_SVC_ORDERS,
+		.method = "GET", .route = "/public/users/{id}/vehicles", .params = {&p_user_id},
+		.safe = true, .envelope = "data",
+		.empty_codes = user_not_found, .limit = &rl_user_vehicles,
+		.description = "vehicles of a user",
+	},
+	[PSVC_OP_VALIDATE_VEHICLE] = {
+		.name = "validate_vehicle", .service = PSVC_SVC_ORDERS,
+		.method = "POST", .route = "/public/validate-vehicle", .safe = true,
+		.envelope = "data", .limit = &rl_validate_vehicle,
+		.description = "checks a vehicle; stores nothing",
+		.arg = PSVC_ARG_BODY_OBJECT, .arg_name = "vehicle",
+		.arg_hint = "Pass the vehicle as '{\"plate\": \"LJ AB-123\", \"country\": \"SI\"}'.",
+		.result = PSVC_RESULT_JSONB, .refusal = PSVC_REFUSAL_PAYLOAD,
+	},
+	[PSVC_OP_TRANSACTION_CREATE] = {
+		.name = "create_transaction", .service = PSVC_SVC_ORDERS,
+		.method = "POST", .route = "/public/transaction/create", .safe = false,
+		.envelope = "data", .limit = &rl_transaction_create,
+		.description = "creates orders paid through the service's checkout; answers their transaction",
+		.arg = PSVC_ARG_BODY, .arg_name = "payload", .result = PSVC_RESULT_JSONB,
+	},
+	[PSVC_OP_TRANSACTIONS_LIST] = {
+		.name = "transactions", .service = PSVC_SVC_ORDERS,
+		.method = "GET", .route = "/public/transactions", .safe = true,
+		.paging = PSVC_PAGING_CURSOR, .envelope = "data", .limit = &rl_transactions,
+		.description = "the partner's transactions",
+	},
+	[PSVC_OP_TRANSACTION_STATUS] = {
+		.name = "transaction_status", .service = PSVC_SVC_ORDERS,
+		.method = "GET", .route = "/public/transaction/{unique_id}/status",
+		.params = {&p_tx_unique_id}, .safe = true, .envelope = "data",
+		.limit = &rl_transaction_status,
+		.description = "the checkout status of a transaction",
+		.arg = PSVC_ARG_PATH, .arg_name = "id",
+		.result = PSVC_RESULT_TEXT, .result_member = "status",
+	},
+	[PSVC_OP_TRANSACTION_FEE] = {
+		.name = "transaction_fee", .service = PSVC_SVC_ORDERS,
+		.method = "GET", .route = "/public/transaction/{unique_id}/fee",
+		.params = {&p_tx_unique_id}, .safe = true, .envelope = "data",
+		.limit = &rl_transaction_fee,
+		.description = "amount, fee and total of a transaction",
+		.arg = PSVC_ARG_PATH, .arg_name = "id", .result = PSVC_RESULT_JSONB,
+	},
+	[PSVC_OP_TRANSACTION_DATA] = {
+		.name = "transaction_data", .service = PSVC_SVC_ORDERS,
+		.method = "GET", .route = "/public/transaction/{id}/data",
+		.params = {&p_tx_id}, .safe = true, .envelope = "data",
+		.limit = &rl_transaction_data,
+		.description = "one transaction",
+		.arg = PSVC_ARG_PATH, .arg_name = "id", .result = PSVC_RESULT_JSONB,
+	},
+	[PSVC_OP_TRANSACTION_CANCEL] = {
+		.name = "cancel_transaction", .service = PSVC_SVC_ORDERS,
+		.method = "POST", .route = "/public/transaction/{id}/cancel",
+		.params = {&p_tx_id}, .safe = false, .envelope = "data",
+		.limit = &rl_transaction_cancel,
+		.description = "cancels an open checkout",
+		.arg = PSVC_ARG_PATH, .arg_name = "id", .result = PSVC_RESULT_JSONB,
+	},
+	[PSVC_OP_MCP] = {
+		.name = "mcp", .service = PSVC_SVC_ORDERS,
+		.method = "POST", .route = "/public/mcp", .safe = false,
+		.limit = &rl_mcp,
+		.description = "one JSON-RPC 2.0 call to the MCP endpoint; answers JSON-RPC",
+		.arg = PSVC_ARG_BODY_OBJECT, .arg_name = "request",
+		.arg_hint = "Pass a JSON-RPC 2.0 request, e.g. '{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/list\"}'.",
+		.result = PSVC_RESULT_JSONB,
+	},
+
 	/* document 001: movie content */
 	[PSVC_OP_MOVIES_LIST] = {
 		.name = "movies", .service = PSVC_SVC_MOVIES,
@@ -350,6 +520,20 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 	[PSVC_OP_MOVIE_FAQS] = MOVIE_LIST("movie_faqs",
 									  "/v1/movies/{movie}/content/faqs",
 									  "questions and answers about a movie"),
+
+	[PSVC_OP_CONCERT_GET] = NESTED_DETAIL("concert", "/concerts/{concert}",
+										  &p_concert, NULL, concert_not_found, &rl_concert,
+										  "a concert with its events (data.events)"),
+	[PSVC_OP_AWARD_GET] = NESTED_DETAIL("award", "/awards/{award}",
+										&p_award, NULL, award_not_found, &rl_award,
+										"an award with its nominations (data.nominations)"),
+	[PSVC_OP_BOOK_GET] = NESTED_DETAIL("book", "/books/{book}",
+									   &p_book, NULL, book_not_found, &rl_book,
+									   "a book with its adaptations (data.adaptations)"),
+	[PSVC_OP_COLLECTION_GET] = NESTED_DETAIL("collection", "/collections/{type}/{collection}",
+											 &p_collection_type, &p_collection,
+											 collection_not_found, &rl_collection,
+											 "a collection with its movies (data.movies)"),
 
 	/* document 002 A: the business-question catalog */
 	[PSVC_OP_QUESTIONS_LIST] = {

@@ -186,6 +186,19 @@ typedef enum PsvcOpId
 	PSVC_OP_ORDER_VALIDATE,
 	PSVC_OP_ORDER_CANCEL_PENDING,
 	PSVC_OP_ORDER_CANCEL_DEFERRED,
+	PSVC_OP_PRODUCTS_LIST,
+	PSVC_OP_PRODUCT_STATUS_LIST,
+	PSVC_OP_USERS_LIST,
+	PSVC_OP_USER_ORDERS_LIST,
+	PSVC_OP_USER_VEHICLES_LIST,
+	PSVC_OP_VALIDATE_VEHICLE,
+	PSVC_OP_TRANSACTION_CREATE,
+	PSVC_OP_TRANSACTIONS_LIST,
+	PSVC_OP_TRANSACTION_STATUS,
+	PSVC_OP_TRANSACTION_FEE,
+	PSVC_OP_TRANSACTION_DATA,
+	PSVC_OP_TRANSACTION_CANCEL,
+	PSVC_OP_MCP,
 	PSVC_OP_MOVIES_LIST,
 	PSVC_OP_MOVIE_GET,
 	PSVC_OP_MOVIE_SUMMARY,
@@ -197,6 +210,10 @@ typedef enum PsvcOpId
 	PSVC_OP_MOVIE_TIMELINE,
 	PSVC_OP_MOVIE_CHARACTERS,
 	PSVC_OP_MOVIE_FAQS,
+	PSVC_OP_CONCERT_GET,
+	PSVC_OP_AWARD_GET,
+	PSVC_OP_BOOK_GET,
+	PSVC_OP_COLLECTION_GET,
 	PSVC_OP_QUESTIONS_LIST,
 	PSVC_OP_QUESTION_GET,
 	PSVC_OP_QUESTION_ANSWER,
@@ -317,7 +334,11 @@ typedef struct PsvcEndpoint
 	const PsvcOperation *list;	/* the list read (its service, route,
 								 * paging) */
 	const char *items_key;		/* member of the list's answer holding the
-								 * items; NULL = the list's envelope */
+								 * items; NULL = the list's envelope.  A
+								 * nested list names the path to it,
+								 * "data.events.data": its pagination
+								 * object is the sibling of its last name
+								 * (psvc_json_decode_page) */
 	const PsvcOperation *detail;	/* single-object read by key, or NULL;
 									 * the object is its envelope */
 	const char *detail_column;	/* the key column for the detail read */

@@ -169,6 +169,122 @@ static const PsvcColumnDef executions_cols[] = {
 	RAW
 };
 
+/*
+ * The other routes of document 000's rate-limit table.  Their shapes are
+ * "not shown"; these follow the sandbox (docs/sandbox-orders.md, "Other
+ * partner routes of the rate-limit table").  Every answer is the orders
+ * envelope {"error", "data"}; the paged lists add "pagination".
+ */
+static const PsvcColumnDef products_cols[] = {
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"country", "text", PSVC_COL_FIELD, "country", NULL, false},
+	{"name", "text", PSVC_COL_FIELD, "name", NULL, false},
+	{"periods", "jsonb", PSVC_COL_FIELD, "periods", NULL, false},
+	{"prices", "jsonb", PSVC_COL_FIELD, "prices", NULL, false},
+	{"currency", "text", PSVC_COL_FIELD, "currency", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef product_status_cols[] = {
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"status", "text", PSVC_COL_FIELD, "status", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef users_cols[] = {
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"email", "text", PSVC_COL_FIELD, "email", NULL, false},
+	{"orders", "integer", PSVC_COL_FIELD, "orders", NULL, false},
+	{"created_date", "numeric", PSVC_COL_FIELD, "created_date", NULL, false},
+	RAW
+};
+
+/* user_id is the route's {id}: a user id of GET /public/users */
+#define USER_KEY {"user_id", "text", PSVC_COL_PATH, NULL, "id", true}
+
+static const PsvcColumnDef user_orders_cols[] = {
+	USER_KEY,
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"custom_id", "text", PSVC_COL_FIELD, "custom_id", NULL, false},
+	{"email", "text", PSVC_COL_FIELD, "email", NULL, false},
+	{"created_date", "numeric", PSVC_COL_FIELD, "created_date", NULL, false},
+	{"status", "text", PSVC_COL_FIELD, "status", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef user_vehicles_cols[] = {
+	USER_KEY,
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"plate", "text", PSVC_COL_FIELD, "plate", NULL, false},
+	{"country", "text", PSVC_COL_FIELD, "country", NULL, false},
+	RAW
+};
+
+/* the transaction object of the create response, list and detail alike */
+static const PsvcColumnDef transactions_cols[] = {
+	{"transaction_id", "text", PSVC_COL_FIELD, "transaction_id", NULL, false},
+	{"order_has_been_paid", "boolean", PSVC_COL_FIELD, "order_has_been_paid", NULL, false},
+	{"checkout_status", "text", PSVC_COL_FIELD, "checkout_status", NULL, false},
+	{"payment_link", "text", PSVC_COL_FIELD, "payment_link", NULL, false},
+	{"send_payment_link", "text", PSVC_COL_FIELD, "send_payment_link", NULL, false},
+	{"allowed_payment_providers", "jsonb", PSVC_COL_FIELD, "allowed_payment_providers", NULL, false},
+	{"open_order_details_by_default", "boolean", PSVC_COL_FIELD, "open_order_details_by_default", NULL, false},
+	{"orders", "jsonb", PSVC_COL_FIELD, "orders", NULL, false},
+	RAW
+};
+
+/*
+ * The nested lists of document 001 (paging rule 4): the list lives inside
+ * a detail object, so items_key is a path (data.<list>.data) and the
+ * cursor, read from data.<list>.pagination, goes back to the same detail
+ * URL.  Fields as the sandbox chose them (docs/sandbox-movies.md, "Nested
+ * lists"); a path value is text, as the movie reference is.
+ */
+static const PsvcColumnDef concert_events_cols[] = {
+	{"concert", "text", PSVC_COL_PATH, NULL, "concert", true},
+	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"title", "text", PSVC_COL_FIELD, "title", NULL, false},
+	{"performer", "text", PSVC_COL_FIELD, "performer", NULL, false},
+	{"stage", "text", PSVC_COL_FIELD, "stage", NULL, false},
+	{"day", "integer", PSVC_COL_FIELD, "day", NULL, false},
+	{"start_time", "text", PSVC_COL_FIELD, "start_time", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef award_nominations_cols[] = {
+	{"award", "text", PSVC_COL_PATH, NULL, "award", true},
+	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"category", "text", PSVC_COL_FIELD, "category", NULL, false},
+	{"nominee", "text", PSVC_COL_FIELD, "nominee", NULL, false},
+	{"won", "boolean", PSVC_COL_FIELD, "won", NULL, false},
+	{"movie", "jsonb", PSVC_COL_FIELD, "movie", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef book_adaptations_cols[] = {
+	{"book", "text", PSVC_COL_PATH, NULL, "book", true},
+	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
+	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
+	{"title", "text", PSVC_COL_FIELD, "title", NULL, false},
+	{"medium", "text", PSVC_COL_FIELD, "medium", NULL, false},
+	{"year", "integer", PSVC_COL_FIELD, "year", NULL, false},
+	{"movie_id", "bigint", PSVC_COL_FIELD, "movie_id", NULL, false},
+	RAW
+};
+
+static const PsvcColumnDef collection_movies_cols[] = {
+	{"type", "text", PSVC_COL_PATH, NULL, "type", true},
+	{"collection", "text", PSVC_COL_PATH, NULL, "collection", true},
+	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
+	{"movie_id", "bigint", PSVC_COL_FIELD, "movie_id", NULL, false},
+	{"slug", "text", PSVC_COL_FIELD, "slug", NULL, false},
+	{"title", "text", PSVC_COL_FIELD, "title", NULL, false},
+	{"year", "integer", PSVC_COL_FIELD, "year", NULL, false},
+	RAW
+};
+
 static const PsvcColumnDef notifications_cols[] = {
 	{"email", "text", PSVC_COL_FIELD, "", NULL, false},
 };
@@ -201,6 +317,25 @@ static const PsvcEndpoint catalogue[] = {
 		.detail = psvc_op(PSVC_OP_ORDER_GET), .detail_column = "id",
 		.description = "Partner orders",
 	COLS(orders_cols)},
+	{.resource = "products", .list = psvc_op(PSVC_OP_PRODUCTS_LIST),
+		.description = "Vignette products: countries, periods and prices",
+	COLS(products_cols)},
+	{.resource = "product_status", .list = psvc_op(PSVC_OP_PRODUCT_STATUS_LIST),
+		.description = "Availability of each product",
+	COLS(product_status_cols)},
+	{.resource = "users", .list = psvc_op(PSVC_OP_USERS_LIST),
+		.description = "Users of the partner's orders",
+	COLS(users_cols)},
+	{.resource = "user_orders", .list = psvc_op(PSVC_OP_USER_ORDERS_LIST),
+		.description = "Orders of a user",
+	COLS(user_orders_cols)},
+	{.resource = "user_vehicles", .list = psvc_op(PSVC_OP_USER_VEHICLES_LIST),
+		.description = "Vehicles of a user",
+	COLS(user_vehicles_cols)},
+	{.resource = "transactions", .list = psvc_op(PSVC_OP_TRANSACTIONS_LIST),
+		.detail = psvc_op(PSVC_OP_TRANSACTION_DATA), .detail_column = "transaction_id",
+		.description = "The partner's transactions",
+	COLS(transactions_cols)},
 	{.resource = "movies", .list = psvc_op(PSVC_OP_MOVIES_LIST),
 		.description = "Movie search",
 	COLS(movies_cols)},
@@ -216,6 +351,23 @@ static const PsvcEndpoint catalogue[] = {
 	{.resource = "movie_faqs", .list = psvc_op(PSVC_OP_MOVIE_FAQS),
 		.description = "Questions and answers about a movie",
 	COLS(faqs_cols)},
+	/* nested lists: the items are in the detail object's list (data.<list>.data) */
+	{.resource = "concert_events", .list = psvc_op(PSVC_OP_CONCERT_GET),
+		.items_key = "data.events.data",
+		.description = "Events of a concert (the list data.events of the concert)",
+	COLS(concert_events_cols)},
+	{.resource = "award_nominations", .list = psvc_op(PSVC_OP_AWARD_GET),
+		.items_key = "data.nominations.data",
+		.description = "Nominations of an award (the list data.nominations of the award)",
+	COLS(award_nominations_cols)},
+	{.resource = "book_adaptations", .list = psvc_op(PSVC_OP_BOOK_GET),
+		.items_key = "data.adaptations.data",
+		.description = "Adaptations of a book (the list data.adaptations of the book)",
+	COLS(book_adaptations_cols)},
+	{.resource = "collection_movies", .list = psvc_op(PSVC_OP_COLLECTION_GET),
+		.items_key = "data.movies.data",
+		.description = "Movies of a collection (the list data.movies of the collection)",
+	COLS(collection_movies_cols)},
 	{.resource = "business_questions", .list = psvc_op(PSVC_OP_QUESTIONS_LIST),
 		.description = "Business-question catalog",
 	COLS(questions_cols)},

@@ -12,7 +12,9 @@
  *	  per distinct value (fan-out).  A required path parameter that the
  *	  query does not give is an error naming the column, unless a join
  *	  clause can give it, in which case only parameterized paths are
- *	  offered and the value comes from the outer side of a nested loop.
+ *	  offered and the value comes from the outer side of a nested loop
+ *	  (for a route with two, type and collection, each from its own
+ *	  join clause).
  *	- "col = value" on a column with a filter parameter becomes that query
  *	  parameter (status, genre, section, persona, answerability).
  *	- "col = value" on a detail key (id of orders and user_jobs, and
@@ -92,7 +94,8 @@ typedef struct PsvcRelInfo
 	PsvcServer *server;
 	List	   *pushed;			/* PushedQual *, from baserestrictinfo */
 	bool		detail;			/* a pushed qual on the detail column */
-	const PsvcColumnDef *missing;	/* required path column not given */
+	List	   *missing;		/* required path columns not given
+								 * (PsvcColumnDef *), in catalogue order */
 } PsvcRelInfo;
 
 /* Estimates, in the planner's cost units, of one HTTP request and a row. */
@@ -291,6 +294,17 @@ pushed_has_column(List *pushed, const PsvcColumnDef *col)
 	return false;
 }
 
+static bool
+missing_has_column(List *missing, const PsvcColumnDef *col)
+{
+	ListCell   *lc;
+
+	foreach(lc, missing)
+		if (strcmp(((PsvcColumnDef *) lfirst(lc))->name, col->name) == 0)
+			return true;
+	return false;
+}
+
 void
 psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
@@ -325,7 +339,7 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 		const PsvcColumnDef *c = &info->ep->columns[i];
 
 		if (c->kind == PSVC_COL_PATH && c->required && !pushed_has_column(info->pushed, c))
-			info->missing = c;
+			info->missing = lappend(info->missing, unconstify(PsvcColumnDef *, c));
 	}
 
 	/* the service's own filtering is assumed to keep a quarter */
@@ -372,16 +386,17 @@ ec_member_is_column(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec,
 }
 
 /*
- * Join clauses that can give the missing required path column: "col =
+ * Join clauses that can give the missing required path column col: "col =
  * expr" where expr uses other relations only, whether the planner keeps it
  * as a join clause or, for a plain equijoin, in an equivalence class.
  */
 static List *
-join_sources(PlannerInfo *root, RelOptInfo *baserel, Oid relid, PsvcRelInfo *info)
+join_sources(PlannerInfo *root, RelOptInfo *baserel, Oid relid, PsvcRelInfo *info,
+			 const PsvcColumnDef *col)
 {
 	List	   *out = NIL;
 	List	   *candidates = list_copy(baserel->joininfo);
-	AttrNumber	attno = get_attnum(relid, info->missing->name);
+	AttrNumber	attno = get_attnum(relid, col->name);
 	ListCell   *lc;
 
 	if (attno != InvalidAttrNumber)
@@ -395,7 +410,7 @@ join_sources(PlannerInfo *root, RelOptInfo *baserel, Oid relid, PsvcRelInfo *inf
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		PushedQual *pq = classify(root, baserel, relid, info->ep, rinfo);
 
-		if (pq && !pq->is_array && strcmp(pq->col->name, info->missing->name) == 0)
+		if (pq && !pq->is_array && strcmp(pq->col->name, col->name) == 0)
 			out = lappend(out, pq);
 	}
 	return out;
@@ -405,6 +420,8 @@ void
 psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	PsvcRelInfo *info = baserel->fdw_private;
+	Relids		others = NULL;
+	List	   *first;
 	ListCell   *lc;
 
 	/*
@@ -418,13 +435,28 @@ psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 									 REQUEST_COST + (info->missing ? disable_cost : 0),
 									 scan_cost(baserel->rows, info->server) + (info->missing ? disable_cost : 0),
 									 NIL, baserel->lateral_relids, NULL, NIL));
-	if (info->missing == NULL)
+	if (info->missing == NIL)
 		return;
 
-	foreach(lc, join_sources(root, baserel, foreigntableid, info))
+	/*
+	 * One parameterized path per join clause that gives the first missing
+	 * column; the other missing columns (type and collection of
+	 * collection_movies) each take their first join clause, or there is no
+	 * parameterized path.
+	 */
+	for_each_from(lc, info->missing, 1)
+	{
+		List	   *src = join_sources(root, baserel, foreigntableid, info, lfirst(lc));
+
+		if (src == NIL)
+			return;
+		others = bms_union(others, pull_varnos(root, (Node *) ((PushedQual *) linitial(src))->value));
+	}
+	first = join_sources(root, baserel, foreigntableid, info, linitial(info->missing));
+	foreach(lc, first)
 	{
 		PushedQual *pq = lfirst(lc);
-		Relids		outer = bms_union(pull_varnos(root, (Node *) pq->value),
+		Relids		outer = bms_union(bms_union(pull_varnos(root, (Node *) pq->value), others),
 									  baserel->lateral_relids);
 		ParamPathInfo *ppi;
 		double		rows = DEFAULT_ROWS / 20;
@@ -504,7 +536,7 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 		{
 			PushedQual *pq = classify(root, baserel, foreigntableid, info->ep, rinfo);
 
-			if (pq && !pq->is_array && strcmp(pq->col->name, info->missing->name) == 0 &&
+			if (pq && !pq->is_array && missing_has_column(info->missing, pq->col) &&
 				!pushed_has_column(pushed, pq->col))
 			{
 				pushed = lappend(pushed, pq);
@@ -562,9 +594,22 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 					  makeInteger(limit),
 					  pushed_priv,
 					  attrs);
-	/* the required path column this plan has no value for, or "" */
-	priv = lappend(priv, makeString(pstrdup(info->missing && !pushed_has_column(pushed, info->missing) ?
-											info->missing->name : "")));
+	/* a required path column this plan has no value for, or "" */
+	{
+		const char *missing = "";
+
+		foreach(lc, info->missing)
+		{
+			const PsvcColumnDef *c = lfirst(lc);
+
+			if (!pushed_has_column(pushed, c))
+			{
+				missing = c->name;
+				break;
+			}
+		}
+		priv = lappend(priv, makeString(pstrdup(missing)));
+	}
 
 	/*
 	 * The pushed conditions on member columns are rechecked by the scan

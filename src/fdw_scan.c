@@ -6,7 +6,9 @@
  *		  executor asks for rows.
  *
  * A scan is a list of streams, one per value of the fanned-out path
- * parameter (movie = ANY(...)), or one.  Each stream walks its cursor
+ * parameter (movie = ANY(...)), or one; with arrays on two path
+ * parameters (type = ANY(...) AND collection = ANY(...)), one per pair
+ * of values, at most PSVC_SCAN_MAX_COMBINATIONS.  Each stream walks its cursor
  * pages; the end is where next_cursor is null, never inferred from a
  * count.  Up to partner_svc.fanout streams fetch their first page at once,
  * and while the executor consumes a page the stream's next page is already
@@ -45,8 +47,9 @@
  * does; a missing mapping is an error before any request (http.c).
  *
  * A 404 on a stream's first page whose error code the list operation
- * names as "nothing here" (movies' content_not_available, catalog.c)
- * gives no rows; so does a 404 of a detail read.  Any other failure is an ERROR
+ * names as "nothing here" (catalog.c: movies' content_not_available, an
+ * unknown user or nested-list detail) gives no rows; so does a 404 of a
+ * detail read.  Any other failure is an ERROR
  * raised by http.c, with this scan's table and page in its context.
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -92,6 +95,9 @@
 #define PSVC_SCAN_MAX_CURSOR		4096
 #define PSVC_SCAN_MAX_EMPTY_PAGES	100
 
+/* Streams a scan with = ANY(...) on several path columns may make. */
+#define PSVC_SCAN_MAX_COMBINATIONS	100000
+
 /* How often loops over the values of an = ANY(...) check for interrupts. */
 #define PSVC_SCAN_INTERRUPT_EVERY	1024
 
@@ -122,11 +128,14 @@ typedef struct PushedValue
 	int			nvalues;
 	Datum	   *values;			/* in the scan context */
 	char	  **texts;			/* as sent */
+	int			stride;			/* array: streams per step of its index
+								 * (mixed radix over all the arrays) */
 } PushedValue;
 
 typedef struct Stream
 {
-	int			value;			/* index into the fanned-out values */
+	int			value;			/* the combination of fanned-out values
+								 * (value_index) */
 	PsvcTransfer *xfer;			/* the page in flight, or NULL */
 	MemoryContext xfer_cxt;
 	char	   *cursor;			/* for the next page; NULL on the first */
@@ -154,7 +163,6 @@ typedef struct PsvcScanState
 	bool		want_jsonb;		/* some column is raw as jsonb */
 	int			npushed;
 	PushedValue *pushed;
-	int			fan;			/* index in pushed[] of the array, or -1 */
 	ExprState  *recheck;		/* pushed conditions, rechecked per row */
 	const char *missing;		/* required path column without a value */
 	MemoryContext scan_cxt;
@@ -220,6 +228,21 @@ detail_param(const PsvcEndpoint *ep)
 	return ep->detail->params[0]->name;
 }
 
+/*
+ * Which of pushed value i's values stream value v stands for: the streams
+ * enumerate every combination of the array values, the first array
+ * varying fastest; a single value is index 0.
+ */
+static inline int
+value_index(const PsvcScanState *st, int i, int v)
+{
+	const PushedValue *pv = &st->pushed[i];
+
+	if (!pv->is_array || pv->nvalues <= 1)
+		return 0;
+	return (v / pv->stride) % pv->nvalues;
+}
+
 /* Items the next page asks for: the page size, or what a LIMIT still needs. */
 static int64
 page_limit(PsvcScanState *st)
@@ -251,7 +274,7 @@ build_request(PsvcScanState *st, Stream *s)
 		PsvcKV	   *kv = palloc(sizeof(PsvcKV));
 		bool		is_detail = psvc_endpoint_is_detail_key(st->ep, pv->def);
 
-		kv->value = pv->texts[i == st->fan ? s->value : 0];
+		kv->value = pv->texts[value_index(st, i, s->value)];
 		if (pv->def->kind == PSVC_COL_PATH)
 		{
 			kv->name = pv->def->param;
@@ -533,7 +556,17 @@ start_scan(ForeignScanState *node, PsvcScanState *st)
 			distinct_values(pv, DatumGetArrayTypeP(d), out);
 			if (pv->nvalues == 0)
 				st->empty = true;
-			nstreams = Max(pv->nvalues, 1);
+			/* the arrays before this one vary faster (value_index) */
+			if (nstreams > 1 && (int64) nstreams * Max(pv->nvalues, 1) > PSVC_SCAN_MAX_COMBINATIONS)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("too many combinations of path values for foreign table \"%s\"",
+								RelationGetRelationName(st->rel)),
+						 errdetail("The conditions = ANY(...) on several path columns make %lld combinations; the limit is %d.",
+								   (long long) nstreams * Max(pv->nvalues, 1),
+								   PSVC_SCAN_MAX_COMBINATIONS)));
+			pv->stride = nstreams;
+			nstreams *= Max(pv->nvalues, 1);
 		}
 		else
 		{
@@ -852,7 +885,7 @@ fill_slot(PsvcScanState *st, TupleTableSlot *slot, PsvcItem *it)
 		if (text == NULL && c->echo >= 0)
 		{
 			PushedValue *pv = &st->pushed[c->echo];
-			int			v = c->echo == st->fan ? s->value : 0;
+			int			v = value_index(st, c->echo, s->value);
 
 			if (c->echo_check >= 0 &&
 				!array_holds(it->values[c->echo_check], pv->texts[v]))
@@ -905,7 +938,6 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		st->cache_ttl_ms = psvc_options_table_cache_ttl(RelationGetRelid(st->rel));
 	st->detail = intVal(list_nth(priv, PSVC_PRIV_DETAIL)) != 0;
 	st->limit = intVal(list_nth(priv, PSVC_PRIV_LIMIT));
-	st->fan = -1;
 
 	st->npushed = list_length(pushed);
 	st->pushed = palloc0(sizeof(PushedValue) * Max(st->npushed, 1));
@@ -926,11 +958,7 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		pv->is_array = intVal(lthird(p)) != 0;
 		pv->type = exprType((Node *) expr);
 		if (pv->is_array)
-		{
 			pv->type = get_element_type(pv->type);
-			if (st->fan < 0)
-				st->fan = i;
-		}
 		pv->expr = ExecInitExpr(expr, (PlanState *) node);
 		i++;
 	}
@@ -1109,14 +1137,13 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 			{
 				ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
 
-				nreq = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+				nreq *= ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 				pv->texts[0] = psprintf("{%s}", pv->def->param);
 			}
 		}
 		else
 			pv->texts[0] = psprintf("{%s}", pv->def->kind == PSVC_COL_PATH ? pv->def->param : pv->def->name);
 	}
-	st->fan = -1;
 	/* the first request, as planned: not what is left after a run (ANALYZE) */
 	fetched = st->rows_fetched;
 	st->rows_fetched = 0;

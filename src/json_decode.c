@@ -12,7 +12,10 @@
  * actions keep only positions and look at member names only where they
  * matter: the top level of the body (the items member, "pagination"), the
  * top level of each item (the requested fields) and the top level of the
- * pagination object.  Everything deeper is skipped by comparing
+ * pagination object.  For a nested list (items_key "data.events.data")
+ * the "top level" is the object the path leads to: the parser's level is
+ * compared with the path's depth, and the objects on the way are entered
+ * one member name at a time.  Everything deeper is skipped by comparing
  * lex->lex_level with the level of interest, so a large nested value costs
  * no more than the lexer's scan of it.
  *
@@ -68,6 +71,9 @@
 
 #include "json_decode_int.h"
 
+/* Most objects an items_key path may go through before its last name. */
+#define PSVC_JSON_MAX_DEPTH 4
+
 /* What object_field_end must do with the value that just ended. */
 #define CAPTURE_NONE	(-1)
 #define CAPTURE_CURSOR	(-2)	/* pagination.next_cursor */
@@ -84,8 +90,14 @@ typedef struct DecodeState
 	const char *what;			/* names the request in errors */
 
 	/* the request */
-	const char *items_key;		/* NULL: no envelope */
-	int			items_key_len;
+	const char *items_key;		/* NULL: no envelope; else the whole path,
+								 * for messages */
+	const char *key_name[PSVC_JSON_MAX_DEPTH + 1];	/* its member names */
+	int			key_len[PSVC_JSON_MAX_DEPTH + 1];
+	int			depth;			/* names before the items member: 0 for
+								 * "data", 2 for "data.events.data" */
+	int			entered;		/* of those, how many objects the parser
+								 * is inside now */
 	bool		single;
 	int			nfields;
 	const char *const *fields;
@@ -235,7 +247,8 @@ name_is(DecodeState *st, const char *name, int len,
 	if (len <= want_len || memchr(name, '\\', len) == NULL)
 		return false;
 	plain = psvc_json_unescape(name - 1, len + 2, st->what, false);
-	return plain != NULL && strcmp(plain, want) == 0;
+	return plain != NULL && strlen(plain) == (size_t) want_len &&
+		memcmp(plain, want, want_len) == 0;
 }
 
 /*
@@ -434,13 +447,21 @@ on_field_start(void *state, char *fname, bool isnull)
 			st->value_token = st->lex->token_type;
 		}
 	}
-	else if (level == 1 && st->items_key != NULL && st->problem == SHAPE_OK)
+	else if (st->items_key != NULL && level <= st->depth + 1 &&
+			 st->entered == level - 1 && st->problem == SHAPE_OK)
 	{
 		const char *name;
 		int			len;
 
 		member_name(st, &name, &len);
-		if (name_is(st, name, len, st->items_key, st->items_key_len))
+		if (level <= st->depth)
+		{
+			/* a member on the way to a nested list: enter it if an object */
+			if (name_is(st, name, len, st->key_name[level - 1], st->key_len[level - 1]) &&
+				st->lex->token_type == JSON_TOKEN_OBJECT_START)
+				st->entered = level;
+		}
+		else if (name_is(st, name, len, st->key_name[st->depth], st->key_len[st->depth]))
 			items_member_start(st);
 		else if (name_is(st, name, len, "pagination", 10))
 		{
@@ -457,7 +478,7 @@ on_field_start(void *state, char *fname, bool isnull)
 				note_problem(st, SHAPE_PAGINATION_NOT_OBJECT, token);
 		}
 	}
-	else if (level == 2 && st->in_pagination)
+	else if (level == st->depth + 2 && st->in_pagination)
 		pagination_member_start(st);
 }
 
@@ -472,13 +493,17 @@ on_field_end(void *state, char *fname, bool isnull)
 
 	if (st->capture == CAPTURE_NONE)
 	{
-		if (level == 1 && st->items_key != NULL)
+		if (st->items_key == NULL)
+			return;
+		if (level == st->depth + 1 && st->entered == st->depth)
 		{
 			if (st->in_item)	/* single: the items member ends */
 				end_item(st, st->lex->prev_token_terminator);
 			st->in_items = false;
 			st->in_pagination = false;
 		}
+		else if (level <= st->depth && st->entered == level)
+			st->entered = level - 1;	/* left an object of the path */
 		return;
 	}
 	if (st->capture >= 0 && st->in_item && level == st->item_level + 1)
@@ -488,7 +513,7 @@ on_field_end(void *state, char *fname, bool isnull)
 											st->value_token);
 		st->capture = CAPTURE_NONE;
 	}
-	else if (st->capture == CAPTURE_CURSOR && level == 2)
+	else if (st->capture == CAPTURE_CURSOR && level == st->depth + 2)
 	{
 		st->page->next_cursor = copy_value(st, st->value_start,
 										  st->lex->prev_token_terminator,
@@ -687,7 +712,24 @@ decode_page(const char *body, size_t len,
 	st.page = page;
 	st.what = what;
 	st.items_key = items_key;
-	st.items_key_len = items_key ? strlen(items_key) : 0;
+	if (items_key != NULL)
+	{
+		const char *p = items_key;
+
+		for (;;)
+		{
+			const char *dot = strchr(p, '.');
+
+			if (st.depth > PSVC_JSON_MAX_DEPTH)
+				elog(ERROR, "items key \"%s\" is too deep", items_key);
+			st.key_name[st.depth] = p;
+			st.key_len[st.depth] = dot ? dot - p : strlen(p);
+			if (dot == NULL)
+				break;
+			st.depth++;
+			p = dot + 1;
+		}
+	}
 	st.single = single;
 	st.nfields = nfields;
 	st.fields = fields;
@@ -730,9 +772,9 @@ decode_page(const char *body, size_t len,
 
 	/* Levels: see on_field_start; an item's members are one level below. */
 	if (single)
-		st.item_level = items_key ? 1 : 0;
+		st.item_level = items_key ? 1 + st.depth : 0;
 	else
-		st.item_level = items_key ? 2 : 1;
+		st.item_level = items_key ? 2 + st.depth : 1;
 
 	st.lex = makeJsonLexContextCstringLen(unconstify(char *, text), (int) len,
 										  GetDatabaseEncoding(), false);

@@ -1,0 +1,1 @@
+../../install/22_functions_partner.sql
