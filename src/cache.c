@@ -88,6 +88,7 @@
 #include "cache.h"
 #include "catalog.h"
 #include "guc.h"
+#include "http.h"
 #include "options.h"
 #include "ratelimit.h"
 

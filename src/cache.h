@@ -21,7 +21,9 @@
 #ifndef PSVC_CACHE_H
 #define PSVC_CACHE_H
 
-#include "http.h"
+#include "utils/palloc.h"
+
+struct PsvcHttpRequest;		/* http.h */
 
 /* One request's dealings with the cache, opaque outside cache.c. */
 typedef struct PsvcCacheProbe PsvcCacheProbe;
@@ -35,7 +37,7 @@ extern void psvc_cache_init(void);
  * a safe GET, a TTL of 0, the cache off or not in shared memory.  Reads
  * no catalog.  The key itself is not kept, only its SHA-256.
  */
-extern PsvcCacheProbe *psvc_cache_probe(const PsvcHttpRequest *req,
+extern PsvcCacheProbe *psvc_cache_probe(const struct PsvcHttpRequest *req,
 										const char *url, const char *api_key,
 										MemoryContext cxt);
 

@@ -369,17 +369,23 @@ start_streams(PsvcScanState *st)
 static bool
 is_empty_answer(PsvcScanState *st, Stream *s, PsvcHttpResponse *resp)
 {
+	PsvcJsonErrorBody eb;
+	const char *code;
+
 	if (resp->status != 404 || s->pages > 0)
 		return false;
 	if (st->detail)
 		return true;
-	if (resp->body == NULL || st->ep->list->empty_codes == NULL)
+	if (st->ep->list->empty_codes == NULL ||
+		!psvc_json_error_body(resp->body, resp->body_len,
+							  GetDatabaseEncoding(), &eb))
 		return false;
-	/* the code as a JSON string anywhere in the body, as before the rows */
-	for (const char *const *c = st->ep->list->empty_codes; *c; c++)
-		if (strstr(resp->body, psprintf("\"%s\"", *c)) != NULL)
-			return true;
-	return false;
+	/* {"error": "code"} or {"error": {"code": "code"}}, as the functions read it */
+	if (eb.error != NULL)
+		code = eb.error_is_string ? eb.error : NULL;
+	else
+		code = eb.code_is_string ? eb.code : NULL;
+	return psvc_op_empty_code(st->ep->list, code);
 }
 
 /* An array element's text and its position, for de-duplication. */

@@ -239,26 +239,6 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 	return server;
 }
 
-/*
- * jsonb of an answer's body through the JSON layer's one builder (json.h);
- * a body that is not JSON jsonb can hold raises jsonb_in's own error.
- * NULL for an empty body.  CurrentMemoryContext.
- */
-Jsonb *
-psvc_fn_jsonb(const char *text, size_t len)
-{
-	Jsonb	   *jb;
-	char	   *copy;
-
-	if (text == NULL || len == 0)
-		return NULL;
-	jb = psvc_json_to_jsonb(text, len);
-	if (jb != NULL)
-		return jb;
-	copy = pnstrdup(text, len);
-	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(copy)));
-}
-
 /* ---------------------------------------------------------------------
  * Reading the services' answers
  * ---------------------------------------------------------------------

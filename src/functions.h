@@ -37,8 +37,6 @@
  */
 extern PsvcServer *psvc_fn_server(const char *service,
 								  FunctionCallInfo fcinfo, int argno);
-/* jsonb from JSON text, NULL for empty text; CurrentMemoryContext. */
-extern Jsonb *psvc_fn_jsonb(const char *text, size_t len);
 /*
  * Reading answers (all allocate in CurrentMemoryContext).  psvc_fn_parse
  * never raises for a bad body: NULL when it is not UTF-8 JSON.

@@ -25,6 +25,10 @@
  * the next retry.  While one transfer is waited for, all the others
  * progress, retries included.
  *
+ * Layers.  This file sits below http.c: it starts a due retry and hands
+ * over a finished attempt through the PsvcHttpDriver that http.c gives
+ * psvc_http_ensure_multi, and calls nothing of http.c by name.
+ *
  * The wait set is kept from one wait to the next and rebuilt only when
  * the sockets to watch really differ (see wait_set_current).  libcurl
  * takes a kept-alive connection's socket off its watch list when a
@@ -111,15 +115,15 @@ static bool interrupt_seen = false; /* progress_cb aborted a transfer */
 static int64 n_attempts = 0;	/* attempts started */
 static int64 n_connects = 0;
 
+/* What http.c handed over: the calls back into the transfers. */
+static const PsvcHttpDriver *http_driver = NULL;
+
 static void http_exit(int code, Datum arg);
 static int	socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
 					  void *socketp);
 static void pool_put(CURL *easy);
 static void drive_ready_sockets(void);
 static void drive_timer(void);
-/* What http.c handed over: the calls back into the transfers. */
-static const PsvcHttpDriver *http_driver = NULL;
-
 static void collect_finished(void);
 static void start_due_retries(void);
 static bool wait_set_current(void);
