@@ -218,7 +218,9 @@ cache_layout(int *max_entries, int *nblocks, Size *fixed)
 
 	*max_entries = (int) Max(total / (2 * PSVC_CACHE_BLOCK), 32);
 	*fixed = MAXALIGN(sizeof(CacheShared));
-	used = *fixed + hash_estimate_size(*max_entries, sizeof(CacheEntry));
+	/* the index array is MAXALIGNed: keep room for its padding */
+	used = *fixed + hash_estimate_size(*max_entries, sizeof(CacheEntry)) +
+		MAXIMUM_ALIGNOF;
 	*nblocks = (int) ((total - used) / (PSVC_CACHE_BLOCK + sizeof(int32)));
 }
 
@@ -362,14 +364,12 @@ copy_chain(int32 *block, int *off, char *buf, size_t len, bool out)
  * ---------------------------------------------------------------------
  */
 
-/* Raises the failure of a SHA-256 context. */
+/* Raises the failure of a SHA-256 context (can't happen: no user input). */
 static void
 hash_failed(pg_cryptohash_ctx *ctx)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_INTERNAL_ERROR),
-			 errmsg("could not compute the response cache key: %s",
-					pg_cryptohash_error(ctx))));
+	elog(ERROR, "could not compute the response cache key: %s",
+		 pg_cryptohash_error(ctx));
 }
 
 /*
