@@ -5,6 +5,12 @@
 -- can check what its SQL really sent.
 \getenv sandbox_url PSVC_SANDBOX_URL
 CREATE EXTENSION partner_svc;
+-- the tests count what reaches the sandbox, request by request: the
+-- response cache is off for every later session of this database
+-- (sql/cache.sql turns it on where it is tested)
+DO $$ BEGIN
+  EXECUTE format('ALTER DATABASE %I SET partner_svc.cache = off', current_database());
+END $$;
 CREATE SCHEMA sandbox;
 CREATE TABLE sandbox.config (url text NOT NULL);
 INSERT INTO sandbox.config VALUES (:'sandbox_url');

@@ -274,7 +274,8 @@ static const char *const collection_not_found[] = {"collection_not_found", NULL}
 #define NESTED_DETAIL(opname, r, p1, p2, codes, lim, desc) \
 	{.name = opname, .service = PSVC_SVC_MOVIES, .method = "GET", .route = r, \
 	 .params = {p1, p2}, .safe = true, .paging = PSVC_PAGING_CURSOR, \
-	 .envelope = "data", .empty_codes = codes, .limit = lim, .description = desc}
+	 .envelope = "data", .empty_codes = codes, .limit = lim, .description = desc, \
+	 .cache_ttl_s = TTL_MOVIE_CONTENT}
 
 /*
  * The scheduler's GETs on a job that act (run, stop, pause, activate,
@@ -288,11 +289,24 @@ static const char *const collection_not_found[] = {"collection_not_found", NULL}
 	 .arg = PSVC_ARG_PATH, .arg_name = "job_id", .result = res, \
 	 .result_member = "newJobId"}
 
+/*
+ * Default TTLs of the response cache (cache.c, docs/cache.md), in seconds:
+ * movie content (every read of the movies service, the nested lists
+ * included) is explanatory text that does not change while it is read;
+ * the product catalogue "changes rarely and is meant to be cached"
+ * (document 000), as long as the sandbox's Cache-Control says.
+ * Operations without one are not cached unless an option asks.
+ */
+#define TTL_MOVIE_CONTENT	600
+#define TTL_PRODUCTS		3600
+#define TTL_PRODUCT_STATUS	60
+
 /* The movie's single-object content reads. */
 #define MOVIE_CONTENT(opname, r, res, member, desc) \
 	{.name = opname, .service = PSVC_SVC_MOVIES, .method = "GET", .route = r, \
 	 .params = {&p_movie}, .safe = true, .envelope = "data", \
 	 .empty_codes = content_not_available, .description = desc, \
+	 .cache_ttl_s = TTL_MOVIE_CONTENT, \
 	 .arg = PSVC_ARG_PATH, .arg_name = "movie", .result = res, \
 	 .result_member = member}
 
@@ -300,7 +314,8 @@ static const char *const collection_not_found[] = {"collection_not_found", NULL}
 #define MOVIE_LIST(opname, r, desc) \
 	{.name = opname, .service = PSVC_SVC_MOVIES, .method = "GET", .route = r, \
 	 .params = {&p_movie}, .safe = true, .paging = PSVC_PAGING_CURSOR, \
-	 .envelope = "data", .empty_codes = content_not_available, .description = desc}
+	 .envelope = "data", .empty_codes = content_not_available, .description = desc, \
+	 .cache_ttl_s = TTL_MOVIE_CONTENT}
 
 const PsvcOperation psvc_operations[PSVC_NOPS] = {
 	/* document 000: partner orders */
@@ -364,13 +379,14 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 	[PSVC_OP_PRODUCTS_LIST] = {
 		.name = "products", .service = PSVC_SVC_ORDERS,
 		.method = "GET", .route = "/public/products", .safe = true,
-		.envelope = "data", .limit = &rl_products,
+		.envelope = "data", .limit = &rl_products, .cache_ttl_s = TTL_PRODUCTS,
 		.description = "vignette products: countries, periods and prices",
 	},
 	[PSVC_OP_PRODUCT_STATUS_LIST] = {
 		.name = "product_status", .service = PSVC_SVC_ORDERS,
 		.method = "GET", .route = "/public/products/status", .safe = true,
 		.envelope = "data", .limit = &rl_products_status,
+		.cache_ttl_s = TTL_PRODUCT_STATUS,
 		.description = "availability of each product",
 	},
 	[PSVC_OP_USERS_LIST] = {
@@ -463,12 +479,12 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 		.name = "movies", .service = PSVC_SVC_MOVIES,
 		.method = "GET", .route = "/movies", .safe = true,
 		.paging = PSVC_PAGING_CURSOR, .envelope = "data",
-		.description = "movie search",
+		.description = "movie search", .cache_ttl_s = TTL_MOVIE_CONTENT,
 	},
 	[PSVC_OP_MOVIE_GET] = {
 		.name = "movie_detail", .service = PSVC_SVC_MOVIES,
 		.method = "GET", .route = "/v1/movies/{movie}", .params = {&p_movie},
-		.safe = true, .envelope = "data",
+		.safe = true, .envelope = "data", .cache_ttl_s = TTL_MOVIE_CONTENT,
 		.description = "one movie, with the content it has (available_content)",
 		.arg = PSVC_ARG_PATH, .arg_name = "movie", .result = PSVC_RESULT_JSONB,
 	},

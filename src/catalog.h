@@ -163,6 +163,10 @@ typedef struct PsvcOperation
 									 * NULL-terminated, or NULL */
 	const PsvcLimitRow *limit;	/* its row of the rate-limit table, or NULL */
 	const char *description;	/* for COMMENTs and the docs */
+	int			cache_ttl_s;	/* a GET: how long the response cache
+								 * keeps its answer by default, seconds;
+								 * 0: not cached unless an option says
+								 * (cache.c, docs/cache.md) */
 	/* as a SQL function (functions_exec.c) */
 	PsvcFnArg	arg;
 	const char *arg_name;		/* the argument, for messages */

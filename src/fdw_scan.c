@@ -196,6 +196,10 @@ typedef struct PsvcScanState
 	int64		n_bytes;
 	double		wait_ms;
 	double		rl_wait_ms;		/* of that, waiting for rate-limit budget */
+	int64		cache_hits;		/* pages the response cache answered */
+	int64		cache_misses;
+
+	int			cache_ttl_ms;	/* the table's option cache_ttl, -1: none */
 } PsvcScanState;
 
 /* error context: which table and page an error belongs to */
@@ -313,6 +317,11 @@ build_request(PsvcScanState *st, Stream *s)
 	}
 	/* a missing object or content is a normal, empty answer (see above) */
 	req->return_errors = true;
+	if (st->cache_ttl_ms >= 0)
+	{
+		req->has_cache_ttl = true;
+		req->cache_ttl_ms = st->cache_ttl_ms;
+	}
 	return req;
 }
 
@@ -737,6 +746,13 @@ advance(PsvcScanState *st)
 		st->wait_ms += INSTR_TIME_GET_MILLISEC(t1);
 		st->n_retries += resp->retries;
 		st->n_requests += resp->retries;
+		if (resp->from_cache)
+		{
+			st->n_requests--;	/* counted when started: nothing was sent */
+			st->cache_hits++;
+		}
+		else if (resp->cache_miss)
+			st->cache_misses++;
 		st->n_bytes += resp->bytes;
 		st->rl_wait_ms += resp->rl_wait_ms;
 		s->xfer = NULL;
@@ -956,6 +972,14 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 	st->rel = node->ss.ss_currentRelation;
 	desc = RelationGetDescr(st->rel);
 	st->ep = psvc_fdw_endpoint(RelationGetRelid(st->rel), &st->server);
+	/*
+	 * The table's own cache_ttl; the scan of an UPDATE or DELETE reads
+	 * what it changes from the service, never from the cache.
+	 */
+	if (ExecRelationIsTargetRelation(node->ss.ps.state, plan->scan.scanrelid))
+		st->cache_ttl_ms = 0;
+	else
+		st->cache_ttl_ms = psvc_options_table_cache_ttl(RelationGetRelid(st->rel));
 	st->detail = intVal(list_nth(priv, PSVC_PRIV_DETAIL)) != 0;
 	st->limit = intVal(list_nth(priv, PSVC_PRIV_LIMIT));
 
@@ -1212,6 +1236,10 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 		if (st->rows_rejected > 0)
 			ExplainPropertyInteger("Rows Removed by Partner Recheck", NULL, st->rows_rejected, es);
 		ExplainPropertyInteger("Partner Bytes", NULL, st->n_bytes, es);
+		if (st->cache_hits + st->cache_misses > 0)
+			ExplainPropertyText("Partner Cache",
+								psprintf("hits=" INT64_FORMAT " misses=" INT64_FORMAT,
+										 st->cache_hits, st->cache_misses), es);
 		if (es->timing)
 		{
 			ExplainPropertyFloat("Partner Wait Time", "ms", st->wait_ms, 3, es);

@@ -74,6 +74,14 @@
  * received, never with a claimed Content-Length, and a larger claim or
  * body ends the attempt (54000, naming the route and the setting).
  *
+ * Cache.  psvc_http_start asks the response cache (cache.c) about every
+ * safe GET before the rate limiter: a hit completes the transfer at once
+ * with the cached answer, nothing sent; an answer past its TTL that has an
+ * ETag is sent for with If-None-Match and used on 304; a 2xx answer is
+ * stored when the caller takes it.  Every request that writes bumps its
+ * server's generation when it starts, completes or is abandoned, so no
+ * read cached before it is served after it.
+ *
  * Secrets.  The API key goes into one Authorization header and nowhere
  * else: not into the URL, the description used by EXPLAIN, any message or
  * context line.  CURLOPT_VERBOSE is never set, and curl's error buffer
@@ -182,6 +190,9 @@ transfer_release(void *arg)
 
 	/* rate limiter: an abandoned attempt still counts (ratelimit.c) */
 	psvc_rl_release(t->rl);
+	/* an abandoned write may still be carried out: cached reads are stale */
+	if (t->writes && (t->state == XFER_RUNNING || t->state == XFER_BACKOFF))
+		psvc_cache_note_write(t->serverid);
 	psvc_http_detach_handle(t);
 	if (t->headers != NULL)
 	{
@@ -530,6 +541,19 @@ complete_transfer(PsvcTransfer *t)
 	resp->wait_ms = t->wait_ms;
 	resp->rl_wait_ms = psvc_rl_waited_ms(t->rl);	/* ratelimit.c */
 	resp->url_for_explain = t->description;
+	resp->cache_miss = t->cache != NULL;
+	/* the answer's ETag, kept with it by the cache for a revalidation */
+	if (t->cache != NULL && t->easy != NULL && t->outcome == OUTCOME_HTTP)
+	{
+		struct curl_header *h;
+
+		if (curl_easy_header(t->easy, "ETag", 0, CURLH_HEADER, -1, &h) == CURLHE_OK &&
+			h->value != NULL && strlen(h->value) < 256)
+			t->etag = MemoryContextStrdup(t->cxt, h->value);
+	}
+	/* the service has acted on a write: what was cached before is stale */
+	if (t->writes)
+		psvc_cache_note_write(t->serverid);
 
 	psvc_http_detach_handle(t);
 	if (t->headers != NULL)
@@ -540,6 +564,52 @@ complete_transfer(PsvcTransfer *t)
 	psvc_http_unlink(t);
 	t->resp = resp;
 	t->state = XFER_DONE;
+}
+
+/*
+ * Completes t with an answer of the response cache (allocated in t->cxt by
+ * cache.c): no handle, no lease, nothing sent.
+ */
+static void
+complete_from_cache(PsvcTransfer *t, const PsvcCachedAnswer *a)
+{
+	PsvcHttpResponse *resp = MemoryContextAllocZero(t->cxt, sizeof(PsvcHttpResponse));
+
+	if (t->headers != NULL)
+	{
+		curl_slist_free_all(t->headers);
+		t->headers = NULL;
+	}
+	resp->status = a->status;
+	resp->body = a->body;
+	resp->body_len = a->len;
+	resp->content_type = a->content_type;
+	resp->url_for_explain = t->description;
+	resp->from_cache = true;
+	resp->converted = true;		/* stored in this database's encoding */
+	t->outcome = OUTCOME_HTTP;
+	t->status = a->status;
+	t->resp = resp;
+	t->state = XFER_DONE;
+}
+
+/*
+ * The service answered 304 Not Modified to t's If-None-Match: t's response
+ * becomes the stale answer it confirmed (sent, but not transferred again),
+ * and the cache entry is fresh again.
+ */
+static void
+complete_revalidated(PsvcTransfer *t)
+{
+	PsvcHttpResponse *resp = t->resp;
+
+	resp->status = t->stale->status;
+	resp->body = t->stale->body;
+	resp->body_len = t->stale->len;
+	resp->content_type = t->stale->content_type;
+	resp->converted = true;		/* stored in this database's encoding */
+	t->status = t->stale->status;
+	psvc_cache_refresh(t->cache);
 }
 
 /* Whether the attempt that just ended is retried, by the rule tables. */
@@ -760,6 +830,9 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	PSVC_ADD_HEADER("Expect:");	/* no 100-continue round trip */
 
 	key = psvc_options_api_key(req->server);
+	/* the response cache keeps a hash of the key, never the key */
+	t->serverid = req->server->serverid;
+	t->cache = psvc_cache_probe(req, t->url, key, cxt);
 	if (key != NULL)
 	{
 		char	   *h = psprintf("Authorization: Bearer %s", key);
@@ -778,6 +851,46 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 #undef PSVC_ADD_HEADER
 
 	MemoryContextSwitchTo(oldcxt);
+
+	/*
+	 * A hit skips the rate limiter and the network; an answer past its TTL
+	 * that has an ETag is revalidated with If-None-Match (cache.c).
+	 */
+	if (t->cache != NULL)
+	{
+		PsvcCachedAnswer answer;
+
+		switch (psvc_cache_lookup(t->cache, &answer))
+		{
+			case PSVC_CACHE_HIT:
+				INSTR_TIME_SET_CURRENT(t->started);
+				complete_from_cache(t, &answer);
+				return t;
+			case PSVC_CACHE_STALE:
+				if (strspn(answer.etag, "!#$%&'()*+,-./0123456789:;<=>?@"
+						   "ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~\" ")
+					== strlen(answer.etag))
+				{
+					char	   *h = psprintf("If-None-Match: %s", answer.etag);
+					struct curl_slist *l = curl_slist_append(t->headers, h);
+
+					pfree(h);
+					if (l == NULL)
+						ereport(ERROR,
+								(errcode(ERRCODE_OUT_OF_MEMORY),
+								 errmsg("out of memory")));
+					t->headers = l;
+					t->stale = MemoryContextAlloc(cxt, sizeof(PsvcCachedAnswer));
+					*t->stale = answer;
+				}
+				break;
+			case PSVC_CACHE_MISS:
+				break;
+		}
+	}
+	/* a write: what other requests cache from now on may be stale */
+	if (t->writes)
+		psvc_cache_note_write(t->serverid);
 
 	t->rl = psvc_rl_prepare(req, cxt);
 
@@ -972,9 +1085,21 @@ psvc_http_finish(PsvcTransfer *t)
 	if (t->writes && ((t->outcome == OUTCOME_HTTP && t->status >= 200 && t->status < 300) ||
 					  (!t->idempotent && (t->outcome == OUTCOME_TIMEOUT || t->outcome == OUTCOME_LOST))))
 		psvc_xact_note_write(t->method, t->route, t->outcome != OUTCOME_HTTP);
+	if (t->outcome == OUTCOME_HTTP && t->status == 304 && t->stale != NULL)
+	{
+		complete_revalidated(t);
+		return t->resp;
+	}
 	if (t->outcome == OUTCOME_HTTP && t->status >= 200 && t->status < 300)
 	{
 		response_to_server(t);
+		/*
+		 * Kept once converted: an entry is read only in its own database,
+		 * and an answer that failed to convert is never kept.
+		 */
+		if (t->cache != NULL && !t->resp->from_cache)
+			psvc_cache_store(t->cache, t->resp->body, t->resp->body_len,
+							 t->status, t->resp->content_type, t->etag);
 		return t->resp;
 	}
 	if (t->outcome == OUTCOME_HTTP && t->return_errors)

@@ -87,6 +87,10 @@ typedef struct PsvcHttpRequest
 											 * as status 0 with "error" set,
 											 * instead of raising; a pending
 											 * interrupt still raises */
+	bool		has_cache_ttl;	/* cache_ttl_ms is set: a foreign table's
+								 * option cache_ttl, which overrides the
+								 * server's and the default (cache.c) */
+	int			cache_ttl_ms;
 } PsvcHttpRequest;
 
 /*
@@ -116,6 +120,9 @@ typedef struct PsvcHttpResponse
 								 * went wrong, a sentence; else NULL */
 	int			error_sqlstate; /* status 0: the SQLSTATE it maps to */
 	bool		converted;		/* body already in the server encoding */
+	bool		from_cache;		/* served by the response cache: nothing
+								 * was sent (cache.c) */
+	bool		cache_miss;		/* looked up in the cache, not found */
 } PsvcHttpResponse;
 
 typedef struct PsvcTransfer PsvcTransfer;

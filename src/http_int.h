@@ -33,6 +33,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "cache.h"
 #include "http.h"
 #include "ratelimit.h"
 
@@ -159,6 +160,12 @@ struct PsvcTransfer
 								 * curl overruns by a few ms */
 
 	PsvcRlLease *rl;			/* rate limiter and stats (ratelimit.c) */
+	Oid			serverid;		/* whose cached reads a write makes stale */
+	PsvcCacheProbe *cache;		/* the response cache's probe (cache.c), or
+								 * NULL: not cached */
+	PsvcCachedAnswer *stale;	/* an answer past its TTL sent for again with
+								 * If-None-Match, used on 304; or NULL */
+	char	   *etag;			/* the answer's ETag, for the cache */
 
 	TimestampTz retry_at;		/* XFER_BACKOFF: when to start again */
 	instr_time	started;

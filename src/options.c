@@ -87,6 +87,7 @@ static void check_rate_limits(DefElem *def);
 static void check_max_response_size(DefElem *def);
 static void check_api_key(DefElem *def);
 static void check_resource(DefElem *def);
+static void check_cache_ttl(DefElem *def);
 static void check_field(DefElem *def);
 static void check_setting(DefElem *def);
 static void check_file_path(DefElem *def);
@@ -111,7 +112,9 @@ static const PsvcOption valid_options[] = {
 	{"ssl_key_file", ForeignServerRelationId, check_file_path},
 	{"proxy", ForeignServerRelationId, check_proxy},
 	{"api_key", UserMappingRelationId, check_api_key},
+	{"cache_ttl", ForeignServerRelationId, check_cache_ttl},
 	{"resource", ForeignTableRelationId, check_resource},
+	{"cache_ttl", ForeignTableRelationId, check_cache_ttl},
 	{"field", AttributeRelationId, check_field},
 	{NULL, InvalidOid, NULL}
 };
@@ -325,6 +328,13 @@ static void
 check_resource(DefElem *def)
 {
 	check_enum_value(def, resource_names(), "resources");
+}
+
+/* cache_ttl: a time from 0 to 24 hours (server_options.c parses it). */
+static void
+check_cache_ttl(DefElem *def)
+{
+	(void) psvc_options_parse_ttl(defGetString(def));
 }
 
 static void
@@ -604,7 +614,8 @@ report_unknown_option(const char *name, Oid catalog)
 		if (opt->catalog == catalog)
 			names[n++] = opt->name;
 		else if (strcmp(opt->name, name) == 0)
-			home = object_kind(opt->catalog);
+			home = home ? psprintf("%s or a %s", home, object_kind(opt->catalog)) :
+				object_kind(opt->catalog);	/* cache_ttl has two */
 	}
 	names[n] = NULL;
 

@@ -64,6 +64,8 @@ typedef struct PsvcServer
 	const char *ssl_key_file;	/* its private key (PEM) */
 	const char *proxy;			/* proxy URL, or "environment": libcurl's
 								 * *_proxy variables; NULL: no proxy */
+	int			cache_ttl_ms;	/* option "cache_ttl" in ms (cache.c), -1
+								 * where unset */
 	Oid			userid;			/* whose user mapping gives the key: the
 								 * role a foreign table is checked as (set
 								 * by the scan or modify), or InvalidOid =
@@ -84,6 +86,12 @@ extern PsvcServer *psvc_options_copy_server(const PsvcServer *s);
 extern char *psvc_options_api_key(const PsvcServer *server);
 /* Bytes of a max_response_size value; 22023 when invalid. */
 extern int	psvc_options_parse_size(const char *value);
+/* The most a cache_ttl option may say: paging cursors live 24 hours. */
+#define PSVC_MAX_CACHE_TTL_MS	(24 * 3600 * 1000)
+/* Milliseconds of a cache_ttl value (a time, 0 to 24 h); 22023 otherwise. */
+extern int	psvc_options_parse_ttl(const char *value);
+/* A foreign table's option cache_ttl in ms, -1 when it has none. */
+extern int	psvc_options_table_cache_ttl(Oid relid);
 /* The "resource" option of a foreign table; palloc'd in CurrentMemoryContext. */
 extern char *psvc_options_resource(Oid relid);
 /* The effective value of a setting: the server's option, else the GUC. */

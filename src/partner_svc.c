@@ -31,6 +31,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "cache.h"
 #include "guc.h"
 #include "partner_svc.h"
 #include "ratelimit.h"
@@ -52,6 +53,7 @@ _PG_init(void)
 {
 	psvc_guc_init();
 	psvc_rl_init();
+	psvc_cache_init();
 	psvc_worker_init();
 	psvc_est_init();
 

@@ -54,6 +54,9 @@ extern void psvc_rl_attempt_done(PsvcRlLease *lease, long status,
 								 size_t bytes_sent, size_t bytes_received,
 								 double elapsed_ms, bool retrying, long hold_ms);
 extern void psvc_rl_release(PsvcRlLease *lease);
+/* Counts a hit or a miss of the response cache in partner_svc.stats. */
+extern void psvc_rl_count_cache(Oid serverid, const char *method,
+								const char *route, bool hit);
 /* Time this request waited for budget so far, in milliseconds. */
 extern double psvc_rl_waited_ms(const PsvcRlLease *lease);
 

@@ -137,6 +137,8 @@ typedef struct PsvcStatsCounters
 	double		max_time;
 	int64		waits;			/* attempts that waited for budget */
 	double		wait_time;		/* ms */
+	int64		cache_hits;		/* answered by the response cache (cache.c) */
+	int64		cache_misses;	/* looked up in it, not found: sent */
 } PsvcStatsCounters;
 
 typedef struct PsvcStatsEntry

@@ -311,24 +311,25 @@ psvc_rl_acquire(PsvcRlLease *lease)
 	PG_END_TRY();
 }
 
-/* Adds one attempt to the stats of its server and route. */
-static void
-record_stats(PsvcRlLease *lease, long status, size_t sent, size_t received,
-			 double ms, bool retrying)
+/*
+ * The stats row of skey, made if there is room, else the overflow row.
+ * Called with stats_lock held in shared mode; returns with it held, in
+ * shared or exclusive mode.
+ */
+static PsvcStatsEntry *
+stats_entry(const PsvcStatsKey *skey)
 {
 	PsvcStatsEntry *e;
-	PsvcStatsCounters *c;
 
-	LWLockAcquire(psvc_rl_shared->stats_lock, LW_SHARED);
-	e = hash_search(psvc_rl_stats_table, &lease->skey, HASH_FIND, NULL);
+	e = hash_search(psvc_rl_stats_table, skey, HASH_FIND, NULL);
 	if (e == NULL)
 	{
 		LWLockRelease(psvc_rl_shared->stats_lock);
 		LWLockAcquire(psvc_rl_shared->stats_lock, LW_EXCLUSIVE);
-		e = hash_search(psvc_rl_stats_table, &lease->skey, HASH_FIND, NULL);
+		e = hash_search(psvc_rl_stats_table, skey, HASH_FIND, NULL);
 		if (e == NULL && hash_get_num_entries(psvc_rl_stats_table) <= psvc_rl_stats_max)
 		{
-			e = hash_search(psvc_rl_stats_table, &lease->skey, HASH_ENTER, NULL);
+			e = hash_search(psvc_rl_stats_table, skey, HASH_ENTER, NULL);
 			SpinLockInit(&e->mutex);
 			memset(&e->c, 0, sizeof(e->c));
 		}
@@ -340,6 +341,51 @@ record_stats(PsvcRlLease *lease, long status, size_t sent, size_t received,
 			e = hash_search(psvc_rl_stats_table, &key, HASH_FIND, NULL);
 		}
 	}
+	return e;
+}
+
+/*
+ * Counts a lookup of the response cache (cache.c) in the stats row of the
+ * request's server and route: a hit sent nothing, a miss is followed by
+ * the request.  Never raises; nothing without preloading.
+ */
+void
+psvc_rl_count_cache(Oid serverid, const char *method, const char *route,
+					bool hit)
+{
+	PsvcStatsKey skey;
+	PsvcStatsEntry *e;
+	char		text[512];
+
+	if (psvc_rl_shared == NULL)
+		return;
+	memset(&skey, 0, sizeof(skey));
+	skey.dbid = MyDatabaseId;
+	skey.serverid = serverid;
+	snprintf(text, sizeof(text), "%s %s", method, route);
+	key_text(skey.route, sizeof(skey.route), text);
+
+	LWLockAcquire(psvc_rl_shared->stats_lock, LW_SHARED);
+	e = stats_entry(&skey);
+	SpinLockAcquire(&e->mutex);
+	if (hit)
+		e->c.cache_hits++;
+	else
+		e->c.cache_misses++;
+	SpinLockRelease(&e->mutex);
+	LWLockRelease(psvc_rl_shared->stats_lock);
+}
+
+/* Adds one attempt to the stats of its server and route. */
+static void
+record_stats(PsvcRlLease *lease, long status, size_t sent, size_t received,
+			 double ms, bool retrying)
+{
+	PsvcStatsEntry *e;
+	PsvcStatsCounters *c;
+
+	LWLockAcquire(psvc_rl_shared->stats_lock, LW_SHARED);
+	e = stats_entry(&lease->skey);
 
 	SpinLockAcquire(&e->mutex);
 	c = &e->c;

@@ -140,8 +140,9 @@ psvc_rl_rate_limits(PG_FUNCTION_ARGS)
 
 /*
  * partner_svc.stats(): one row per server and route: dbid, serverid,
- * method, route, then the counters of PsvcStatsCounters in their order,
- * and the time of the last reset.  The row that counts routes without room
+ * method, route, then the counters of PsvcStatsCounters in their order
+ * (the response cache's hits and misses last), and the time of the last
+ * reset.  The row that counts routes without room
  * has dbid and serverid 0 and route '*'.
  */
 Datum
@@ -160,8 +161,8 @@ psvc_rl_stats(PG_FUNCTION_ARGS)
 	hash_seq_init(&seq, psvc_rl_stats_table);
 	while ((e = hash_seq_search(&seq)) != NULL)
 	{
-		Datum		values[19];
-		bool		nulls[19];
+		Datum		values[21];
+		bool		nulls[21];
 		PsvcStatsCounters c;
 		int			i = 0;
 
@@ -170,7 +171,8 @@ psvc_rl_stats(PG_FUNCTION_ARGS)
 		SpinLockRelease(&e->mutex);
 
 		/* the overflow row only once it counted something */
-		if (e->key.serverid == InvalidOid && c.requests == 0)
+		if (e->key.serverid == InvalidOid && c.requests == 0 &&
+			c.cache_hits == 0 && c.cache_misses == 0)
 			continue;
 
 		memset(nulls, 0, sizeof(nulls));
@@ -192,6 +194,8 @@ psvc_rl_stats(PG_FUNCTION_ARGS)
 		values[i++] = Float8GetDatum(c.max_time);
 		values[i++] = Int64GetDatum(c.waits);
 		values[i++] = Float8GetDatum(c.wait_time);
+		values[i++] = Int64GetDatum(c.cache_hits);
+		values[i++] = Int64GetDatum(c.cache_misses);
 		values[i++] = TimestampTzGetDatum(since);
 		Assert(i == lengthof(values));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -220,6 +220,8 @@ psvc_options_server(Oid serverid)
 	s->ssl_cert_file = option_value(fs->options, "ssl_cert_file");
 	s->ssl_key_file = option_value(fs->options, "ssl_key_file");
 	s->proxy = option_value(fs->options, "proxy");
+	size = option_value(fs->options, "cache_ttl");
+	s->cache_ttl_ms = size ? psvc_options_parse_ttl(size) : -1;
 	for (int i = 0; i < PSVC_NSETTINGS; i++)
 	{
 		const char *v = option_value(fs->options, settings[i].name);
@@ -357,4 +359,39 @@ psvc_options_parse_size(const char *value)
 						   PSVC_MAX_RESPONSE_SIZE_LIMIT / (1024 * 1024)),
 				 hint ? errhint("%s", hint) : 0));
 	return bytes;
+}
+
+/*
+ * A cache_ttl value in milliseconds: a time as in SET ('10min', '500ms';
+ * a bare number is milliseconds), 0 to 24 hours.
+ */
+int
+psvc_options_parse_ttl(const char *value)
+{
+	int			v;
+	const char *hint = NULL;
+
+	if (!parse_int(value, &v, GUC_UNIT_MS, &hint))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"cache_ttl\": \"%s\"", value),
+				 hint ? errhint("%s", hint) :
+				 errhint("Give a time such as \"10min\" or \"500ms\"; a bare number is milliseconds, 0 turns caching off.")));
+	if (v < 0 || v > PSVC_MAX_CACHE_TTL_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("value for option \"cache_ttl\" is out of range: \"%s\"", value),
+				 errdetail("Option \"cache_ttl\" must be between 0 and %d milliseconds (24 hours, the life of a paging cursor).",
+						   PSVC_MAX_CACHE_TTL_MS)));
+	return v;
+}
+
+/* The option cache_ttl of a foreign table in ms, -1 when it has none. */
+int
+psvc_options_table_cache_ttl(Oid relid)
+{
+	ForeignTable *ft = GetForeignTable(relid);
+	const char *v = option_value(ft->options, "cache_ttl");
+
+	return v ? psvc_options_parse_ttl(v) : -1;
 }

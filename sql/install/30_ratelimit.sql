@@ -65,6 +65,8 @@ CREATE FUNCTION @extschema@.stats(
     OUT max_time pg_catalog.float8,
     OUT limiter_waits pg_catalog.int8,
     OUT limiter_wait_time pg_catalog.float8,
+    OUT cache_hits pg_catalog.int8,
+    OUT cache_misses pg_catalog.int8,
     OUT stats_since pg_catalog.timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'psvc_rl_stats'
@@ -76,7 +78,8 @@ CREATE VIEW @extschema@.stats AS
          st.other_status, st.failures, st.bytes_sent, st.bytes_received,
          st.total_time, st.max_time,
          CASE WHEN st.requests > 0 THEN st.total_time / st.requests END AS mean_time,
-         st.limiter_waits, st.limiter_wait_time, st.stats_since,
+         st.limiter_waits, st.limiter_wait_time, st.cache_hits,
+         st.cache_misses, st.stats_since,
          st.dbid, st.serverid
   FROM @extschema@.stats() st
   LEFT JOIN pg_catalog.pg_foreign_server s
@@ -85,7 +88,7 @@ CREATE VIEW @extschema@.stats AS
                   WHERE d.datname = pg_catalog.current_database());
 
 COMMENT ON VIEW @extschema@.stats
-IS 'HTTP requests per server and route since the last stats_reset(): attempts, retries, outcomes by class, bytes, time, waits for the rate limiter';
+IS 'HTTP requests per server and route since the last stats_reset(): attempts, retries, outcomes by class, bytes, time, waits for the rate limiter, answers of the response cache';
 
 CREATE FUNCTION @extschema@.stats_reset()
 RETURNS pg_catalog.void

@@ -1,0 +1,100 @@
+/*-------------------------------------------------------------------------
+ *
+ * cache.h
+ *		  The response cache of partner_svc: answers of safe GET requests,
+ *		  kept in shared memory for every backend of the server (cache.c).
+ *
+ * The HTTP client (http.c) is the only caller of the request-path
+ * functions: it probes the cache when a request starts, serves a hit
+ * without the rate limiter or the network, stores a 2xx answer when a
+ * miss completes, and reports every request that changes state at a
+ * service.  What a probe allocates lives in the memory
+ * context the caller gives (the transfer's).
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/cache.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PSVC_CACHE_H
+#define PSVC_CACHE_H
+
+#include "utils/palloc.h"
+
+struct PsvcHttpRequest;		/* http.h */
+
+/* One request's dealings with the cache, opaque outside cache.c. */
+typedef struct PsvcCacheProbe PsvcCacheProbe;
+
+/* From _PG_init: GUCs, and when preloading the shared memory hooks. */
+extern void psvc_cache_init(void);
+
+/*
+ * The probe of req, whose full URL is url and whose API key is api_key
+ * (NULL: none), allocated in cxt; NULL when the request is not cached: not
+ * a safe GET, a TTL of 0, the cache off or not in shared memory.  Reads
+ * no catalog.  The key itself is not kept, only its SHA-256.
+ */
+extern PsvcCacheProbe *psvc_cache_probe(const struct PsvcHttpRequest *req,
+										const char *url, const char *api_key,
+										MemoryContext cxt);
+
+/* What a lookup found. */
+typedef enum PsvcCacheFound
+{
+	PSVC_CACHE_MISS,			/* nothing usable: send the request */
+	PSVC_CACHE_HIT,				/* a fresh answer: send nothing */
+	PSVC_CACHE_STALE			/* an answer past its TTL that has an ETag:
+								 * send the request with If-None-Match, and
+								 * on 304 use the answer
+								 * (psvc_cache_refresh) */
+} PsvcCacheFound;
+
+/*
+ * An answer as the cache gives it back, allocated in the probe's context:
+ * the body NUL-terminated, in the database's encoding.
+ */
+typedef struct PsvcCachedAnswer
+{
+	char	   *body;
+	size_t		len;
+	long		status;
+	char	   *content_type;	/* or NULL */
+	char	   *etag;			/* or NULL */
+} PsvcCachedAnswer;
+
+/*
+ * Looks the probe's answer up; on a hit or a stale answer fills *answer.
+ * A hit is counted as a hit in partner_svc.stats, anything else as a
+ * miss.  Never raises for want of memory (a copy that cannot be made is a
+ * miss).
+ */
+extern PsvcCacheFound psvc_cache_lookup(PsvcCacheProbe *probe,
+										PsvcCachedAnswer *answer);
+
+/*
+ * The service answered 304 Not Modified to the revalidation of a stale
+ * answer: it is fresh again from the probe's start, unless a write began
+ * since.  Never raises.
+ */
+extern void psvc_cache_refresh(PsvcCacheProbe *probe);
+
+/*
+ * Keeps a 2xx answer of a probed request, unless a write to its server
+ * began since the probe, or it is larger than the cache takes.  Evicts
+ * the least recently used entries for room.  Never raises.
+ */
+extern void psvc_cache_store(PsvcCacheProbe *probe, const char *body, size_t len,
+							 long status, const char *content_type,
+							 const char *etag);
+
+/*
+ * A request that may change state at the service of server serverid (of
+ * this database) starts, ends or is abandoned: every entry of that server
+ * stored before now is stale.  Never raises.
+ */
+extern void psvc_cache_note_write(Oid serverid);
+
+#endif							/* PSVC_CACHE_H */
