@@ -89,4 +89,32 @@ extern Jsonb *psvc_exec_payload(const PsvcHttpRequest *req,
  */
 extern Jsonb *psvc_exec_send(const PsvcHttpRequest *req);
 
+/*
+ * A create whose answer may be lost (create_order, create_transaction):
+ * what it is called, and how to find out whether a lost request made its
+ * object.  settle returns that object, read back and marked "recovered",
+ * or NULL with *none when not a trace of it exists (then the create is
+ * sent again); a partial trace raises psvc_exec_create_unknown.  can_settle
+ * is false when the payload carries nothing to look it up by.
+ */
+typedef Jsonb *(*PsvcSettleFn) (void *arg, const char *failure, bool *none);
+typedef struct PsvcCreateDef
+{
+	const char *function;		/* "create_order" */
+	const char *object;			/* "order" */
+	const char *where;			/* where a reader looks for one by hand */
+} PsvcCreateDef;
+
+/*
+ * Sends the create req (its body set) until it has an answer, settling
+ * each lost one with settle(arg); returns the object made.  Every failure
+ * raises.  CurrentMemoryContext.
+ */
+extern Jsonb *psvc_exec_create(const PsvcCreateDef *def, PsvcServer *server,
+							   PsvcHttpRequest *req, bool can_settle,
+							   PsvcSettleFn settle, void *arg);
+/* The error of a create whose outcome could not be found out (08006). */
+extern void psvc_exec_create_unknown(const PsvcCreateDef *def, const char *failure,
+									 const char *found, bool have_ids) pg_attribute_noreturn();
+
 #endif							/* PSVC_FUNCTIONS_H */

@@ -302,3 +302,88 @@ psvc_exec(FunctionCallInfo fcinfo, const PsvcOperation *op)
 	}
 	pg_unreachable();
 }
+
+/*
+ * The error of a create whose outcome could not be found out: failure
+ * says what went wrong, found what the lookup saw (or NULL), have_ids
+ * whether the payload carried ids to look it up by.
+ */
+void
+psvc_exec_create_unknown(const PsvcCreateDef *def, const char *failure,
+						 const char *found, bool have_ids)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg("the outcome of %s is unknown", def->function),
+			 errdetail("%s%s%s The service may have created the %s.",
+					   failure, found ? " " : "", found ? found : "", def->object),
+			 have_ids ?
+			 errhint("Read the orders by their custom ids (partner_svc.order_detail) before sending the %s again; the service refuses a custom id twice.",
+					 def->object) :
+			 errhint("Look for the %s in %s before sending it again; with a custom_id on every vignette %s checks by itself.",
+					 def->object, def->where, def->function)));
+	pg_unreachable();
+}
+
+/*
+ * The lost-answer discipline of a create.  A 2xx is the answer.  A lost
+ * answer or a 5xx may have made the object: it is looked for (settle);
+ * found, it is the answer; not a trace, the create is sent again, at most
+ * max_retries times.  A resend refused with custom_id_exists means the lost
+ * request got there after all: looked for once more.  Anything else raises
+ * the mapped error.
+ */
+Jsonb *
+psvc_exec_create(const PsvcCreateDef *def, PsvcServer *server,
+				 PsvcHttpRequest *req, bool can_settle,
+				 PsvcSettleFn settle, void *arg)
+{
+	int			resends = 0;
+
+	req->return_unknown = true;
+	for (;;)
+	{
+		PsvcHttpResponse *resp = psvc_http_request(req);
+		char	   *code;
+		Jsonb	   *result;
+		bool		none;
+
+		if (resp->status >= 200 && resp->status <= 299)
+			return psvc_exec_payload(req, resp);
+
+		if (resp->outcome_unknown || resp->status >= 500)
+		{
+			const char *failure = resp->outcome_unknown ? resp->failure :
+				psprintf("%s %s failed with HTTP status %ld.",
+						 req->method, req->route, resp->status);
+
+			if (!can_settle)
+				psvc_exec_create_unknown(def, failure, NULL, false);
+			result = settle(arg, failure, &none);
+			if (result != NULL)
+				return result;
+			if (resends < psvc_options_setting(server, PSVC_SETTING_MAX_RETRIES))
+			{
+				resends++;
+				continue;
+			}
+			if (!resp->outcome_unknown)
+				psvc_http_raise(req, resp);
+			psvc_exec_create_unknown(def, failure,
+									 "No order with the custom ids of the payload existed when they were looked up, but the request may still be carried out.",
+									 true);
+		}
+
+		/* a resend refused because the lost request got there after all */
+		code = psvc_fn_error_code(resp);
+		if (resends > 0 && resp->status == 409 && code != NULL &&
+			strcmp(code, "custom_id_exists") == 0)
+		{
+			result = settle(arg, psprintf("An earlier %s %s got no answer.",
+										  req->method, req->route), &none);
+			if (result != NULL)
+				return result;
+		}
+		psvc_http_raise(req, resp);
+	}
+}

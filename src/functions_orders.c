@@ -296,19 +296,34 @@ recover_create(PsvcServer *server, Jsonb *payload, Vignettes *v,
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
 }
 
-/* The error of a create whose outcome could not be found out. */
+/* create_order as psvc_exec_create and its errors name it. */
+static const PsvcCreateDef order_create = {
+	.function = "create_order",
+	.object = "order",
+	.where = "the order list (the foreign table orders)",
+};
+
+/* The error of a create_order whose outcome could not be found out. */
 static void
 raise_create_unknown(const char *failure, const char *found, bool have_ids)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_CONNECTION_FAILURE),
-			 errmsg("the outcome of create_order is unknown"),
-			 errdetail("%s%s%s The service may have created the order.",
-					   failure, found ? " " : "", found ? found : ""),
-			 have_ids ?
-			 errhint("Read the orders by their custom ids (partner_svc.order_detail) before sending the order again; the service refuses a custom id twice.") :
-			 errhint("Look for the order in the order list (the foreign table orders) before sending it again; with a custom_id on every vignette create_order checks by itself.")));
-	pg_unreachable();
+	psvc_exec_create_unknown(&order_create, failure, found, have_ids);
+}
+
+/* What settle_create needs to look a lost create_order up. */
+typedef struct CreateLookup
+{
+	PsvcServer *server;
+	Jsonb	   *payload;
+	Vignettes  *v;
+} CreateLookup;
+
+static Jsonb *
+settle_create(void *arg, const char *failure, bool *none)
+{
+	CreateLookup *l = arg;
+
+	return recover_create(l->server, l->payload, l->v, failure, none);
 }
 
 /*
@@ -322,71 +337,22 @@ raise_create_unknown(const char *failure, const char *found, bool have_ids)
 Datum
 psvc_orders_create(PG_FUNCTION_ARGS)
 {
-	Jsonb	   *payload;
-	PsvcServer *server;
+	CreateLookup l;
 	PsvcHttpRequest *req;
-	Vignettes  *v;
-	int			resends = 0;
 	char	   *body;
 	size_t		body_len;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	payload = PG_GETARG_JSONB_P(0);
-	server = psvc_exec_server(psvc_op(PSVC_OP_ORDER_CREATE), fcinfo, 1);
-	v = payload_vignettes(payload);
+	l.payload = PG_GETARG_JSONB_P(0);
+	l.server = psvc_exec_server(psvc_op(PSVC_OP_ORDER_CREATE), fcinfo, 1);
+	l.v = payload_vignettes(l.payload);
 
-	req = order_request(server, PSVC_OP_ORDER_CREATE, NULL);
-	body = psvc_fn_json_text(payload, &body_len);
+	req = order_request(l.server, PSVC_OP_ORDER_CREATE, NULL);
+	body = psvc_fn_json_text(l.payload, &body_len);
 	psvc_exec_set_body(req, body, body_len);
-	req->return_unknown = true;
-
-	for (;;)
-	{
-		PsvcHttpResponse *resp = psvc_http_request(req);
-		char	   *code;
-		Jsonb	   *result;
-		bool		none;
-
-		if (resp->status >= 200 && resp->status <= 299)
-			PG_RETURN_JSONB_P(psvc_exec_payload(req, resp));
-
-		if (resp->outcome_unknown || resp->status >= 500)
-		{
-			const char *failure = resp->outcome_unknown ? resp->failure :
-				psprintf("%s %s failed with HTTP status %ld.",
-						 req->method, req->route, resp->status);
-
-			if (!v->all_have_ids)
-				raise_create_unknown(failure, NULL, false);
-			result = recover_create(server, payload, v, failure, &none);
-			if (result != NULL)
-				PG_RETURN_JSONB_P(result);
-			if (resends < psvc_options_setting(server, PSVC_SETTING_MAX_RETRIES))
-			{
-				resends++;
-				continue;
-			}
-			if (!resp->outcome_unknown)
-				psvc_http_raise(req, resp);
-			raise_create_unknown(failure,
-								 "No order with the custom ids of the payload existed when they were looked up, but the request may still be carried out.",
-								 true);
-		}
-
-		/* a resend refused because the lost request got there after all */
-		code = psvc_fn_error_code(resp);
-		if (resends > 0 && resp->status == 409 && code != NULL &&
-			strcmp(code, "custom_id_exists") == 0)
-		{
-			result = recover_create(server, payload, v,
-									psprintf("An earlier %s %s got no answer.",
-											 req->method, req->route), &none);
-			if (result != NULL)
-				PG_RETURN_JSONB_P(result);
-		}
-		psvc_http_raise(req, resp);
-	}
+	PG_RETURN_JSONB_P(psvc_exec_create(&order_create, l.server, req,
+									   l.v->all_have_ids, settle_create, &l));
 }
 
 /*

@@ -153,19 +153,18 @@ same_text(Jsonb *a, Jsonb *b, const char *key)
 	return x != NULL && y != NULL && strcmp(x, y) == 0;
 }
 
+/* create_transaction as psvc_exec_create and its errors name it. */
+static const PsvcCreateDef tx_create = {
+	.function = "create_transaction",
+	.object = "transaction",
+	.where = "the foreign table transactions",
+};
+
 /* The error of a create_transaction whose outcome could not be found out. */
 static void
 raise_create_unknown(const char *failure, const char *found, bool have_ids)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_CONNECTION_FAILURE),
-			 errmsg("the outcome of create_transaction is unknown"),
-			 errdetail("%s%s%s The service may have created the transaction.",
-					   failure, found ? " " : "", found ? found : ""),
-			 have_ids ?
-			 errhint("Read the orders by their custom ids (partner_svc.order_detail) before sending the transaction again; the service refuses a custom id twice.") :
-			 errhint("Look for the transaction in the foreign table transactions before sending it again; with a custom_id on every vignette create_transaction checks by itself.")));
-	pg_unreachable();
+	psvc_exec_create_unknown(&tx_create, failure, found, have_ids);
 }
 
 /*
@@ -257,6 +256,25 @@ recover_create(PsvcServer *server, const PsvcHttpRequest *create, Jsonb *payload
 																  CStringGetDatum("{\"recovered\": true}"))));
 }
 
+/* What settle_create needs to look a lost create_transaction up. */
+typedef struct CreateLookup
+{
+	PsvcServer *server;
+	const PsvcHttpRequest *create;
+	Jsonb	   *payload;
+	List	   *ids;
+	List	   *vignettes;
+} CreateLookup;
+
+static Jsonb *
+settle_create(void *arg, const char *failure, bool *none)
+{
+	CreateLookup *l = arg;
+
+	return recover_create(l->server, l->create, l->payload, l->ids, l->vignettes,
+						  failure, none);
+}
+
 /*
  * create_transaction(payload jsonb, server name DEFAULT NULL) RETURNS jsonb
  *
@@ -269,73 +287,23 @@ recover_create(PsvcServer *server, const PsvcHttpRequest *create, Jsonb *payload
 Datum
 psvc_tx_create(PG_FUNCTION_ARGS)
 {
-	Jsonb	   *payload;
-	PsvcServer *server;
+	CreateLookup l;
 	PsvcHttpRequest *req;
-	List	   *ids;
-	List	   *vignettes;
-	int			resends = 0;
 	char	   *body;
 	size_t		body_len;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	payload = PG_GETARG_JSONB_P(0);
-	server = psvc_exec_server(psvc_op(PSVC_OP_TRANSACTION_CREATE), fcinfo, 1);
-	ids = vignette_custom_ids(payload, &vignettes);
+	l.payload = PG_GETARG_JSONB_P(0);
+	l.server = psvc_exec_server(psvc_op(PSVC_OP_TRANSACTION_CREATE), fcinfo, 1);
+	l.ids = vignette_custom_ids(l.payload, &l.vignettes);
 
-	req = tx_request(server, PSVC_OP_TRANSACTION_CREATE, NULL);
-	body = psvc_fn_json_text(payload, &body_len);
+	req = tx_request(l.server, PSVC_OP_TRANSACTION_CREATE, NULL);
+	body = psvc_fn_json_text(l.payload, &body_len);
 	psvc_exec_set_body(req, body, body_len);
-	req->return_unknown = true;
-
-	for (;;)
-	{
-		PsvcHttpResponse *resp = psvc_http_request(req);
-		char	   *code;
-		Jsonb	   *result;
-		bool		none;
-
-		if (resp->status >= 200 && resp->status <= 299)
-			PG_RETURN_JSONB_P(psvc_exec_payload(req, resp));
-
-		if (resp->outcome_unknown || resp->status >= 500)
-		{
-			const char *failure = resp->outcome_unknown ? resp->failure :
-				psprintf("%s %s failed with HTTP status %ld.",
-						 req->method, req->route, resp->status);
-
-			if (ids == NIL)
-				raise_create_unknown(failure, NULL, false);
-			result = recover_create(server, req, payload, ids, vignettes, failure, &none);
-			if (result != NULL)
-				PG_RETURN_JSONB_P(result);
-			if (resends < psvc_options_setting(server, PSVC_SETTING_MAX_RETRIES))
-			{
-				resends++;
-				continue;
-			}
-			if (!resp->outcome_unknown)
-				psvc_http_raise(req, resp);
-			raise_create_unknown(failure,
-								 "No order with the custom ids of the payload existed when they were looked up, but the request may still be carried out.",
-								 true);
-		}
-
-		/* a resend refused because the lost request got there after all */
-		code = psvc_fn_error_code(resp);
-		if (resends > 0 && resp->status == 409 && code != NULL &&
-			strcmp(code, "custom_id_exists") == 0)
-		{
-			result = recover_create(server, req, payload, ids, vignettes,
-									psprintf("An earlier %s %s got no answer.",
-											 req->method, req->route),
-									&none);
-			if (result != NULL)
-				PG_RETURN_JSONB_P(result);
-		}
-		psvc_http_raise(req, resp);
-	}
+	l.create = req;
+	PG_RETURN_JSONB_P(psvc_exec_create(&tx_create, l.server, req,
+									   l.ids != NIL, settle_create, &l));
 }
 
 /*

@@ -9,7 +9,7 @@
  * allocated before the lock is taken, and builds its rows only after
  * releasing it: nothing that allocates, may raise an error or may write a
  * tuplestore to disk runs under the lock.  The views
- * (sql/install/30_ratelimit.sql) add server names.
+ * (sql/install/30_ratelimit.sql, 31_stats.sql) add server names.
  * Resource ids are shown only for keys of the current database (another
  * database's ids may be in another encoding), and only to superusers and
  * members of pg_read_all_stats: an order id of one role is not another

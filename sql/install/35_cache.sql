@@ -1,6 +1,6 @@
 -- 35_cache.sql: the shared response cache (src/cache.c, docs/cache.md);
 -- its hits and misses per route are columns of partner_svc.stats
--- (30_ratelimit.sql)
+-- (31_stats.sql)
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION partner_svc" to load this file. \quit

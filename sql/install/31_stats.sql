@@ -1,13 +1,10 @@
--- 40_cache.sql (0.2 -> 0.3): the response cache (sql/install/35_cache.sql)
--- and the columns cache_hits and cache_misses of partner_svc.stats
--- (sql/install/30_ratelimit.sql): the view and its function are made again,
--- since a function's result columns cannot be changed in place.
+-- 31_stats.sql: the request stats per server and route, with the answers of
+-- the response cache (src/ratelimit_views.c, docs/ratelimit.md).  The
+-- update 0.2 -> 0.3 drops the 0.2 view and function and runs this file
+-- again (sql/upgrade/0.2--0.3/41_stats.sql links here).
 
--- complain if script is sourced in psql, rather than via ALTER EXTENSION
-\echo Use "ALTER EXTENSION partner_svc UPDATE TO '0.3'" to load this file. \quit
-
-DROP VIEW @extschema@.stats;
-DROP FUNCTION @extschema@.stats();
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION partner_svc" to load this file. \quit
 
 CREATE FUNCTION @extschema@.stats(
     OUT dbid pg_catalog.oid,
@@ -54,39 +51,3 @@ COMMENT ON VIEW @extschema@.stats
 IS 'HTTP requests per server and route since the last stats_reset(): attempts, retries, outcomes by class, bytes, time, waits for the rate limiter, answers of the response cache';
 
 GRANT SELECT ON @extschema@.stats TO PUBLIC;
-
-CREATE FUNCTION @extschema@.cache_reset()
-RETURNS pg_catalog.int8
-AS 'MODULE_PATHNAME', 'psvc_cache_reset'
-LANGUAGE C STRICT VOLATILE;
-
-COMMENT ON FUNCTION @extschema@.cache_reset()
-IS 'empties the response cache of the whole server and zeroes its counters; returns the number of entries forgotten';
-
-CREATE FUNCTION @extschema@.cache_usage(
-    OUT size_limit pg_catalog.int8,
-    OUT shared_bytes pg_catalog.int8,
-    OUT bytes_used pg_catalog.int8,
-    OUT bytes_cached pg_catalog.int8,
-    OUT entries pg_catalog.int8,
-    OUT max_entries pg_catalog.int4,
-    OUT max_entry_bytes pg_catalog.int8,
-    OUT hits pg_catalog.int8,
-    OUT misses pg_catalog.int8,
-    OUT stores pg_catalog.int8,
-    OUT evictions pg_catalog.int8,
-    OUT not_stored pg_catalog.int8,
-    OUT revalidated pg_catalog.int8,
-    OUT reset_at pg_catalog.timestamptz)
-RETURNS record
-AS 'MODULE_PATHNAME', 'psvc_cache_usage'
-LANGUAGE C STRICT VOLATILE;
-
-CREATE VIEW @extschema@.cache_usage AS
-  SELECT * FROM @extschema@.cache_usage();
-
-COMMENT ON VIEW @extschema@.cache_usage
-IS 'the response cache: its memory (partner_svc.cache_size, what it took, what its entries hold), entries, and hits, misses, stores, evictions and revalidations since cache_reset()';
-
-GRANT SELECT ON @extschema@.cache_usage TO PUBLIC;
-REVOKE ALL ON FUNCTION @extschema@.cache_reset() FROM PUBLIC;

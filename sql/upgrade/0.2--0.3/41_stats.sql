@@ -1,0 +1,1 @@
+../../install/31_stats.sql

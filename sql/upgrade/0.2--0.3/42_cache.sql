@@ -1,0 +1,1 @@
+../../install/35_cache.sql
