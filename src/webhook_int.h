@@ -130,6 +130,5 @@ typedef struct PsvcWhStatusSink
  */
 extern void psvc_wh_store_batch(PsvcWhDelivery *batch, int n,
 								const PsvcWhStatusSink *status);
-extern void psvc_wh_store_reset(void);	/* forget prepared plans */
 
 #endif							/* PSVC_WEBHOOK_INT_H */

@@ -636,13 +636,3 @@ psvc_wh_store_batch(PsvcWhDelivery *batch, int n, const PsvcWhStatusSink *status
 		psvc_wh_http_count_failed(1);
 	}
 }
-
-void
-psvc_wh_store_reset(void)
-{
-	if (events_plan)
-		SPI_freeplan(events_plan);
-	if (rejects_plan)
-		SPI_freeplan(rejects_plan);
-	events_plan = rejects_plan = NULL;
-}
