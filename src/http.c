@@ -703,6 +703,37 @@ retry_after_ms(CURL *easy)
 	return -1;
 }
 
+/*
+ * Appends header line h (copied by libcurl, which mallocs) to t's list;
+ * false when libcurl is out of memory, the list unchanged.
+ */
+static bool
+try_add_header(PsvcTransfer *t, const char *h)
+{
+	struct curl_slist *l = curl_slist_append(t->headers, h);
+
+	if (l == NULL)
+		return false;
+	t->headers = l;
+	return true;
+}
+
+static void
+header_oom(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("out of memory")));
+}
+
+/* Appends header line h to t's list; raises when out of memory. */
+static void
+add_header(PsvcTransfer *t, const char *h)
+{
+	if (!try_add_header(t, h))
+		header_oom();
+}
+
 /* ---------------------------------------------------------------------
  * The interface
  * ---------------------------------------------------------------------
@@ -806,28 +837,18 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	}
 
 	/* headers; t->headers is released by the callback whatever happens */
-#define PSVC_ADD_HEADER(h) \
-	do { \
-		struct curl_slist *l_ = curl_slist_append(t->headers, (h)); \
-		if (l_ == NULL) \
-			ereport(ERROR, \
-					(errcode(ERRCODE_OUT_OF_MEMORY), \
-					 errmsg("out of memory"))); \
-		t->headers = l_; \
-	} while (0)
-
-	PSVC_ADD_HEADER("Accept: application/json");
+	add_header(t, "Accept: application/json");
 	if (t->body != NULL)
 	{
 		const char *ctype = req->content_type ? req->content_type : "application/json";
 
 		if (strpbrk(ctype, "\r\n") != NULL)
 			elog(ERROR, "invalid content type for %s %s", t->method, t->route);
-		PSVC_ADD_HEADER(psprintf("Content-Type: %s", ctype));
+		add_header(t, psprintf("Content-Type: %s", ctype));
 	}
 	else if (strcmp(t->method, "POST") == 0)
-		PSVC_ADD_HEADER("Content-Type:");	/* no form-encoded default */
-	PSVC_ADD_HEADER("Expect:");	/* no 100-continue round trip */
+		add_header(t, "Content-Type:");	/* no form-encoded default */
+	add_header(t, "Expect:");	/* no 100-continue round trip */
 
 	key = psvc_options_api_key(req->server);
 	/* the response cache keeps a hash of the key, never the key */
@@ -836,19 +857,16 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	if (key != NULL)
 	{
 		char	   *h = psprintf("Authorization: Bearer %s", key);
-		struct curl_slist *l = curl_slist_append(t->headers, h);
+		bool		added = try_add_header(t, h);
 
+		/* the key leaves our memory before anything can raise */
 		explicit_bzero(h, strlen(h));
 		explicit_bzero(key, strlen(key));
 		pfree(h);
 		pfree(key);
-		if (l == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory")));
-		t->headers = l;
+		if (!added)
+			header_oom();
 	}
-#undef PSVC_ADD_HEADER
 
 	MemoryContextSwitchTo(oldcxt);
 
@@ -871,15 +889,7 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 						   "ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~\" ")
 					== strlen(answer.etag))
 				{
-					char	   *h = psprintf("If-None-Match: %s", answer.etag);
-					struct curl_slist *l = curl_slist_append(t->headers, h);
-
-					pfree(h);
-					if (l == NULL)
-						ereport(ERROR,
-								(errcode(ERRCODE_OUT_OF_MEMORY),
-								 errmsg("out of memory")));
-					t->headers = l;
+					add_header(t, psprintf("If-None-Match: %s", answer.etag));
 					t->stale = MemoryContextAlloc(cxt, sizeof(PsvcCachedAnswer));
 					*t->stale = answer;
 				}

@@ -26,30 +26,8 @@ source test/lib.sh
 secs=${1:-5}
 rounds=${2:-3}
 
-build_install "$root"
-start_stack --key sandbox-key=standard --no-rate-limits --seed 3 || exit 1
-cat >>"$work/data/postgresql.conf" <<CONF
-max_connections = 40
-CONF
-runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$work/data" -w restart >/dev/null
-
-psql -X -q -v ON_ERROR_STOP=1 -d postgres <<SQL
-CREATE EXTENSION partner_svc;
-CREATE SERVER orders FOREIGN DATA WRAPPER partner_svc
-  OPTIONS (service 'orders', base_url '$SANDBOX_URL',
-           rate_limits 'GET /orders/{id}=1000000');
-CREATE USER MAPPING FOR PUBLIC SERVER orders OPTIONS (api_key 'sandbox-key');
-IMPORT FOREIGN SCHEMA orders FROM SERVER orders INTO public;
-SQL
-curl -s -f -o /dev/null -X POST "$SANDBOX_URL/public/orders" \
-	-H 'Authorization: Bearer sandbox-key' -H 'Content-Type: application/json' \
-	--data-binary '{"terms_and_privacy_accepted": true, "order_has_been_paid": true,
-	  "vehicles": [{"plate": "LJ BE-001", "country": "SI"}],
-	  "vignettes": [{"custom_id": "BENCH-1", "name": "Slovenia 1 year",
-	                 "period": "1_year", "start_date": "2026-01-01"}]}'
-
-echo "SELECT * FROM orders WHERE custom_id = 'BENCH-1';" >"$work/detail.sql"
-chmod 644 "$work/detail.sql"
+source test/bench/detail_stack.sh
+detail_stack BENCH-1 'LJ BE-001' custom_id
 
 # tps CLIENTS on|off: requests per second of one pgbench run
 tps()
