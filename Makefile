@@ -30,7 +30,7 @@ PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir) -DPSVC_VERSION=\"$(EXTVERSION)\"
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
-SHLIB_LINK = -lcurl -lmicrohttpd -lpq
+SHLIB_LINK = -lcurl -lmicrohttpd -lpq -lcrypto
 
 EXTRA_CLEAN = src/sandbox/partner_svc_sandbox partner_svc.control
 

@@ -231,6 +231,70 @@ ALTER FOREIGN TABLE c.orders OPTIONS (DROP cache_ttl);
 ALTER FOREIGN TABLE c.todos OPTIONS (DROP cache_ttl);
 
 --
+-- decoded pages: a scan leaves the decoded page of a cached answer beside
+-- it, and the next scan asking the same columns reads that page instead
+-- of parsing the body again (decoded_hits); another set of columns finds
+-- no page of its own, decodes, and leaves its page instead.  The rows are
+-- the service's in every case: lists, nested lists over several pages,
+-- detail reads, and strings with escapes.
+--
+SELECT partner_svc.cache_reset() >= 0 AS emptied;
+ALTER FOREIGN TABLE c.todos OPTIONS (ADD cache_ttl '1h');
+ALTER FOREIGN TABLE c.orders OPTIONS (ADD cache_ttl '1h');
+-- pages of 20: concert 1's 65 events come in 4 pages
+SET partner_svc.page_size = 20;
+SELECT min(id) AS first_todo FROM c.todos \gset
+UPDATE c.todos SET title = E'quote " backslash \\ tab \t newline \n snow \u2603 /'
+WHERE id = :first_todo;
+SET partner_svc.cache = off;
+CREATE TEMP TABLE truth_products AS SELECT * FROM c.products;
+CREATE TEMP TABLE truth_events AS SELECT * FROM c.concert_events WHERE concert = '1';
+CREATE TEMP TABLE truth_todos AS SELECT * FROM c.todos;
+CREATE TEMP TABLE truth_order AS SELECT * FROM c.orders WHERE custom_id = 'CACHE-1';
+SET partner_svc.cache = on;
+CREATE FUNCTION pg_temp.differences(q text, truth text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  EXECUTE format('SELECT count(*) FROM ((%1$s EXCEPT ALL TABLE %2$s) UNION ALL (TABLE %2$s EXCEPT ALL %1$s)) d',
+                 q, truth) INTO n;
+  RETURN n;
+END $$;
+CALL sandbox.reset_stats();
+-- every column: a miss that leaves its page, then a hit served with it
+SELECT pg_temp.differences('SELECT * FROM c.products', 'truth_products') AS differences;
+SELECT decoded_hits FROM partner_svc.cache_usage;
+SELECT pg_temp.differences('SELECT * FROM c.products', 'truth_products') AS differences;
+SELECT hits, decoded_hits FROM partner_svc.cache_usage;
+-- two columns: a hit whose page is not theirs, then their own page
+SELECT count(*) AS differences FROM (
+  (SELECT id, name FROM c.products EXCEPT ALL SELECT id, name FROM truth_products)
+  UNION ALL (SELECT id, name FROM truth_products EXCEPT ALL SELECT id, name FROM c.products)) d;
+SELECT hits, decoded_hits FROM partner_svc.cache_usage;
+SELECT count(*) AS differences FROM (
+  (SELECT id, name FROM c.products EXCEPT ALL SELECT id, name FROM truth_products)
+  UNION ALL (SELECT id, name FROM truth_products EXCEPT ALL SELECT id, name FROM c.products)) d;
+SELECT hits, decoded_hits FROM partner_svc.cache_usage;
+-- a nested list over 4 pages, each page with its cursor
+SELECT pg_temp.differences($$SELECT * FROM c.concert_events WHERE concert = '1'$$, 'truth_events') AS differences;
+SELECT pg_temp.differences($$SELECT * FROM c.concert_events WHERE concert = '1'$$, 'truth_events') AS differences;
+SELECT hits, decoded_hits FROM partner_svc.cache_usage;
+-- a list whose strings have escapes
+SELECT pg_temp.differences('SELECT * FROM c.todos', 'truth_todos') AS differences;
+SELECT pg_temp.differences('SELECT * FROM c.todos', 'truth_todos') AS differences;
+SELECT title, raw ->> 'title' = title AS raw_agrees FROM c.todos WHERE id = :first_todo;
+SELECT hits, decoded_hits FROM partner_svc.cache_usage;
+-- a detail read (one item, not a list)
+SELECT pg_temp.differences($$SELECT * FROM c.orders WHERE custom_id = 'CACHE-1'$$, 'truth_order') AS differences;
+SELECT pg_temp.differences($$SELECT * FROM c.orders WHERE custom_id = 'CACHE-1'$$, 'truth_order') AS differences;
+SELECT hits, decoded_hits FROM partner_svc.cache_usage;
+-- the service was asked once per page
+SELECT method, route, count(*) FROM sandbox.requests() GROUP BY 1, 2 ORDER BY 2;
+ALTER FOREIGN TABLE c.todos OPTIONS (DROP cache_ttl);
+ALTER FOREIGN TABLE c.orders OPTIONS (DROP cache_ttl);
+RESET partner_svc.page_size;
+
+--
 -- cache_reset() empties the cache: the next scan is sent again
 --
 SELECT partner_svc.cache_reset() > 0 AS forgot_entries;

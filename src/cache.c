@@ -70,7 +70,8 @@
  */
 #include "postgres.h"
 
-#include "common/cryptohash.h"
+#include <openssl/evp.h>
+
 #include "common/hashfn.h"
 #include "funcapi.h"
 #include "lib/ilist.h"
@@ -114,6 +115,13 @@ typedef struct CacheEntry
 								 * blocks */
 	uint32		etag_len;
 	uint32		body_len;
+	uint64		stamp;			/* tells this answer from a later one of
+								 * the same key */
+	/* the decoded page of the body, if a scan left one (see the header) */
+	int32		dec_block;		/* chain of dec_nblocks blocks, -1: none */
+	int32		dec_nblocks;
+	uint32		dec_sig_len;	/* its signature, then the page, in them */
+	uint32		dec_len;
 } CacheEntry;
 
 /* The fixed part of the segment. */
@@ -137,7 +145,9 @@ typedef struct CacheShared
 	int64		evictions;
 	int64		not_stored;		/* too large, or stale when it came */
 	int64		revalidated;	/* stale answers the service confirmed (304) */
+	int64		decoded_hits;	/* hits served with their decoded page */
 	TimestampTz reset_at;
+	uint64		last_stamp;
 	pg_atomic_uint64 gens[PSVC_CACHE_GEN_SLOTS];
 } CacheShared;
 
@@ -153,6 +163,9 @@ struct PsvcCacheProbe
 	TimestampTz started;
 	const char *method;			/* for the stats row */
 	const char *route;
+	const char *dec_sig;		/* the signature of the caller's decoding */
+	size_t		dec_sig_len;
+	uint64		stamp;			/* of the entry read or stored, 0: none */
 };
 
 /* GUCs */
@@ -315,12 +328,10 @@ gen_slot(Oid dbid, Oid serverid)
 				  PSVC_CACHE_GEN_SLOTS);
 }
 
-/* Gives e's blocks back and forgets e. */
+/* Gives the chain of blocks from b back to the free list. */
 static void
-remove_entry(CacheEntry *e)
+free_chain(int32 b)
 {
-	int32		b = e->first_block;
-
 	while (b >= 0)
 	{
 		int32		nb = cache->next[b];
@@ -330,6 +341,48 @@ remove_entry(CacheEntry *e)
 		cache->nfree++;
 		b = nb;
 	}
+}
+
+/* A chain of need free blocks (there must be that many); its first block. */
+static int32
+take_chain(int need)
+{
+	int32		first = -1;
+	int32		prev = -1;
+
+	Assert(cache->nfree >= need);
+	for (int i = 0; i < need; i++)
+	{
+		int32		b = cache->free_head;
+
+		cache->free_head = cache->next[b];
+		cache->nfree--;
+		cache->next[b] = -1;
+		if (prev < 0)
+			first = b;
+		else
+			cache->next[prev] = b;
+		prev = b;
+	}
+	return first;
+}
+
+/* Forgets e's decoded page. */
+static void
+drop_decoded(CacheEntry *e)
+{
+	free_chain(e->dec_block);
+	e->dec_block = -1;
+	e->dec_nblocks = 0;
+	e->dec_sig_len = e->dec_len = 0;
+}
+
+/* Gives e's blocks back and forgets e. */
+static void
+remove_entry(CacheEntry *e)
+{
+	free_chain(e->first_block);
+	drop_decoded(e);
 	dlist_delete(&e->lru);
 	cache->nentries--;
 	hash_search(cache_table, e->key, HASH_REMOVE, NULL);
@@ -364,43 +417,45 @@ copy_chain(int32 *block, int *off, char *buf, size_t len, bool out)
  * ---------------------------------------------------------------------
  */
 
-/* Raises the failure of a SHA-256 context (can't happen: no user input). */
-static void
-hash_failed(pg_cryptohash_ctx *ctx)
-{
-	elog(ERROR, "could not compute the response cache key: %s",
-		 pg_cryptohash_error(ctx));
-}
-
 /*
- * SHA-256 of the concatenation of n (pointer, length) pairs into out.  The
- * context is released on every path (PG_FINALLY; its resource owner would
- * too).
+ * SHA-256 of the concatenation of n (pointer, length) pairs into out.
+ *
+ * Straight through OpenSSL's EVP interface with the algorithm fetched once
+ * and one context per backend, both kept for the life of the process
+ * (OpenSSL's own allocations, a few hundred bytes).  pg_cryptohash asks
+ * OpenSSL 3 to look the algorithm up and makes a context for every digest:
+ * that was 13% of a cached scan of products, two digests per probe
+ * (docs/performance.md).  The context holds no input after a digest:
+ * OpenSSL clears its block buffer when it finishes.  A failure leaves the
+ * context to be initialised again by the next call.
  */
 static void
 sha256(uint8 *out, int n, const void **parts, const size_t *lens)
 {
-	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	static EVP_MD *md = NULL;
+	static EVP_MD_CTX *ctx = NULL;
+	unsigned int outlen = 0;
+	bool		ok;
 
 	if (ctx == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
-	PG_TRY();
 	{
-		if (pg_cryptohash_init(ctx) < 0)
-			hash_failed(ctx);
-		for (int i = 0; i < n; i++)
-			if (pg_cryptohash_update(ctx, (const uint8 *) parts[i], lens[i]) < 0)
-				hash_failed(ctx);
-		if (pg_cryptohash_final(ctx, out, PSVC_CACHE_KEY_LEN) < 0)
-			hash_failed(ctx);
+		if (md == NULL)
+			md = EVP_MD_fetch(NULL, "SHA256", NULL);
+		if (md != NULL)
+			ctx = EVP_MD_CTX_new();
+		if (ctx == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory"),
+					 errdetail("OpenSSL could not set up SHA-256 for the response cache key.")));
 	}
-	PG_FINALLY();
-	{
-		pg_cryptohash_free(ctx);
-	}
-	PG_END_TRY();
+	ok = EVP_DigestInit_ex2(ctx, md, NULL) == 1;
+	for (int i = 0; ok && i < n; i++)
+		ok = EVP_DigestUpdate(ctx, parts[i], lens[i]) == 1;
+	ok = ok && EVP_DigestFinal_ex(ctx, out, &outlen) == 1 &&
+		outlen == PSVC_CACHE_KEY_LEN;
+	if (!ok)
+		elog(ERROR, "could not compute the response cache key with OpenSSL");
 }
 
 PsvcCacheProbe *
@@ -434,6 +489,14 @@ psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
 	p->started = GetCurrentTimestamp();
 	p->method = MemoryContextStrdup(cxt, req->method);
 	p->route = MemoryContextStrdup(cxt, req->route);
+	if (req->decoded_sig != NULL)
+	{
+		char	   *sig = MemoryContextAlloc(cxt, req->decoded_sig_len);
+
+		memcpy(sig, req->decoded_sig, req->decoded_sig_len);
+		p->dec_sig = sig;
+		p->dec_sig_len = req->decoded_sig_len;
+	}
 
 	/* the key's own hash first, so the key is in no other buffer */
 	if (api_key != NULL)
@@ -468,6 +531,56 @@ psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
 	sha256(p->key, 8, parts, lens);
 	explicit_bzero(key_hash, sizeof(key_hash));
 	return p;
+}
+
+/* Whether the chain at b holds the bytes of buf first. */
+static bool
+chain_starts_with(int32 b, const char *buf, size_t len)
+{
+	size_t		done = 0;
+
+	while (done < len && b >= 0)
+	{
+		size_t		n = Min(len - done, (size_t) PSVC_CACHE_BLOCK);
+
+		if (memcmp(cache->blocks + (Size) b * PSVC_CACHE_BLOCK, buf + done, n) != 0)
+			return false;
+		done += n;
+		b = cache->next[b];
+	}
+	return done == len;
+}
+
+/*
+ * Copies e's decoded page into *a in cxt when it was made by a decoding of
+ * the probe's signature; else, or when memory is short, leaves none.
+ */
+static void
+copy_out_decoded(CacheEntry *e, PsvcCacheProbe *p, PsvcCachedAnswer *a)
+{
+	char	   *page;
+	int32		b = e->dec_block;
+	int			off = 0;
+	char		skip[256];
+
+	a->decoded = NULL;
+	a->decoded_len = 0;
+	if (b < 0 || p->dec_sig == NULL || e->dec_sig_len != p->dec_sig_len ||
+		!chain_starts_with(b, p->dec_sig, p->dec_sig_len))
+		return;
+	page = MemoryContextAllocExtended(p->cxt, e->dec_len, MCXT_ALLOC_NO_OOM);
+	if (page == NULL)
+		return;
+	for (size_t left = e->dec_sig_len; left > 0;)
+	{
+		size_t		n = Min(left, sizeof(skip));
+
+		copy_chain(&b, &off, skip, n, true);
+		left -= n;
+	}
+	copy_chain(&b, &off, page, e->dec_len, true);
+	a->decoded = page;
+	a->decoded_len = e->dec_len;
 }
 
 /* Copies e's answer into *a in cxt; false when memory is short. */
@@ -529,6 +642,14 @@ psvc_cache_lookup(PsvcCacheProbe *p, PsvcCachedAnswer *answer)
 		else if (e->etag_len > 0 && copy_out(e, p->cxt, answer))
 			found = PSVC_CACHE_STALE;
 	}
+	if (found != PSVC_CACHE_MISS)
+	{
+		/* the decoded page goes with the body it was made from */
+		copy_out_decoded(e, p, answer);
+		p->stamp = e->stamp;
+		if (answer->decoded != NULL && found == PSVC_CACHE_HIT)
+			cache->decoded_hits++;
+	}
 	if (found == PSVC_CACHE_HIT)
 		cache->hits++;
 	else
@@ -567,7 +688,6 @@ psvc_cache_store(PsvcCacheProbe *p, const char *body, size_t len,
 	int			need;
 	CacheEntry *e;
 	bool		found;
-	int32		prev = -1;
 	int32		b;
 	int			off = 0;
 
@@ -631,19 +751,12 @@ psvc_cache_store(PsvcCacheProbe *p, const char *body, size_t len,
 	e->etag_len = (uint32) etag_len;
 	e->body_len = (uint32) len;
 	e->nblocks = need;
-	e->first_block = -1;
-	for (int i = 0; i < need; i++)
-	{
-		b = cache->free_head;
-		cache->free_head = cache->next[b];
-		cache->nfree--;
-		cache->next[b] = -1;
-		if (prev < 0)
-			e->first_block = b;
-		else
-			cache->next[prev] = b;
-		prev = b;
-	}
+	e->first_block = take_chain(need);
+	e->stamp = ++cache->last_stamp;
+	p->stamp = e->stamp;
+	e->dec_block = -1;
+	e->dec_nblocks = 0;
+	e->dec_sig_len = e->dec_len = 0;
 	b = e->first_block;
 	copy_chain(&b, &off, (char *) content_type, ctype_len, false);
 	copy_chain(&b, &off, (char *) etag, etag_len, false);
@@ -651,6 +764,59 @@ psvc_cache_store(PsvcCacheProbe *p, const char *body, size_t len,
 	dlist_push_head(&cache->lru, &e->lru);
 	cache->nentries++;
 	cache->stores++;
+	LWLockRelease(cache->lock);
+}
+
+void
+psvc_cache_keep_decoded(PsvcCacheProbe *p, const char *page, size_t len)
+{
+	CacheEntry *e;
+	size_t		total = p->dec_sig_len + len;
+	int			need;
+	int32		b;
+	int			off = 0;
+
+	if (p->stamp == 0 || p->dec_sig == NULL)
+		return;
+	need = (int) Max((total + PSVC_CACHE_BLOCK - 1) / PSVC_CACHE_BLOCK, 1);
+
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	e = hash_search(cache_table, p->key, HASH_FIND, NULL);
+	/* only beside the very answer it was decoded from, within the limit */
+	if (e == NULL || e->stamp != p->stamp ||
+		e->nblocks + need > cache->max_entry_blocks ||
+		(e->dec_block >= 0 && e->dec_sig_len == p->dec_sig_len &&
+		 chain_starts_with(e->dec_block, p->dec_sig, p->dec_sig_len)))
+	{
+		LWLockRelease(cache->lock);
+		return;
+	}
+	/* another decoding's page gives way: the last scan's is kept */
+	drop_decoded(e);
+	while (cache->nfree < need)
+	{
+		dlist_node *n = dlist_tail_node(&cache->lru);
+		CacheEntry *victim = dlist_container(CacheEntry, lru, n);
+
+		if (victim == e)
+		{
+			if (!dlist_has_prev(&cache->lru, n))
+				break;
+			victim = dlist_container(CacheEntry, lru, dlist_prev_node(&cache->lru, n));
+		}
+		remove_entry(victim);
+		cache->evictions++;
+	}
+	if (cache->nfree >= need)
+	{
+		e->dec_block = take_chain(need);
+		e->dec_nblocks = need;
+		e->dec_sig_len = (uint32) p->dec_sig_len;
+		e->dec_len = (uint32) len;
+		b = e->dec_block;
+		copy_chain(&b, &off, unconstify(char *, p->dec_sig), p->dec_sig_len, false);
+		copy_chain(&b, &off, unconstify(char *, page), len, false);
+	}
 	LWLockRelease(cache->lock);
 }
 
@@ -694,6 +860,7 @@ psvc_cache_reset(PG_FUNCTION_ARGS)
 		remove_entry(dlist_container(CacheEntry, lru, dlist_head_node(&cache->lru)));
 	cache->hits = cache->misses = cache->stores = 0;
 	cache->evictions = cache->not_stored = cache->revalidated = 0;
+	cache->decoded_hits = 0;
 	cache->reset_at = GetCurrentTimestamp();
 	LWLockRelease(cache->lock);
 	PG_RETURN_INT64(n);
@@ -710,8 +877,8 @@ Datum
 psvc_cache_usage(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[14];
-	bool		nulls[14];
+	Datum		values[15];
+	bool		nulls[15];
 	int64		cached = 0;
 	dlist_iter	it;
 	int			i = 0;
@@ -741,6 +908,7 @@ psvc_cache_usage(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(cache->evictions);
 	values[i++] = Int64GetDatum(cache->not_stored);
 	values[i++] = Int64GetDatum(cache->revalidated);
+	values[i++] = Int64GetDatum(cache->decoded_hits);
 	values[i++] = TimestampTzGetDatum(cache->reset_at);
 	LWLockRelease(cache->lock);
 	Assert(i == lengthof(values));

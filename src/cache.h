@@ -8,7 +8,9 @@
  * functions: it probes the cache when a request starts, serves a hit
  * without the rate limiter or the network, stores a 2xx answer when a
  * miss completes, and reports every request that changes state at a
- * service.  What a probe allocates lives in the memory
+ * service.  A scan may leave the decoded page of an answer beside it, so
+ * that a hit serves the page too and the body is not parsed again.  What
+ * a probe allocates lives in the memory
  * context the caller gives (the transfer's).
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -63,6 +65,12 @@ typedef struct PsvcCachedAnswer
 	long		status;
 	char	   *content_type;	/* or NULL */
 	char	   *etag;			/* or NULL */
+	/*
+	 * The decoded page a scan left beside the body (json_page_flat.c), when
+	 * it was made by a decoding of the probed request's signature; or NULL.
+	 */
+	char	   *decoded;
+	size_t		decoded_len;
 } PsvcCachedAnswer;
 
 /*
@@ -89,6 +97,17 @@ extern void psvc_cache_refresh(PsvcCacheProbe *probe);
 extern void psvc_cache_store(PsvcCacheProbe *probe, const char *body, size_t len,
 							 long status, const char *content_type,
 							 const char *etag);
+
+/*
+ * Keeps page, the decoded page (json_page_flat.c) of the answer the probe
+ * read or stored, beside that answer, tagged with the signature of the
+ * probed request (PsvcHttpRequest.decoded_sig); replaces the page of
+ * another signature.  Nothing when the entry has gone or changed since,
+ * or when the page would make the entry larger than the cache takes.
+ * Evicts other entries for room.  Never raises.
+ */
+extern void psvc_cache_keep_decoded(PsvcCacheProbe *probe, const char *page,
+									size_t len);
 
 /*
  * A request that may change state at the service of server serverid (of

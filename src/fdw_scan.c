@@ -200,6 +200,9 @@ typedef struct PsvcScanState
 	int64		cache_misses;
 
 	int			cache_ttl_ms;	/* the table's option cache_ttl, -1: none */
+	char	   *decoded_sig;	/* how pages are decoded, for the decoded
+								 * pages of the response cache */
+	size_t		decoded_sig_len;
 } PsvcScanState;
 
 /* error context: which table and page an error belongs to */
@@ -208,6 +211,8 @@ typedef struct ScanErrorArg
 	PsvcScanState *st;
 	const char *column;
 } ScanErrorArg;
+
+static PsvcPage *decode_response(PsvcScanState *st, PsvcHttpResponse *resp);
 
 static void
 scan_error_callback(void *arg)
@@ -261,6 +266,15 @@ page_limit(PsvcScanState *st)
  * The request for a stream's next page.  Allocates in CurrentMemoryContext.
  * value_texts gives each pushed value's text for this stream.
  */
+/* The member of a body that holds the scan's items (json.h). */
+static const char *
+items_key(PsvcScanState *st)
+{
+	if (st->detail)
+		return st->ep->detail->envelope;
+	return st->ep->items_key ? st->ep->items_key : st->ep->list->envelope;
+}
+
 static PsvcHttpRequest *
 build_request(PsvcScanState *st, Stream *s)
 {
@@ -317,6 +331,8 @@ build_request(PsvcScanState *st, Stream *s)
 	}
 	/* a missing object or content is a normal, empty answer (see above) */
 	req->return_errors = true;
+	req->decoded_sig = st->decoded_sig;
+	req->decoded_sig_len = st->decoded_sig_len;
 	if (st->cache_ttl_ms >= 0)
 	{
 		req->has_cache_ttl = true;
@@ -812,12 +828,7 @@ advance(PsvcScanState *st)
 		/* the page points into the body, which lives until the page does */
 		st->page_body_cxt = body_cxt;
 		old = MemoryContextSwitchTo(st->page_cxt);
-		st->page = psvc_json_decode_page_in_place(resp->body, resp->body_len,
-												  st->detail ? st->ep->detail->envelope :
-												  (st->ep->items_key ? st->ep->items_key : st->ep->list->envelope),
-												  st->detail, st->nfields, st->fields,
-												  st->want_jsonb,
-												  psprintf("GET %s", st->detail ? st->ep->detail->route : st->ep->list->route));
+		st->page = decode_response(st, resp);
 		MemoryContextSwitchTo(old);
 		error_context_stack = errcb.previous;
 
@@ -860,6 +871,42 @@ advance(PsvcScanState *st)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * The page of a 2xx response, in CurrentMemoryContext (the page context),
+ * pointing into resp's body and decoded page, which live in the
+ * transfer's context (page_body_cxt) as long as the page.  An answer of
+ * the response cache may come with its decoded page (json_page_flat.c):
+ * then nothing is parsed.  Otherwise the body is decoded, and the page is
+ * left beside a cached answer for the next scan.
+ */
+static PsvcPage *
+decode_response(PsvcScanState *st, PsvcHttpResponse *resp)
+{
+	PsvcPage   *page = NULL;
+	char	   *flat;
+	size_t		flat_len;
+
+	if (resp->decoded != NULL)
+		page = psvc_json_page_unflatten(resp->decoded, resp->decoded_len,
+										resp->body, resp->body_len, st->nfields);
+	if (page != NULL)
+		return page;
+	page = psvc_json_decode_page_in_place(resp->body, resp->body_len,
+										  items_key(st), st->detail,
+										  st->nfields, st->fields, st->want_jsonb,
+										  psprintf("GET %s", st->detail ?
+												   st->ep->detail->route :
+												   st->ep->list->route));
+	if (resp->cache_probe != NULL)
+	{
+		flat = psvc_json_page_flatten(page, resp->body, resp->body_len,
+									  st->nfields, &flat_len);
+		psvc_http_keep_decoded(resp, flat, flat_len);
+		pfree(flat);
+	}
+	return page;
 }
 
 /*
@@ -1047,6 +1094,11 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 			st->want_jsonb = true;
 		}
 	}
+
+	st->decoded_sig = psvc_json_decode_signature(items_key(st), st->detail,
+												 st->nfields, st->fields,
+												 st->want_jsonb,
+												 &st->decoded_sig_len);
 
 	st->recheck = ExecInitQual(plan->fdw_recheck_quals, (PlanState *) node);
 	if (list_length(priv) > PSVC_PRIV_MISSING &&

@@ -586,6 +586,9 @@ complete_from_cache(PsvcTransfer *t, const PsvcCachedAnswer *a)
 	resp->content_type = a->content_type;
 	resp->url_for_explain = t->description;
 	resp->from_cache = true;
+	resp->decoded = a->decoded;
+	resp->decoded_len = a->decoded_len;
+	resp->cache_probe = t->cache;
 	resp->converted = true;		/* stored in this database's encoding */
 	t->outcome = OUTCOME_HTTP;
 	t->status = a->status;
@@ -608,6 +611,9 @@ complete_revalidated(PsvcTransfer *t)
 	resp->body_len = t->stale->len;
 	resp->content_type = t->stale->content_type;
 	resp->converted = true;		/* stored in this database's encoding */
+	resp->decoded = t->stale->decoded;
+	resp->decoded_len = t->stale->decoded_len;
+	resp->cache_probe = t->cache;
 	t->status = t->stale->status;
 	psvc_cache_refresh(t->cache);
 }
@@ -734,6 +740,30 @@ add_header(PsvcTransfer *t, const char *h)
 		header_oom();
 }
 
+/*
+ * The cache probe of req (cache.c), in cxt; wipes key if it raises, since
+ * the caller wipes it only on return.
+ */
+static PsvcCacheProbe *
+probe_cache(const PsvcHttpRequest *req, const char *url, char *key,
+			MemoryContext cxt)
+{
+	PsvcCacheProbe *probe = NULL;
+
+	PG_TRY();
+	{
+		probe = psvc_cache_probe(req, url, key, cxt);
+	}
+	PG_CATCH();
+	{
+		if (key != NULL)
+			explicit_bzero(key, strlen(key));
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return probe;
+}
+
 /* ---------------------------------------------------------------------
  * The interface
  * ---------------------------------------------------------------------
@@ -752,6 +782,8 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	MemoryContext oldcxt;
 	StringInfoData buf;
 	char	   *key;
+	PsvcCachedAnswer answer;
+	PsvcCacheFound found = PSVC_CACHE_MISS;
 
 	/* every request is an operation of the catalogue (catalog.c) */
 	if (req->op == NULL)
@@ -836,7 +868,43 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 		}
 	}
 
+	/*
+	 * The response cache first: a hit needs no header, no rate limiter and
+	 * no network (cache.c).  The cache keeps a hash of the key, never the
+	 * key; the key leaves our memory before anything else can raise.
+	 */
+	key = psvc_options_api_key(req->server);
+	t->serverid = req->server->serverid;
+	t->cache = probe_cache(req, t->url, key, cxt);
+	/* an answer past its TTL that has an ETag is revalidated (below) */
+	if (t->cache != NULL)
+		found = psvc_cache_lookup(t->cache, &answer);
+	if (found == PSVC_CACHE_HIT)
+	{
+		if (key != NULL)
+		{
+			explicit_bzero(key, strlen(key));
+			pfree(key);
+		}
+		MemoryContextSwitchTo(oldcxt);
+		INSTR_TIME_SET_CURRENT(t->started);
+		complete_from_cache(t, &answer);
+		return t;
+	}
+
 	/* headers; t->headers is released by the callback whatever happens */
+	if (key != NULL)
+	{
+		char	   *h = psprintf("Authorization: Bearer %s", key);
+		bool		added = try_add_header(t, h);
+
+		explicit_bzero(h, strlen(h));
+		explicit_bzero(key, strlen(key));
+		pfree(h);
+		pfree(key);
+		if (!added)
+			header_oom();
+	}
 	add_header(t, "Accept: application/json");
 	if (t->body != NULL)
 	{
@@ -849,55 +917,18 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	else if (strcmp(t->method, "POST") == 0)
 		add_header(t, "Content-Type:");	/* no form-encoded default */
 	add_header(t, "Expect:");	/* no 100-continue round trip */
-
-	key = psvc_options_api_key(req->server);
-	/* the response cache keeps a hash of the key, never the key */
-	t->serverid = req->server->serverid;
-	t->cache = psvc_cache_probe(req, t->url, key, cxt);
-	if (key != NULL)
+	if (found == PSVC_CACHE_STALE &&
+		strspn(answer.etag, "!#$%&'()*+,-./0123456789:;<=>?@"
+			   "ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~\" ")
+		== strlen(answer.etag))
 	{
-		char	   *h = psprintf("Authorization: Bearer %s", key);
-		bool		added = try_add_header(t, h);
-
-		/* the key leaves our memory before anything can raise */
-		explicit_bzero(h, strlen(h));
-		explicit_bzero(key, strlen(key));
-		pfree(h);
-		pfree(key);
-		if (!added)
-			header_oom();
+		add_header(t, psprintf("If-None-Match: %s", answer.etag));
+		t->stale = palloc(sizeof(PsvcCachedAnswer));
+		*t->stale = answer;
 	}
 
 	MemoryContextSwitchTo(oldcxt);
 
-	/*
-	 * A hit skips the rate limiter and the network; an answer past its TTL
-	 * that has an ETag is revalidated with If-None-Match (cache.c).
-	 */
-	if (t->cache != NULL)
-	{
-		PsvcCachedAnswer answer;
-
-		switch (psvc_cache_lookup(t->cache, &answer))
-		{
-			case PSVC_CACHE_HIT:
-				INSTR_TIME_SET_CURRENT(t->started);
-				complete_from_cache(t, &answer);
-				return t;
-			case PSVC_CACHE_STALE:
-				if (strspn(answer.etag, "!#$%&'()*+,-./0123456789:;<=>?@"
-						   "ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~\" ")
-					== strlen(answer.etag))
-				{
-					add_header(t, psprintf("If-None-Match: %s", answer.etag));
-					t->stale = MemoryContextAlloc(cxt, sizeof(PsvcCachedAnswer));
-					*t->stale = answer;
-				}
-				break;
-			case PSVC_CACHE_MISS:
-				break;
-		}
-	}
 	/* a write: what other requests cache from now on may be stale */
 	if (t->writes)
 		psvc_cache_note_write(t->serverid);
@@ -1108,8 +1139,11 @@ psvc_http_finish(PsvcTransfer *t)
 		 * and an answer that failed to convert is never kept.
 		 */
 		if (t->cache != NULL && !t->resp->from_cache)
+		{
 			psvc_cache_store(t->cache, t->resp->body, t->resp->body_len,
 							 t->status, t->resp->content_type, t->etag);
+			t->resp->cache_probe = t->cache;
+		}
 		return t->resp;
 	}
 	if (t->outcome == OUTCOME_HTTP && t->return_errors)
@@ -1141,6 +1175,13 @@ void
 psvc_http_cancel(PsvcTransfer *t)
 {
 	transfer_release(t);
+}
+
+void
+psvc_http_keep_decoded(PsvcHttpResponse *resp, const char *page, size_t len)
+{
+	if (resp->cache_probe != NULL)
+		psvc_cache_keep_decoded(resp->cache_probe, page, len);
 }
 
 /* start + finish, with everything in CurrentMemoryContext. */

@@ -91,6 +91,14 @@ typedef struct PsvcHttpRequest
 								 * option cache_ttl, which overrides the
 								 * server's and the default (cache.c) */
 	int			cache_ttl_ms;
+	/*
+	 * How the caller will decode the answer (psvc_json_decode_signature):
+	 * a cached answer comes with the page a decoding of this signature left
+	 * beside it (PsvcHttpResponse.decoded); NULL: the caller does not
+	 * decode pages.
+	 */
+	const char *decoded_sig;
+	size_t		decoded_sig_len;
 } PsvcHttpRequest;
 
 /*
@@ -123,6 +131,14 @@ typedef struct PsvcHttpResponse
 	bool		from_cache;		/* served by the response cache: nothing
 								 * was sent (cache.c) */
 	bool		cache_miss;		/* looked up in the cache, not found */
+	/*
+	 * An answer of the response cache: the decoded page kept beside it for
+	 * the request's decoded_sig (json_page_flat.c), or NULL.
+	 */
+	char	   *decoded;
+	size_t		decoded_len;
+	/* the cache's handle on the answer, for psvc_http_keep_decoded */
+	struct PsvcCacheProbe *cache_probe;
 } PsvcHttpResponse;
 
 typedef struct PsvcTransfer PsvcTransfer;
@@ -150,6 +166,13 @@ extern bool psvc_http_done(PsvcTransfer *t);
 extern PsvcHttpResponse *psvc_http_finish(PsvcTransfer *t);
 /* Aborts a transfer that is no longer wanted and releases its handle. */
 extern void psvc_http_cancel(PsvcTransfer *t);
+/*
+ * Keeps page, the decoded page of resp's body (json_page_flat.c), in the
+ * response cache beside the answer, for the next scan of the same
+ * signature; nothing when resp was not cached.  Never raises.
+ */
+extern void psvc_http_keep_decoded(PsvcHttpResponse *resp, const char *page,
+								   size_t len);
 /* start + finish; the response is allocated in CurrentMemoryContext. */
 extern PsvcHttpResponse *psvc_http_request(const PsvcHttpRequest *req);
 /* in http_url.c: the one builder of request paths */

@@ -6,7 +6,8 @@
  *
  * The module is json_decode.c (one pass over a list or detail body: the
  * requested members of every item, and each item's jsonb when asked),
- * json_decode_util.c (text, strings and errors), json_decode_jsonb.c
+ * json_decode_util.c (text, strings and errors), json_page_flat.c (a
+ * decoded page as a block the response cache keeps), json_decode_jsonb.c
  * (the one jsonb builder: an item's jsonb in the decoder's pass, and a
  * whole text's, psvc_json_to_jsonb) and json_error.c (the one reader of
  * error bodies); their shared internals are in json_decode_int.h.  It
@@ -91,6 +92,29 @@ extern PsvcPage *psvc_json_decode_page_in_place(const char *body, size_t len,
  * CurrentMemoryContext.
  */
 extern char *psvc_json_peek_cursor(const char *body, size_t len);
+
+/*
+ * in json_page_flat.c: a decoded page kept beside its body (the response
+ * cache's decoded pages), so that a scan of a cached answer skips the
+ * parse.  All three allocate in CurrentMemoryContext.
+ *
+ * The signature of a decoding (the arguments above that shape the page),
+ * as *len bytes: two decodings give the same page of the same body
+ * exactly when their signatures are equal.
+ */
+extern char *psvc_json_decode_signature(const char *items_key, bool single,
+										int nfields, const char *const *fields,
+										bool want_jsonb, size_t *len);
+/* A page decoded in place from body, as one block of *len bytes. */
+extern char *psvc_json_page_flatten(const PsvcPage *page, const char *body,
+									size_t body_len, int nfields, size_t *len);
+/*
+ * The page of such a block, pointing into flat and body (both must outlive
+ * it); NULL when the block does not belong to that body and nfields.
+ */
+extern PsvcPage *psvc_json_page_unflatten(const char *flat, size_t len,
+										  const char *body, size_t body_len,
+										  int nfields);
 
 /* in json_decode_jsonb.c */
 

@@ -27,6 +27,7 @@ CREATE FUNCTION @extschema@.cache_usage(
     OUT evictions pg_catalog.int8,
     OUT not_stored pg_catalog.int8,
     OUT revalidated pg_catalog.int8,
+    OUT decoded_hits pg_catalog.int8,
     OUT reset_at pg_catalog.timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'psvc_cache_usage'
@@ -36,7 +37,7 @@ CREATE VIEW @extschema@.cache_usage AS
   SELECT * FROM @extschema@.cache_usage();
 
 COMMENT ON VIEW @extschema@.cache_usage
-IS 'the response cache: its memory (partner_svc.cache_size, what it took, what its entries hold), entries, and hits, misses, stores, evictions and revalidations since cache_reset()';
+IS 'the response cache: its memory (partner_svc.cache_size, what it took, what its entries hold), entries, and hits (decoded_hits: served with their decoded page), misses, stores, evictions and revalidations since cache_reset()';
 
 GRANT SELECT ON @extschema@.cache_usage TO PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.cache_reset() FROM PUBLIC;
