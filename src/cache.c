@@ -170,6 +170,7 @@ struct PsvcCacheProbe
 
 /* GUCs */
 static bool cache_enabled = true;
+static double cache_time_scale = 1.0;
 static int	cache_size_kb = 64 * 1024;
 
 static CacheShared *cache = NULL;
@@ -199,6 +200,18 @@ psvc_cache_init(void)
 							 &cache_enabled,
 							 true,
 							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("partner_svc.cache_time_scale",
+							 "Real milliseconds per millisecond of the partners' clock, for cache TTLs.",
+							 "Every TTL is multiplied by it when an entry is read.  1 for real services; "
+							 "the sandbox's --time-scale when it runs its clock faster.",
+							 &cache_time_scale,
+							 1.0,
+							 0.0001,
+							 1.0,
+							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
 
@@ -303,17 +316,25 @@ cache_shmem_startup(void)
  */
 
 /*
- * The TTL of req in milliseconds: the table's option, the server's option,
- * else the default of its operation in the catalogue (catalog.c).
+ * The TTL of req in real milliseconds: the table's option, the server's
+ * option, else the default of its operation in the catalogue (catalog.c),
+ * all in the partners' time, scaled by partner_svc.cache_time_scale (a
+ * scaled TTL is at least 1 ms: only 0 means "not cached").
  */
 static int
 request_ttl(const PsvcHttpRequest *req)
 {
+	int			ttl;
+
 	if (req->has_cache_ttl)
-		return req->cache_ttl_ms;
-	if (req->server->cache_ttl_ms >= 0)
-		return req->server->cache_ttl_ms;
-	return req->op != NULL ? req->op->cache_ttl_s * 1000 : 0;
+		ttl = req->cache_ttl_ms;
+	else if (req->server->cache_ttl_ms >= 0)
+		ttl = req->server->cache_ttl_ms;
+	else
+		ttl = req->op != NULL ? req->op->cache_ttl_s * 1000 : 0;
+	if (ttl <= 0 || cache_time_scale >= 1.0)
+		return ttl;
+	return Max((int) (ttl * cache_time_scale), 1);
 }
 
 /* ---------------------------------------------------------------------
