@@ -14,10 +14,10 @@
  * a request that changes state is never cached.  docs/cache.md has the
  * defaults and the reasons.
  *
- * The key.  SHA-256 of (database, server, SHA-256 of the API key, method,
- * full URL with its query string, the server's proxy and TLS files).  An answer is thus served only to a
- * role whose user mapping gives the same key (the key itself is never
- * stored, only its hash, inside the hash of the whole request), and a
+ * The key.  SHA-256 of (database, server, the API key, method, full URL
+ * with its query string, the server's proxy and TLS files).  An answer is
+ * thus served only to a role whose user mapping gives the same key (the
+ * key itself is never stored, only the hash of the whole request), and a
  * changed base_url, query, proxy or CA file is another entry.  The TTL is
  * not part of the key: it is applied when an entry is read, with the TTL
  * of the reading request, so a lowered TTL takes effect at once; so is
@@ -485,11 +485,10 @@ psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
 {
 	PsvcCacheProbe *p;
 	int			ttl;
-	uint8		key_hash[PSVC_CACHE_KEY_LEN];
 	Oid			ids[2];
 	const char *conn[4];
-	const void *parts[8];
-	size_t		lens[8];
+	const void *parts[9];
+	size_t		lens[9];
 
 	if (cache == NULL || !cache_enabled || req->unsafe ||
 		strcmp(req->method, "GET") != 0)
@@ -519,26 +518,23 @@ psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
 		p->dec_sig_len = req->decoded_sig_len;
 	}
 
-	/* the key's own hash first, so the key is in no other buffer */
-	if (api_key != NULL)
-	{
-		parts[0] = api_key;
-		lens[0] = strlen(api_key);
-		sha256(key_hash, 1, parts, lens);
-	}
-	else
-		memset(key_hash, 0, sizeof(key_hash));
-
+	/*
+	 * One digest of everything, the API key read in place (no copy of it is
+	 * made); every string ends with its NUL so that no two requests give
+	 * the same input, and a request without a key has a marker of its own.
+	 */
 	ids[0] = MyDatabaseId;
 	ids[1] = p->serverid;
 	parts[0] = ids;
 	lens[0] = sizeof(ids);
-	parts[1] = key_hash;
-	lens[1] = sizeof(key_hash);
-	parts[2] = req->method;
-	lens[2] = strlen(req->method) + 1;
-	parts[3] = url;
-	lens[3] = strlen(url) + 1;
+	parts[1] = api_key != NULL ? "K" : "-";
+	lens[1] = 1;
+	parts[2] = api_key != NULL ? api_key : "";
+	lens[2] = api_key != NULL ? strlen(api_key) + 1 : 0;
+	parts[3] = req->method;
+	lens[3] = strlen(req->method) + 1;
+	parts[4] = url;
+	lens[4] = strlen(url) + 1;
 	/* how the answer was fetched: another proxy or TLS setup, another entry */
 	conn[0] = req->server->proxy;
 	conn[1] = req->server->ssl_ca_file;
@@ -546,11 +542,10 @@ psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
 	conn[3] = req->server->ssl_key_file;
 	for (int i = 0; i < 4; i++)
 	{
-		parts[4 + i] = conn[i] ? conn[i] : "";
-		lens[4 + i] = strlen(parts[4 + i]) + 1;
+		parts[5 + i] = conn[i] ? conn[i] : "";
+		lens[5 + i] = strlen(parts[5 + i]) + 1;
 	}
-	sha256(p->key, 8, parts, lens);
-	explicit_bzero(key_hash, sizeof(key_hash));
+	sha256(p->key, 9, parts, lens);
 	return p;
 }
 
