@@ -73,6 +73,10 @@ extern const PsvcColumnDef *psvc_fdw_column_def(const PsvcEndpoint *ep, Oid reli
 extern int	psvc_fdw_field_index(const PsvcColumnDef *def, const char **fields, int *nfields);
 /* The endpoint of a foreign table, checked against its server's service. */
 extern const PsvcEndpoint *psvc_fdw_endpoint(Oid relid, struct PsvcServer **server);
+/* The same from the table's catalogue entry, when the caller has it. */
+struct ForeignTable;
+extern const PsvcEndpoint *psvc_fdw_endpoint_of(const struct ForeignTable *ft,
+												struct PsvcServer **server);
 
 /* in fdw_scan.c */
 extern void psvc_fdw_begin(ForeignScanState *node, int eflags);

@@ -125,8 +125,14 @@ typedef struct PsvcRelInfo
 const PsvcEndpoint *
 psvc_fdw_endpoint(Oid relid, PsvcServer **server)
 {
-	ForeignTable *ft = GetForeignTable(relid);
-	char	   *resource = psvc_options_resource(relid);
+	return psvc_fdw_endpoint_of(GetForeignTable(relid), server);
+}
+
+const PsvcEndpoint *
+psvc_fdw_endpoint_of(const ForeignTable *ft, PsvcServer **server)
+{
+	Oid			relid = ft->relid;
+	char	   *resource = psvc_options_resource(ft);
 	const PsvcEndpoint *ep = psvc_endpoint_find(resource);
 	PsvcServer *srv = psvc_options_server(ft->serverid);
 

@@ -1012,13 +1012,15 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 	List	   *priv = plan->fdw_private;
 	List	   *pushed = list_nth(priv, PSVC_PRIV_PUSHED);
 	List	   *attrs = list_nth(priv, PSVC_PRIV_ATTRS);
+	ForeignTable *ft;
 	TupleDesc	desc;
 	ListCell   *lc;
 	int			i;
 
 	st->rel = node->ss.ss_currentRelation;
 	desc = RelationGetDescr(st->rel);
-	st->ep = psvc_fdw_endpoint(RelationGetRelid(st->rel), &st->server);
+	ft = GetForeignTable(RelationGetRelid(st->rel));
+	st->ep = psvc_fdw_endpoint_of(ft, &st->server);
 	/*
 	 * The table's own cache_ttl; the scan of an UPDATE or DELETE reads
 	 * what it changes from the service, never from the cache.
@@ -1026,7 +1028,7 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 	if (ExecRelationIsTargetRelation(node->ss.ps.state, plan->scan.scanrelid))
 		st->cache_ttl_ms = 0;
 	else
-		st->cache_ttl_ms = psvc_options_table_cache_ttl(RelationGetRelid(st->rel));
+		st->cache_ttl_ms = psvc_options_table_cache_ttl(ft);
 	st->detail = intVal(list_nth(priv, PSVC_PRIV_DETAIL)) != 0;
 	st->limit = intVal(list_nth(priv, PSVC_PRIV_LIMIT));
 

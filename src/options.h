@@ -90,10 +90,14 @@ extern int	psvc_options_parse_size(const char *value);
 #define PSVC_MAX_CACHE_TTL_MS	(24 * 3600 * 1000)
 /* Milliseconds of a cache_ttl value (a time, 0 to 24 h); 22023 otherwise. */
 extern int	psvc_options_parse_ttl(const char *value);
-/* A foreign table's option cache_ttl in ms, -1 when it has none. */
-extern int	psvc_options_table_cache_ttl(Oid relid);
-/* The "resource" option of a foreign table; palloc'd in CurrentMemoryContext. */
-extern char *psvc_options_resource(Oid relid);
+/*
+ * Options of a foreign table, from what GetForeignTable gave (one read of
+ * the catalogue serves both): its cache_ttl in ms, -1 when it has none;
+ * its "resource", palloc'd in CurrentMemoryContext.
+ */
+struct ForeignTable;
+extern int	psvc_options_table_cache_ttl(const struct ForeignTable *ft);
+extern char *psvc_options_resource(const struct ForeignTable *ft);
 /* The effective value of a setting: the server's option, else the GUC. */
 extern int	psvc_options_setting(const PsvcServer *s, PsvcSettingId id);
 /* Name, bounds and unit of a setting by option name; NULL if none. */

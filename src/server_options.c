@@ -326,16 +326,15 @@ psvc_options_api_key(const PsvcServer *server)
 }
 
 char *
-psvc_options_resource(Oid relid)
+psvc_options_resource(const ForeignTable *ft)
 {
-	ForeignTable *ft = GetForeignTable(relid);
 	const char *r = option_value(ft->options, "resource");
 
 	if (r == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("foreign table \"%s\" has no option \"resource\"",
-						get_rel_name(relid))));
+						get_rel_name(ft->relid))));
 	return pstrdup(r);
 }
 
@@ -388,9 +387,8 @@ psvc_options_parse_ttl(const char *value)
 
 /* The option cache_ttl of a foreign table in ms, -1 when it has none. */
 int
-psvc_options_table_cache_ttl(Oid relid)
+psvc_options_table_cache_ttl(const ForeignTable *ft)
 {
-	ForeignTable *ft = GetForeignTable(relid);
 	const char *v = option_value(ft->options, "cache_ttl");
 
 	return v ? psvc_options_parse_ttl(v) : -1;
