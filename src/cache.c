@@ -166,6 +166,7 @@ struct PsvcCacheProbe
 	const char *dec_sig;		/* the signature of the caller's decoding */
 	size_t		dec_sig_len;
 	uint64		stamp;			/* of the entry read or stored, 0: none */
+	int			entry_blocks;	/* that entry's answer's blocks */
 };
 
 /* GUCs */
@@ -663,6 +664,7 @@ psvc_cache_lookup(PsvcCacheProbe *p, PsvcCachedAnswer *answer)
 		/* the decoded page goes with the body it was made from */
 		copy_out_decoded(e, p, answer);
 		p->stamp = e->stamp;
+		p->entry_blocks = e->nblocks;
 		if (answer->decoded != NULL && found == PSVC_CACHE_HIT)
 			cache->decoded_hits++;
 	}
@@ -770,6 +772,7 @@ psvc_cache_store(PsvcCacheProbe *p, const char *body, size_t len,
 	e->first_block = take_chain(need);
 	e->stamp = ++cache->last_stamp;
 	p->stamp = e->stamp;
+	p->entry_blocks = need;
 	e->dec_block = -1;
 	e->dec_nblocks = 0;
 	e->dec_sig_len = e->dec_len = 0;
@@ -781,6 +784,18 @@ psvc_cache_store(PsvcCacheProbe *p, const char *body, size_t len,
 	cache->nentries++;
 	cache->stores++;
 	LWLockRelease(cache->lock);
+}
+
+size_t
+psvc_cache_decoded_room(PsvcCacheProbe *p)
+{
+	size_t		room;
+
+	if (p->stamp == 0 || p->dec_sig == NULL ||
+		p->entry_blocks >= cache->max_entry_blocks)
+		return 0;
+	room = (size_t) (cache->max_entry_blocks - p->entry_blocks) * PSVC_CACHE_BLOCK;
+	return room > p->dec_sig_len ? room - p->dec_sig_len : 0;
 }
 
 void

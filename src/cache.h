@@ -99,6 +99,14 @@ extern void psvc_cache_store(PsvcCacheProbe *probe, const char *body, size_t len
 							 const char *etag);
 
 /*
+ * The most bytes a decoded page of the answer the probe read or stored
+ * may have for psvc_cache_keep_decoded to keep it (an answer and its page
+ * take at most an eighth of the cache); 0 when none would be kept.  Reads
+ * no shared state that needs the lock.
+ */
+extern size_t psvc_cache_decoded_room(PsvcCacheProbe *probe);
+
+/*
  * Keeps page, the decoded page (json_page_flat.c) of the answer the probe
  * read or stored, beside that answer, tagged with the signature of the
  * probed request (PsvcHttpRequest.decoded_sig); replaces the page of

@@ -887,6 +887,7 @@ decode_response(PsvcScanState *st, PsvcHttpResponse *resp)
 	PsvcPage   *page = NULL;
 	char	   *flat;
 	size_t		flat_len;
+	size_t		room;
 
 	if (resp->decoded != NULL)
 		page = psvc_json_page_unflatten(resp->decoded, resp->decoded_len,
@@ -899,12 +900,16 @@ decode_response(PsvcScanState *st, PsvcHttpResponse *resp)
 										  psprintf("GET %s", st->detail ?
 												   st->ep->detail->route :
 												   st->ep->list->route));
-	if (resp->cache_probe != NULL)
+	room = psvc_http_decoded_room(resp);
+	if (room > 0)
 	{
 		flat = psvc_json_page_flatten(page, resp->body, resp->body_len,
-									  st->nfields, &flat_len);
-		psvc_http_keep_decoded(resp, flat, flat_len);
-		pfree(flat);
+									  st->nfields, room, &flat_len);
+		if (flat != NULL)
+		{
+			psvc_http_keep_decoded(resp, flat, flat_len);
+			pfree(flat);
+		}
 	}
 	return page;
 }

@@ -1177,6 +1177,12 @@ psvc_http_cancel(PsvcTransfer *t)
 	transfer_release(t);
 }
 
+size_t
+psvc_http_decoded_room(const PsvcHttpResponse *resp)
+{
+	return resp->cache_probe != NULL ? psvc_cache_decoded_room(resp->cache_probe) : 0;
+}
+
 void
 psvc_http_keep_decoded(PsvcHttpResponse *resp, const char *page, size_t len)
 {

@@ -173,6 +173,8 @@ extern void psvc_http_cancel(PsvcTransfer *t);
  */
 extern void psvc_http_keep_decoded(PsvcHttpResponse *resp, const char *page,
 								   size_t len);
+/* The most bytes such a page may have to be kept; 0: it would not be. */
+extern size_t psvc_http_decoded_room(const PsvcHttpResponse *resp);
 /* start + finish; the response is allocated in CurrentMemoryContext. */
 extern PsvcHttpResponse *psvc_http_request(const PsvcHttpRequest *req);
 /* in http_url.c: the one builder of request paths */

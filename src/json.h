@@ -105,9 +105,13 @@ extern char *psvc_json_peek_cursor(const char *body, size_t len);
 extern char *psvc_json_decode_signature(const char *items_key, bool single,
 										int nfields, const char *const *fields,
 										bool want_jsonb, size_t *len);
-/* A page decoded in place from body, as one block of *len bytes. */
+/*
+ * A page decoded in place from body, as one block of *len bytes; NULL,
+ * having allocated nothing that stays, when it would exceed max_len.
+ */
 extern char *psvc_json_page_flatten(const PsvcPage *page, const char *body,
-									size_t body_len, int nfields, size_t *len);
+									size_t body_len, int nfields,
+									size_t max_len, size_t *len);
 /*
  * The page of such a block, pointing into flat and body (both must outlive
  * it); NULL when the block does not belong to that body and nfields.

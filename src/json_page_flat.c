@@ -34,6 +34,7 @@
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
+#include "utils/memutils.h"
 
 #include "json.h"
 
@@ -81,79 +82,103 @@ psvc_json_decode_signature(const char *items_key, bool single, int nfields,
 	return buf.data;
 }
 
-/* Appends len bytes at the end of buf and returns their offset. */
-static int32
-append_data(StringInfo buf, const void *data, size_t len)
+/*
+ * Walks page in the block's order, adding up the bytes of its data from
+ * *off on; with out, also copies the data there and fills the tables.
+ */
+static void
+flat_data(const PsvcPage *page, const char *body, int nfields, Size *off,
+		  char *out)
 {
-	int32		off = buf->len;
+	FlatHeader *h = (FlatHeader *) out;
+	FlatItem   *items = out ? (FlatItem *) (out + sizeof(FlatHeader)) : NULL;
+	int32	   *voff = out ? (int32 *) (items + page->nitems) : NULL;
 
-	appendBinaryStringInfo(buf, data, len);
-	return off;
+	if (page->next_cursor != NULL)
+	{
+		size_t		n = strlen(page->next_cursor) + 1;
+
+		if (out)
+		{
+			h->cursor = (int32) *off;
+			memcpy(out + *off, page->next_cursor, n);
+		}
+		*off += n;
+	}
+	for (int i = 0; i < page->nitems; i++)
+	{
+		const PsvcItem *it = &page->items[i];
+
+		if (out)
+		{
+			items[i].json_off = (uint32) (it->json - body);
+			items[i].json_len = it->json_len;
+			items[i].jsonb = -1;
+		}
+		for (int f = 0; f < nfields; f++)
+		{
+			const char *v = it->values[f];
+			size_t		n = v ? strlen(v) + 1 : 0;
+
+			if (out)
+			{
+				voff[(Size) i * nfields + f] = v ? (int32) *off : -1;
+				if (v)
+					memcpy(out + *off, v, n);
+			}
+			*off += n;
+		}
+		if (it->jsonb != NULL)
+		{
+			size_t		n = VARSIZE(it->jsonb);
+
+			*off = MAXALIGN(*off);
+			if (out)
+			{
+				items[i].jsonb = (int32) *off;
+				memcpy(out + *off, it->jsonb, n);
+			}
+			*off += n;
+		}
+	}
 }
 
 /*
  * page, decoded from body (psvc_json_decode_page_in_place: the items'
  * text points into body), as a block of *len bytes allocated in
- * CurrentMemoryContext.
+ * CurrentMemoryContext; NULL, allocating nothing, when the block would be
+ * larger than max_len (or than offsets of the block can say).  A first
+ * walk sizes the block, a second fills it.
  */
 char *
 psvc_json_page_flatten(const PsvcPage *page, const char *body,
-					   size_t body_len, int nfields, size_t *len)
+					   size_t body_len, int nfields, size_t max_len,
+					   size_t *len)
 {
-	StringInfoData buf;
-	FlatHeader	h;
-	Size		items_at;
-	Size		values_at;
+	Size		fixed = sizeof(FlatHeader) + page->nitems * sizeof(FlatItem) +
+		(Size) page->nitems * nfields * sizeof(int32);
+	Size		size = fixed;
+	FlatHeader *h;
+	char	   *out;
 
-	memset(&h, 0, sizeof(h));
-	h.magic = FLAT_MAGIC;
-	h.nitems = page->nitems;
-	h.nfields = nfields;
-	h.body_len = (uint32) body_len;
-	h.has_pagination = page->has_pagination;
-	h.has_more = page->has_more;
-	h.cursor = -1;
+	flat_data(page, body, nfields, &size, NULL);
+	if (size > max_len || size > (Size) PG_INT32_MAX || size >= MaxAllocSize ||
+		body_len > PG_UINT32_MAX)
+		return NULL;
 
-	initStringInfo(&buf);
-	appendBinaryStringInfo(&buf, (char *) &h, sizeof(h));
-	items_at = buf.len;
-	enlargeStringInfo(&buf, page->nitems * sizeof(FlatItem));
-	buf.len += page->nitems * sizeof(FlatItem);
-	values_at = buf.len;
-	enlargeStringInfo(&buf, (Size) page->nitems * nfields * sizeof(int32));
-	buf.len += (Size) page->nitems * nfields * sizeof(int32);
-
-	if (page->next_cursor != NULL)
-		h.cursor = append_data(&buf, page->next_cursor, strlen(page->next_cursor) + 1);
-	for (int i = 0; i < page->nitems; i++)
-	{
-		const PsvcItem *it = &page->items[i];
-		FlatItem	fi;
-
-		Assert(it->json >= body && it->json + it->json_len <= body + body_len);
-		fi.json_off = (uint32) (it->json - body);
-		fi.json_len = it->json_len;
-		fi.jsonb = -1;
-		for (int f = 0; f < nfields; f++)
-		{
-			int32		off = -1;
-
-			if (it->values[f] != NULL)
-				off = append_data(&buf, it->values[f], strlen(it->values[f]) + 1);
-			memcpy(buf.data + values_at + ((Size) i * nfields + f) * sizeof(int32),
-				   &off, sizeof(int32));
-		}
-		if (it->jsonb != NULL)
-		{
-			while (buf.len != MAXALIGN(buf.len))
-				appendStringInfoChar(&buf, '\0');
-			fi.jsonb = append_data(&buf, it->jsonb, VARSIZE(it->jsonb));
-		}
-		memcpy(buf.data + items_at + i * sizeof(FlatItem), &fi, sizeof(fi));
-	}
-	memcpy(buf.data, &h, sizeof(h));
-	*len = buf.len;
-	return buf.data;
+	out = palloc0(size);
+	h = (FlatHeader *) out;
+	h->magic = FLAT_MAGIC;
+	h->nitems = page->nitems;
+	h->nfields = nfields;
+	h->body_len = (uint32) body_len;
+	h->cursor = -1;
+	h->has_pagination = page->has_pagination;
+	h->has_more = page->has_more;
+	size = fixed;
+	flat_data(page, body, nfields, &size, out);
+	*len = size;
+	return out;
 }
 
 /*
