@@ -577,8 +577,7 @@ copy_out_decoded(CacheEntry *e, PsvcCacheProbe *p, PsvcCachedAnswer *a)
 {
 	char	   *page;
 	int32		b = e->dec_block;
-	int			off = 0;
-	char		skip[256];
+	int			off;
 
 	a->decoded = NULL;
 	a->decoded_len = 0;
@@ -588,13 +587,10 @@ copy_out_decoded(CacheEntry *e, PsvcCacheProbe *p, PsvcCachedAnswer *a)
 	page = MemoryContextAllocExtended(p->cxt, e->dec_len, MCXT_ALLOC_NO_OOM);
 	if (page == NULL)
 		return;
-	for (size_t left = e->dec_sig_len; left > 0;)
-	{
-		size_t		n = Min(left, sizeof(skip));
-
-		copy_chain(&b, &off, skip, n, true);
-		left -= n;
-	}
+	/* the page follows its signature in the chain */
+	for (int i = 0; i < (int) (e->dec_sig_len / PSVC_CACHE_BLOCK); i++)
+		b = cache->next[b];
+	off = e->dec_sig_len % PSVC_CACHE_BLOCK;
 	copy_chain(&b, &off, page, e->dec_len, true);
 	a->decoded = page;
 	a->decoded_len = e->dec_len;
