@@ -193,6 +193,8 @@ post_one(whjob *j, char *err, size_t errlen)
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, j->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	/* straight to the callback URL: no proxy of the environment */
+	curl_easy_setopt(c, CURLOPT_PROXY, "");
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
 	rc = curl_easy_perform(c);
 	if (rc != CURLE_OK)

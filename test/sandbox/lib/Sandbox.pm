@@ -20,7 +20,8 @@ sub binary
 	return "$FindBin::Bin/../../../src/sandbox/partner_svc_sandbox";
 }
 
-# Sandbox->start(keys => [...], args => [...]): waits until it answers.
+# Sandbox->start(keys => [...], args => [...], env => {...}): waits until it
+# answers; env sets variables of the sandbox's environment only.
 sub start
 {
 	my ($class, %o) = @_;
@@ -33,6 +34,8 @@ sub start
 	{
 		open(STDOUT, '>', "$dir/stdout");
 		open(STDERR, '>', "$dir/stderr") unless $ENV{SANDBOX_VERBOSE};
+		# env => { NAME => VALUE }: the sandbox's environment only
+		$ENV{$_} = $o{env}{$_} for keys %{ $o{env} || {} };
 		exec(@cmd) or die "exec $cmd[0]: $!";
 	}
 	my $self = bless { pid => $pid, dir => $dir,

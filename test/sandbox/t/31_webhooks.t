@@ -1,7 +1,8 @@
 # Outgoing webhooks of the partner order service: callback setup per
 # environment, payload shapes and order per order, one webhook per order,
 # checkout events, retries after 1, 5 and 15 sandbox minutes, giving up
-# after 3 retries, transport errors, the optional secret header.
+# after 3 retries, transport errors, the optional secret header; no proxy
+# of the environment is ever used.
 #
 # A tiny HTTP receiver runs in a forked child; it appends every request it
 # gets to a file and answers by path:
@@ -84,8 +85,17 @@ sub received
 	return \@r;
 }
 
+# The sandbox runs with proxy variables in its environment that name a
+# loopback port nobody listens on (bound, never listening): its webhooks
+# must go straight to the callback URL, never through a proxy, so that a
+# proxy set on the machine cannot carry them off loopback.
+my $no_listener = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
+										Proto => 'tcp') or die "bind: $!";
+my $dead_proxy = 'http://127.0.0.1:' . $no_listener->sockport;
 my $sb = Sandbox->start(keys => [map { "k$_" } 1 .. 5],
-						args => ['--time-scale', '0.001', '--seed', '3']);
+						args => ['--time-scale', '0.001', '--seed', '3'],
+						env => { http_proxy => $dead_proxy, HTTPS_PROXY => $dead_proxy,
+								 ALL_PROXY => $dead_proxy, no_proxy => '' });
 my $base = "http://127.0.0.1:$rport";
 my $T = JSON::PP::true;
 my $F = JSON::PP::false;
