@@ -165,6 +165,18 @@ SELECT count(*) AS products FROM c.products;
 SELECT length(partner_svc.movie_summary('inception', 'movies')) > 0 AS summary;
 RESET ROLE;
 SELECT method, path, status FROM sandbox.requests();
+-- a key changed in the same session: each backend keeps the digests of its
+-- requests' keys only until a user mapping changes, so the next scan is
+-- looked up under the new key (a miss, sent), and the old key's entry is
+-- found again once the old key is back
+CALL sandbox.reset_stats();
+SELECT count(*) AS products FROM c.products;
+ALTER USER MAPPING FOR PUBLIC SERVER orders OPTIONS (SET api_key 'enterprise-key');
+SELECT count(*) AS products FROM c.products;
+SELECT count(*) AS products FROM c.products;
+ALTER USER MAPPING FOR PUBLIC SERVER orders OPTIONS (SET api_key 'sandbox-key');
+SELECT count(*) AS products FROM c.products;
+SELECT method, path, status FROM sandbox.requests();
 -- neither the key nor its hash is shown anywhere: cache_usage has no key column
 SELECT count(*) AS key_columns FROM information_schema.columns
 WHERE table_schema = 'partner_svc' AND table_name IN ('cache_usage', 'stats')

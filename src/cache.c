@@ -480,16 +480,133 @@ sha256(uint8 *out, int n, const void **parts, const size_t *lens)
 		elog(ERROR, "could not compute the response cache key with OpenSSL");
 }
 
-PsvcCacheProbe *
-psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
-				 const char *api_key, MemoryContext cxt)
+/*
+ * The request keys computed last, per backend.  A key needs the API key of
+ * the user mapping and a SHA-256 digest: a quarter of what a scan answered
+ * by the cache spent outside PostgreSQL's executor.  A key depends only on
+ * the database (fixed for the backend), the server and role whose mapping
+ * gives the API key, the server's options (proxy, TLS files), the method
+ * and the URL; it is reused while the options epoch (options.h: any change
+ * of a server or user mapping moves it) has not moved.  Only digests are
+ * kept, never an API key.
+ */
+#define PSVC_CACHE_KEY_MEMO 16
+
+typedef struct KeyMemo
 {
-	PsvcCacheProbe *p;
-	int			ttl;
+	Oid			serverid;
+	Oid			userid;
+	uint64		epoch;
+	char	   *request;		/* "METHOD URL", in key_memo_cxt; NULL: free */
+	uint8		key[PSVC_CACHE_KEY_LEN];
+} KeyMemo;
+
+static KeyMemo key_memo[PSVC_CACHE_KEY_MEMO];
+static int	key_memo_next = 0;	/* the slot a new key replaces */
+static MemoryContext key_memo_cxt = NULL;
+
+/*
+ * The digest of one request (with its server's options), into key.  The
+ * API key is read in place and wiped, on every path, once digested.
+ */
+static void
+digest_request(const PsvcHttpRequest *req, const char *url, uint8 *key)
+{
+	char	   *api_key = psvc_options_api_key(req->server);
 	Oid			ids[2];
 	const char *conn[4];
 	const void *parts[9];
 	size_t		lens[9];
+
+	/*
+	 * Every string ends with its NUL so that no two requests give the same
+	 * input, and a request without a key has a marker of its own.
+	 */
+	ids[0] = MyDatabaseId;
+	ids[1] = req->server->serverid;
+	parts[0] = ids;
+	lens[0] = sizeof(ids);
+	parts[1] = api_key != NULL ? "K" : "-";
+	lens[1] = 1;
+	parts[2] = api_key != NULL ? api_key : "";
+	lens[2] = api_key != NULL ? strlen(api_key) + 1 : 0;
+	parts[3] = req->method;
+	lens[3] = strlen(req->method) + 1;
+	parts[4] = url;
+	lens[4] = strlen(url) + 1;
+	/* how the answer was fetched: another proxy or TLS setup, another entry */
+	conn[0] = req->server->proxy;
+	conn[1] = req->server->ssl_ca_file;
+	conn[2] = req->server->ssl_cert_file;
+	conn[3] = req->server->ssl_key_file;
+	for (int i = 0; i < 4; i++)
+	{
+		parts[5 + i] = conn[i] ? conn[i] : "";
+		lens[5 + i] = strlen(parts[5 + i]) + 1;
+	}
+	PG_TRY();
+	{
+		sha256(key, 9, parts, lens);
+	}
+	PG_FINALLY();
+	{
+		if (api_key != NULL)
+		{
+			explicit_bzero(api_key, strlen(api_key));
+			pfree(api_key);
+		}
+	}
+	PG_END_TRY();
+}
+
+/* The key of req, whose full URL is url, into key: kept, or computed. */
+static void
+request_key(const PsvcHttpRequest *req, const char *url, uint8 *key)
+{
+	Oid			userid = OidIsValid(req->server->userid) ?
+		req->server->userid : GetUserId();
+	uint64		epoch = psvc_options_epoch();
+	size_t		mlen = strlen(req->method);
+	KeyMemo    *m;
+
+	for (int i = 0; i < PSVC_CACHE_KEY_MEMO; i++)
+	{
+		m = &key_memo[i];
+		if (m->request != NULL && m->serverid == req->server->serverid &&
+			m->userid == userid && m->epoch == epoch &&
+			strncmp(m->request, req->method, mlen) == 0 &&
+			m->request[mlen] == ' ' && strcmp(m->request + mlen + 1, url) == 0)
+		{
+			memcpy(key, m->key, PSVC_CACHE_KEY_LEN);
+			return;
+		}
+	}
+
+	digest_request(req, url, key);
+	/* kept only when no change came while the key was read */
+	if (epoch != psvc_options_epoch())
+		return;
+	if (key_memo_cxt == NULL)
+		key_memo_cxt = AllocSetContextCreate(TopMemoryContext,
+											 "partner_svc cache keys",
+											 ALLOCSET_SMALL_SIZES);
+	m = &key_memo[key_memo_next];
+	key_memo_next = (key_memo_next + 1) % PSVC_CACHE_KEY_MEMO;
+	if (m->request != NULL)
+		pfree(m->request);
+	m->request = MemoryContextStrdup(key_memo_cxt, psprintf("%s %s", req->method, url));
+	m->serverid = req->server->serverid;
+	m->userid = userid;
+	m->epoch = epoch;
+	memcpy(m->key, key, PSVC_CACHE_KEY_LEN);
+}
+
+PsvcCacheProbe *
+psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
+				 MemoryContext cxt)
+{
+	PsvcCacheProbe *p;
+	int			ttl;
 
 	if (cache == NULL || !cache_enabled || req->unsafe ||
 		strcmp(req->method, "GET") != 0)
@@ -519,34 +636,7 @@ psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
 		p->dec_sig_len = req->decoded_sig_len;
 	}
 
-	/*
-	 * One digest of everything, the API key read in place (no copy of it is
-	 * made); every string ends with its NUL so that no two requests give
-	 * the same input, and a request without a key has a marker of its own.
-	 */
-	ids[0] = MyDatabaseId;
-	ids[1] = p->serverid;
-	parts[0] = ids;
-	lens[0] = sizeof(ids);
-	parts[1] = api_key != NULL ? "K" : "-";
-	lens[1] = 1;
-	parts[2] = api_key != NULL ? api_key : "";
-	lens[2] = api_key != NULL ? strlen(api_key) + 1 : 0;
-	parts[3] = req->method;
-	lens[3] = strlen(req->method) + 1;
-	parts[4] = url;
-	lens[4] = strlen(url) + 1;
-	/* how the answer was fetched: another proxy or TLS setup, another entry */
-	conn[0] = req->server->proxy;
-	conn[1] = req->server->ssl_ca_file;
-	conn[2] = req->server->ssl_cert_file;
-	conn[3] = req->server->ssl_key_file;
-	for (int i = 0; i < 4; i++)
-	{
-		parts[5 + i] = conn[i] ? conn[i] : "";
-		lens[5 + i] = strlen(parts[5 + i]) + 1;
-	}
-	sha256(p->key, 9, parts, lens);
+	request_key(req, url, p->key);
 	return p;
 }
 

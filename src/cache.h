@@ -34,14 +34,15 @@ typedef struct PsvcCacheProbe PsvcCacheProbe;
 extern void psvc_cache_init(void);
 
 /*
- * The probe of req, whose full URL is url and whose API key is api_key
- * (NULL: none), allocated in cxt; NULL when the request is not cached: not
- * a safe GET, a TTL of 0, the cache off or not in shared memory.  Reads
- * no catalog.  The key itself is not kept, only its SHA-256.
+ * The probe of req, whose full URL is url, allocated in cxt; NULL when the
+ * request is not cached: not a safe GET, a TTL of 0, the cache off or not
+ * in shared memory.  The request's key is a SHA-256 digest that includes
+ * the API key of req's user mapping: computed once per backend and kept
+ * (the digest, never the API key) until a server or user mapping changes.
+ * Reads the user mapping only then.
  */
 extern PsvcCacheProbe *psvc_cache_probe(const struct PsvcHttpRequest *req,
-										const char *url, const char *api_key,
-										MemoryContext cxt);
+										const char *url, MemoryContext cxt);
 
 /* What a lookup found. */
 typedef enum PsvcCacheFound

@@ -740,30 +740,6 @@ add_header(PsvcTransfer *t, const char *h)
 		header_oom();
 }
 
-/*
- * The cache probe of req (cache.c), in cxt; wipes key if it raises, since
- * the caller wipes it only on return.
- */
-static PsvcCacheProbe *
-probe_cache(const PsvcHttpRequest *req, const char *url, char *key,
-			MemoryContext cxt)
-{
-	PsvcCacheProbe *probe = NULL;
-
-	PG_TRY();
-	{
-		probe = psvc_cache_probe(req, url, key, cxt);
-	}
-	PG_CATCH();
-	{
-		if (key != NULL)
-			explicit_bzero(key, strlen(key));
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	return probe;
-}
-
 /* ---------------------------------------------------------------------
  * The interface
  * ---------------------------------------------------------------------
@@ -869,30 +845,27 @@ psvc_http_start(const PsvcHttpRequest *req, MemoryContext cxt)
 	}
 
 	/*
-	 * The response cache first: a hit needs no header, no rate limiter and
-	 * no network (cache.c).  The cache keeps a hash of the key, never the
-	 * key; the key leaves our memory before anything else can raise.
+	 * The response cache first: a hit needs no header, no API key, no rate
+	 * limiter and no network (cache.c); an answer past its TTL that has an
+	 * ETag is revalidated (below).
 	 */
-	key = psvc_options_api_key(req->server);
 	t->serverid = req->server->serverid;
-	t->cache = probe_cache(req, t->url, key, cxt);
-	/* an answer past its TTL that has an ETag is revalidated (below) */
+	t->cache = psvc_cache_probe(req, t->url, cxt);
 	if (t->cache != NULL)
 		found = psvc_cache_lookup(t->cache, &answer);
 	if (found == PSVC_CACHE_HIT)
 	{
-		if (key != NULL)
-		{
-			explicit_bzero(key, strlen(key));
-			pfree(key);
-		}
 		MemoryContextSwitchTo(oldcxt);
 		INSTR_TIME_SET_CURRENT(t->started);
 		complete_from_cache(t, &answer);
 		return t;
 	}
 
-	/* headers; t->headers is released by the callback whatever happens */
+	/*
+	 * headers; t->headers is released by the callback whatever happens, and
+	 * the key leaves our memory before anything can raise
+	 */
+	key = psvc_options_api_key(req->server);
 	if (key != NULL)
 	{
 		char	   *h = psprintf("Authorization: Bearer %s", key);

@@ -7,9 +7,10 @@
  *
  * A PsvcServer is a snapshot of one foreign server's options, allocated
  * in the caller's CurrentMemoryContext by psvc_options_server (a scan
- * keeps it in its per-scan context, a function in its call's).  Nothing
- * here caches across calls.  The setting table (names, bounds, units) is
- * in server_options.c; the bounds are in guc.h.
+ * keeps it in its per-scan context, a function in its call's).  Parsed
+ * servers are kept per backend until any server or user mapping changes
+ * (the options epoch); callers always get copies.  The setting table
+ * (names, bounds, units) is in server_options.c; the bounds are in guc.h.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -74,6 +75,12 @@ typedef struct PsvcServer
 
 /* Allocates in CurrentMemoryContext.  Errors if not a partner_svc server. */
 extern PsvcServer *psvc_options_server(Oid serverid);
+/*
+ * A counter that moves whenever any foreign server or user mapping of the
+ * database changes (a syscache callback): what was derived from options
+ * under one epoch (an API key's digest, cache.c) holds until it moves.
+ */
+extern uint64 psvc_options_epoch(void);
 /* A deep copy of s in CurrentMemoryContext (a new field is copied there). */
 extern PsvcServer *psvc_options_copy_server(const PsvcServer *s);
 /*

@@ -44,7 +44,9 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/syscache.h"
 
 #include "catalog.h"
@@ -195,12 +197,86 @@ option_value(List *options, const char *name)
 }
 
 /*
+ * Servers as parsed, kept per backend: every scan, modify and function
+ * call starts by reading its server's options, and parsing them was 7% of
+ * a scan answered by the response cache (docs/performance.md).  Any change
+ * of any server or user mapping forgets them all and moves the epoch
+ * (psvc_options_epoch), whose other readers keep what they derived from
+ * the options (the cache's request keys, cache.c).  Callers get copies,
+ * never the kept ones, so forgetting frees nothing in use.
+ */
+#define PSVC_KEPT_SERVERS 16
+
+typedef struct KeptServer
+{
+	Oid			serverid;
+	PsvcServer *server;			/* in kept_cxt */
+} KeptServer;
+
+static KeptServer kept_servers[PSVC_KEPT_SERVERS];
+static int	n_kept_servers = 0;
+static MemoryContext kept_cxt = NULL;	/* child of CacheMemoryContext */
+static uint64 options_epoch = 0;
+
+/* Syscache callback on FOREIGNSERVEROID and USERMAPPINGOID. */
+static void
+forget_options(Datum arg, int cacheid, uint32 hashvalue)
+{
+	n_kept_servers = 0;
+	MemoryContextReset(kept_cxt);
+	options_epoch++;
+}
+
+uint64
+psvc_options_epoch(void)
+{
+	if (kept_cxt == NULL)
+	{
+		kept_cxt = AllocSetContextCreate(CacheMemoryContext,
+										 "partner_svc kept servers",
+										 ALLOCSET_SMALL_SIZES);
+		CacheRegisterSyscacheCallback(FOREIGNSERVEROID, forget_options, (Datum) 0);
+		CacheRegisterSyscacheCallback(USERMAPPINGOID, forget_options, (Datum) 0);
+	}
+	return options_epoch;
+}
+
+static PsvcServer *parse_server(Oid serverid);
+
+/*
+ * The options of server serverid, allocated in CurrentMemoryContext: a
+ * copy of the kept parse, or a new parse, kept when no change came while
+ * it was made.
+ */
+PsvcServer *
+psvc_options_server(Oid serverid)
+{
+	uint64		epoch = psvc_options_epoch();
+	PsvcServer *s;
+
+	for (int i = 0; i < n_kept_servers; i++)
+		if (kept_servers[i].serverid == serverid)
+			return psvc_options_copy_server(kept_servers[i].server);
+	s = parse_server(serverid);
+	if (epoch == options_epoch && n_kept_servers < PSVC_KEPT_SERVERS)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(kept_cxt);
+
+		kept_servers[n_kept_servers].serverid = serverid;
+		kept_servers[n_kept_servers].server = psvc_options_copy_server(s);
+		n_kept_servers++;
+		MemoryContextSwitchTo(oldcxt);
+	}
+	return s;
+}
+
+/*
  * Allocates in CurrentMemoryContext.  The validator guarantees service and
  * base_url on every server of the wrapper, so their absence means a server
  * of another wrapper was named.
  */
-PsvcServer *
-psvc_options_server(Oid serverid)
+static PsvcServer *
+parse_server(Oid serverid)
 {
 	ForeignServer *fs = GetForeignServer(serverid);
 	PsvcServer *s = palloc0(sizeof(PsvcServer));
