@@ -123,6 +123,47 @@ SELECT sandbox.try('SELECT * FROM concert_events');
 SELECT sandbox.try($$SELECT * FROM book_adaptations WHERE book = repeat('x', 256)$$);
 EXPLAIN (COSTS OFF) SELECT * FROM concert_events WHERE concert = '7' AND day = 1 LIMIT 5;
 
+--
+-- a cursor refused in the middle of a nested walk: the sandbox spoils
+-- data.events.pagination.next_cursor of the second page (skip 1), so the
+-- third request is refused with 400 invalid_cursor.  A clear error, every
+-- request sent to the concert's detail URL (never to a list route or
+-- another concert), and the session goes on.
+--
+CALL sandbox.clear_faults();
+CALL sandbox.reset_stats();
+CALL sandbox.fault('{"route": "GET /concerts/{concert}", "kind": "corrupt_cursor", "skip": 1, "count": 1}');
+SELECT count(*) FROM concert_events WHERE concert = '1';
+SELECT seq, method, route, path, regexp_replace(query, 'cursor=[^&]+', 'cursor=...') AS query,
+       query LIKE '%SPOILED' AS spoiled_cursor, status
+FROM sandbox.requests();
+-- the same walk again, for its SQLSTATE (22023, as for a top-level list)
+CALL sandbox.reset_stats();
+CALL sandbox.fault('{"route": "GET /concerts/{concert}", "kind": "corrupt_cursor", "skip": 1, "count": 1}');
+SELECT sandbox.try($$SELECT position FROM concert_events WHERE concert = '1'$$);
+SELECT count(*) AS requests, count(*) FILTER (WHERE path <> '/concerts/1') AS elsewhere,
+       count(*) FILTER (WHERE status = 400) AS refused
+FROM sandbox.requests();
+-- the fault is used up: the next walk is whole, and a join fanning out over
+-- two concerts works in the same session
+CALL sandbox.reset_stats();
+SELECT count(*), count(DISTINCT position) FROM concert_events WHERE concert = '1';
+SELECT v.concert, count(e.position) FROM (VALUES ('1'), ('3')) AS v(concert)
+JOIN concert_events e ON e.concert = v.concert GROUP BY 1 ORDER BY 1;
+SELECT n FROM sizes WHERE path = '/concerts/3';
+SELECT count(*) FILTER (WHERE status <> 200) AS failed FROM sandbox.requests();
+-- the other three nested lists: their cursors are spoiled too (first page)
+CALL sandbox.reset_stats();
+CALL sandbox.fault('{"route": "GET /awards/{award}", "kind": "corrupt_cursor", "count": 1}');
+CALL sandbox.fault('{"route": "GET /books/{book}", "kind": "corrupt_cursor", "count": 1}');
+CALL sandbox.fault('{"route": "GET /collections/{type}/{collection}", "kind": "corrupt_cursor", "count": 1}');
+SELECT sandbox.try($$SELECT * FROM award_nominations WHERE award = '1'$$);
+SELECT sandbox.try($$SELECT * FROM book_adaptations WHERE book = '1'$$);
+SELECT sandbox.try($$SELECT * FROM collection_movies WHERE type = 'franchise' AND collection = '1'$$);
+SELECT route, path, query LIKE '%SPOILED' AS spoiled_cursor, status
+FROM sandbox.requests() ORDER BY seq;
+CALL sandbox.clear_faults();
+
 -- the nested-list routes take their own rate-limit row (our choice)
 SELECT route, "limit", resource FROM partner_svc.rate_limits
 WHERE server = 'nested' ORDER BY route;

@@ -65,6 +65,13 @@
  *   connection closed).  A request that does not fit is answered 503
  *   with Retry-After.  With the defaults one address (64 connections of
  *   at most 64 kB) cannot take the whole budget.
+ * - The largest body read is body_cap(): partner_svc.webhook_max_body, or
+ *   less when the in-flight budget could not hold such a body (and its
+ *   NUL) even with nothing else in flight.  A 503 says "retry later", and
+ *   a sender would retry for ever a body that can never fit, so such a
+ *   body is answered 413 instead; the worker logs a WARNING naming both
+ *   settings (psvc_wh_http_check_limits).  A chunked body's buffer never
+ *   grows beyond body_cap() + 1, so the same bound holds for it.
  * - The path is compared byte for byte with the raw request target (URI
  *   log callback), before libmicrohttpd decodes %XX escapes: a decoded
  *   NUL, an escape, a query or any other extra byte is a 404.
@@ -336,6 +343,19 @@ budget_reserve(WhConn *c, size_t total)
 	return true;
 }
 
+/*
+ * The largest body the listener reads: partner_svc.webhook_max_body, or
+ * the largest body whose reservation (its bytes and the NUL) fits in an
+ * empty in-flight budget, whichever is smaller (see the file header).
+ */
+static size_t
+body_cap(void)
+{
+	size_t		fits = (size_t) psvc_wh_max_in_flight - 1;
+
+	return Min((size_t) psvc_wh_max_body, fits);
+}
+
 /* libmicrohttpd opened or closed a connection. */
 static void
 guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -572,7 +592,7 @@ first_call(struct MHD_Connection *conn, const char *method, enum MHD_Result *ret
 									   MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (clen != NULL)
 		clen_n = strtoull(clen, NULL, 10);
-	if (clen_n > (unsigned long long) psvc_wh_max_body)
+	if (clen_n > (unsigned long long) body_cap())
 	{
 		wh_counters.too_large++;
 		*ret = queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
@@ -609,7 +629,7 @@ drop_body(WhConn *c, PsvcWhDelivery *d)
 }
 
 /*
- * Appends a piece of the body.  Past the limit (too_large), once memory
+ * Appends a piece of the body.  Past body_cap() (too_large), once memory
  * ran out (no_memory) or once the in-flight budget had no room for a
  * chunked body that grows (over_budget), it only reads it: such requests
  * are answered 413 or 503 when the body is complete.  Keeps room for the
@@ -624,7 +644,7 @@ append_body(WhConn *c, PsvcWhDelivery *d, const char *data, size_t size)
 	if (c != NULL)
 		c->body_bytes += size;
 	if (d->too_large || d->no_memory || over_budget ||
-		d->len + size > (size_t) psvc_wh_max_body)
+		d->len + size > body_cap())
 	{
 		if (!d->no_memory && !over_budget)
 			d->too_large = true;
@@ -638,6 +658,8 @@ append_body(WhConn *c, PsvcWhDelivery *d, const char *data, size_t size)
 
 		while (cap < d->len + size + 1)
 			cap *= 2;
+		/* never more than the largest body and its NUL (body_cap) */
+		cap = Min(cap, body_cap() + 1);
 		if (c != NULL && !budget_reserve(c, cap))
 		{
 			c->over_budget = true;
@@ -1029,6 +1051,39 @@ psvc_wh_http_answer(PsvcWhDelivery *batch)
 
 
 /*
+ * Warns when partner_svc.webhook_max_body_in_flight cannot hold one body
+ * of partner_svc.webhook_max_body: the listener then answers 413 above
+ * body_cap().  Both are PGC_SIGHUP and a check hook cannot see the other's
+ * new value, so the worker calls this when the listener starts and after
+ * each reload; a pair of values is reported once per worker.  Runs in the
+ * worker, outside any libmicrohttpd callback.
+ */
+void
+psvc_wh_http_check_limits(void)
+{
+	static int	warned_body = -1;
+	static int	warned_in_flight = -1;
+
+	if (body_cap() >= (size_t) psvc_wh_max_body)
+	{
+		warned_body = warned_in_flight = -1;
+		return;
+	}
+	if (warned_body == psvc_wh_max_body && warned_in_flight == psvc_wh_max_in_flight)
+		return;
+	warned_body = psvc_wh_max_body;
+	warned_in_flight = psvc_wh_max_in_flight;
+	ereport(WARNING,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("partner_svc.webhook_max_body_in_flight (%d bytes) cannot hold one body of partner_svc.webhook_max_body (%d bytes)",
+					psvc_wh_max_in_flight, psvc_wh_max_body),
+			 errdetail("Webhook bodies larger than %zu bytes are answered 413, since a body also holds one byte more than its length.",
+					   body_cap()),
+			 errhint("Set partner_svc.webhook_max_body_in_flight to at least %d bytes, or lower partner_svc.webhook_max_body, and reload.",
+					 psvc_wh_max_body + 1)));
+}
+
+/*
  * Defines the listener's settings: the secrets, the body limit and the
  * limits on hostile clients.  Called by psvc_worker_init in every process
  * that loads the library (all are PGC_SIGHUP).
@@ -1044,7 +1099,7 @@ psvc_wh_http_define_gucs(void)
 							   NULL, NULL, NULL);
 	DefineCustomIntVariable("partner_svc.webhook_max_body",
 							"Largest webhook body accepted; larger ones are answered 413.",
-							NULL,
+							"A body also needs one byte more than its length of partner_svc.webhook_max_body_in_flight; when that is smaller, it lowers the limit.",
 							&psvc_wh_max_body, 65536, 1024, 16 * 1024 * 1024,
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 	/* the defences against hostile clients */
@@ -1076,7 +1131,7 @@ psvc_wh_http_define_gucs(void)
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("partner_svc.webhook_max_body_in_flight",
 							"Most webhook body bytes held at once over all open requests.",
-							"A request that does not fit is answered 503 with Retry-After.",
+							"A request that does not fit is answered 503 with Retry-After; a body that could not fit even alone is answered 413.",
 							&psvc_wh_max_in_flight, 16 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024,
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 }

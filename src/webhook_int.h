@@ -93,6 +93,8 @@ extern bool psvc_wh_http_start(const char *address, int port, int timeout_s,
 extern void psvc_wh_http_stop(void);
 /* The listener must be restarted for the settings to apply. */
 extern bool psvc_wh_http_stale(void);
+/* WARNING when the in-flight budget cannot hold one body of the maximum size */
+extern void psvc_wh_http_check_limits(void);
 extern bool psvc_wh_http_running(void);
 extern int	psvc_wh_http_fd(void);	/* readable when psvc_wh_http_run has work */
 extern long psvc_wh_http_timeout(void);	/* ms the wait may last, -1 = any */

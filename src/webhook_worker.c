@@ -619,6 +619,7 @@ sync_listener(void)
 	running_timeout = wh_client_timeout;
 	ereport(LOG, (errmsg("partner_svc webhook worker listening on %s port %d, writing into database \"%s\"",
 						 running_address, running_port, wh_database)));
+	psvc_wh_http_check_limits();
 	publish("listening");
 	report_idle();
 }
@@ -748,6 +749,8 @@ psvc_worker_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			if (connected)
 				pin_settings();
+			if (psvc_wh_http_running())
+				psvc_wh_http_check_limits();
 		}
 		sync_listener();
 		check_extension();

@@ -11,8 +11,10 @@
 # "sqlsmith") if missing, builds and installs the
 # extension, starts a sandbox and a throw-away cluster on loopback
 # (test/lib.sh start_stack), imports every service into a database
-# "smith", adds views and a local table that give the required keys
-# (movie, job_id), and runs sqlsmith as a role that is not a superuser,
+# "smith", adds views and local tables that give the required keys
+# (movie, job_id, user_id, and the parent ids of the nested lists: concert,
+# award, book, type and collection; two orders are made so that users
+# exist), and runs sqlsmith as a role that is not a superuser,
 # bounded by a number of queries and a wall-clock limit.  Then it reads
 # the server log (log_error_verbosity = verbose, %e in log_line_prefix)
 # and prints:
@@ -93,7 +95,45 @@ CREATE VIEW smith.themes_joined AS
 CREATE VIEW smith.executions_given AS SELECT * FROM smith.job_executions WHERE job_id IN (1000001, 1000002);
 CREATE VIEW smith.executions_joined AS
   SELECT j.name, e.* FROM smith.user_jobs j JOIN smith.job_executions e ON e.job_id = j.id;
+-- the tables of issue 12 with a required key: user_orders and
+-- user_vehicles need user_id (a user exists once an order names one, so two
+-- orders are made first, as smith), the nested lists their parent's id
+-- (concert, award, book; type and collection)
+SET ROLE smith;
+SELECT count(partner_svc.create_order(format($$
+  {"terms_and_privacy_accepted": true, "order_has_been_paid": true,
+   "vehicles": [{"plate": "LJ SM-1%s", "country": "SI"}],
+   "vignettes": [{"custom_id": "SMITH-%s", "name": "Slovenia 1 year", "period": "1_year", "start_date": "2030-01-01"}],
+   "user": {"email": "smith%s@sqlsmith.test"}}$$, n, n, n)::jsonb, 'orders')) AS orders_made
+FROM generate_series(1, 2) n;
+RESET ROLE;
+CREATE TABLE smith.wanted_ids (id text, type text);
+INSERT INTO smith.wanted_ids VALUES ('1', 'franchise'), ('2', 'director'), ('3', 'curated'), ('41', 'shelf'), (NULL, NULL);
+CREATE VIEW smith.user_orders_joined AS
+  SELECT u.email AS user_email, o.* FROM smith.users u JOIN smith.user_orders o ON o.user_id = u.id;
+CREATE VIEW smith.user_vehicles_joined AS
+  SELECT u.email AS user_email, v.* FROM smith.users u JOIN smith.user_vehicles v ON v.user_id = u.id;
+CREATE VIEW smith.user_orders_given AS
+  SELECT * FROM smith.user_orders WHERE user_id = ANY (ARRAY(SELECT id FROM smith.users));
+CREATE VIEW smith.user_vehicles_given AS
+  SELECT * FROM smith.user_vehicles
+  WHERE user_id = ANY (ARRAY(SELECT id FROM smith.users) || 'usr_000000000000'::text);
+CREATE VIEW smith.concert_events_given AS SELECT * FROM smith.concert_events WHERE concert IN ('1', '3');
+CREATE VIEW smith.concert_events_joined AS
+  SELECT w.id AS wanted, e.* FROM smith.wanted_ids w JOIN smith.concert_events e ON e.concert = w.id;
+CREATE VIEW smith.award_nominations_given AS SELECT * FROM smith.award_nominations WHERE award = '1';
+CREATE VIEW smith.award_nominations_joined AS
+  SELECT w.id AS wanted, a.* FROM smith.wanted_ids w JOIN smith.award_nominations a ON a.award = w.id;
+CREATE VIEW smith.book_adaptations_given AS
+  SELECT * FROM smith.book_adaptations WHERE book = ANY (ARRAY['1', '2', '7']);
+CREATE VIEW smith.collection_movies_given AS
+  SELECT * FROM smith.collection_movies
+  WHERE type = ANY (ARRAY['franchise', 'curated']) AND collection = ANY (ARRAY['1', '3']);
+CREATE VIEW smith.collection_movies_joined AS
+  SELECT w.type AS wanted_type, w.id AS wanted_id, c.*
+  FROM smith.wanted_ids w JOIN smith.collection_movies c ON c.type = w.type AND c.collection = w.id;
 ALTER TABLE smith.wanted OWNER TO smith;
+ALTER TABLE smith.wanted_ids OWNER TO smith;
 ALTER VIEW smith.themes_given OWNER TO smith;
 ALTER VIEW smith.timeline_given OWNER TO smith;
 ALTER VIEW smith.characters_given OWNER TO smith;
@@ -101,6 +141,31 @@ ALTER VIEW smith.faqs_given OWNER TO smith;
 ALTER VIEW smith.themes_joined OWNER TO smith;
 ALTER VIEW smith.executions_given OWNER TO smith;
 ALTER VIEW smith.executions_joined OWNER TO smith;
+SELECT format('ALTER VIEW smith.%I OWNER TO smith', v)
+FROM unnest(ARRAY['user_orders_joined', 'user_vehicles_joined', 'user_orders_given', 'user_vehicles_given',
+                  'concert_events_given', 'concert_events_joined', 'award_nominations_given',
+                  'award_nominations_joined', 'book_adaptations_given', 'collection_movies_given',
+                  'collection_movies_joined']) v \gexec
+-- every view above must give rows: a key the service refuses would only
+-- add errors to the run
+SET ROLE smith;
+DO $$
+DECLARE
+  v text;
+  n bigint;
+BEGIN
+  FOREACH v IN ARRAY ARRAY['user_orders_joined', 'user_vehicles_joined', 'user_orders_given',
+                           'user_vehicles_given',
+                           'concert_events_given', 'concert_events_joined', 'award_nominations_given',
+                           'award_nominations_joined', 'book_adaptations_given',
+                           'collection_movies_given', 'collection_movies_joined'] LOOP
+    EXECUTE format('SELECT count(*) FROM smith.%I', v) INTO n;
+    IF n = 0 THEN
+      RAISE EXCEPTION 'view smith.% gives no rows', v;
+    END IF;
+  END LOOP;
+END $$;
+RESET ROLE;
 SQL
 
 # sqlsmith stops on a lost connection (a crash); it is started again,

@@ -104,6 +104,68 @@ ok(wait_for(sub { req('POST', '/webhooks/sandbox', $big)->{status} == 400 }, 30)
 	'after raising the limit and a reload the same body is read (and is not an event: 400)');
 $node->safe_psql('postgres', "ALTER SYSTEM RESET partner_svc.webhook_max_body; SELECT pg_reload_conf()");
 
+# --- an in-flight budget that cannot hold one body of webhook_max_body ---
+# 100 kB of budget, 128 kB of max_body: a body needs its length plus one
+# byte of the budget, so nothing over 102399 bytes could ever be read.
+# Such a body is answered 413 (final), not 503 (retry later, for ever); a
+# WARNING names both settings once; a chunked body's buffer stops growing
+# at the cap, so a chunked body under it is read.
+my $log_at = -s $node->logfile;
+my $rejects_before = rejects();
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM SET partner_svc.webhook_max_body = '128kB';
+	ALTER SYSTEM SET partner_svc.webhook_max_body_in_flight = '100kB';
+	SELECT pg_reload_conf()});
+my $warning = qr/WARNING:  partner_svc\.webhook_max_body_in_flight \(102400 bytes\) cannot hold one body of partner_svc\.webhook_max_body \(131072 bytes\)/;
+ok(wait_for(sub { slurp_file($node->logfile, $log_at) =~ $warning }, 30),
+	'reload: a WARNING names both settings');
+{
+	my $log = slurp_file($node->logfile, $log_at);
+	like($log, qr/DETAIL:  Webhook bodies larger than 102399 bytes are answered 413, since a body also holds one byte more than its length\./,
+		'its detail gives the effective limit');
+	like($log, qr/HINT:  Set partner_svc\.webhook_max_body_in_flight to at least 131073 bytes, or lower partner_svc\.webhook_max_body, and reload\./,
+		'its hint says what to set');
+}
+# a JSON text of exactly n bytes (read, and not an event: 400)
+sub sized { my $n = shift; return '{"x":"' . ('s' x ($n - 8)) . '"}' }
+sub chunked_req
+{
+	my $body = shift;
+	return HTTP::Tiny->new(timeout => 30)->request('POST', "http://127.0.0.1:$port/webhooks/sandbox",
+		{ content => do { my @c = ($body); sub { shift @c } }, headers => { 'Content-Type' => 'application/json' } });
+}
+is(req('POST', '/webhooks/sandbox', sized(102399))->{status}, 400,
+	'a body of 102399 bytes and its byte fill the budget: read (400: not an event)');
+$r = req('POST', '/webhooks/sandbox', sized(102400));
+is($r->{status}, 413, 'one byte more can never fit: 413, not 503');
+unlike($r->{headers}{'retry-after'} // '', qr/\d/, 'and no Retry-After');
+is(req('POST', '/webhooks/sandbox', sized(110000))->{status}, 413, 'under webhook_max_body but over the budget: 413');
+is(chunked_req(sized(110000))->{status}, 413, 'the same body chunked: 413');
+is(chunked_req(sized(100000))->{status}, 400,
+	'a chunked body of 100000 bytes is read (its buffer stops at the cap, not at 128 kB)');
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM SET partner_svc.webhook_min_rate = 2048;
+	SELECT pg_reload_conf()});
+ok(wait_for(sub { $node->safe_psql('postgres',
+	"SELECT count(*) FROM pg_settings WHERE name = 'partner_svc.webhook_min_rate' AND setting = '2048'") == 1 }, 30),
+	'another reload');
+sleep 1;
+{
+	my @warned = slurp_file($node->logfile, $log_at) =~ /$warning/g;
+	is(scalar @warned, 1, 'the WARNING is given once for the same pair of values');
+}
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM RESET partner_svc.webhook_max_body;
+	ALTER SYSTEM RESET partner_svc.webhook_max_body_in_flight;
+	ALTER SYSTEM RESET partner_svc.webhook_min_rate;
+	SELECT pg_reload_conf()});
+ok(wait_for(sub { req('POST', '/webhooks/sandbox', sized(102399))->{status} == 413 }, 30),
+	'back to the defaults: 64 kB is the limit again');
+is(req('POST', '/webhooks/sandbox', sized(65536))->{status}, 400, 'and a body of 64 kB is read');
+# the bodies read above are kept as rejects (not events): three of them
+my $budget_rejects = rejects() - $rejects_before;
+is($budget_rejects, 3, 'the three bodies read are kept in webhook_rejects');
+
 # --- 401 with a secret ---
 $node->safe_psql('postgres', "ALTER SYSTEM SET partner_svc.webhook_secret = 's3cret-value'; SELECT pg_reload_conf()");
 # probe with a body over the limit (413 before the reload, 401 after: the
@@ -144,7 +206,7 @@ ok(wait_for(sub { webhook_status($node)->{timed_out} >= 1 }, 30),
 # --- counters, and the worker never restarted ---
 my $st = webhook_status($node);
 is($st->{state}, 'listening', 'still listening');
-is($st->{rejected}, $n + 2, 'rejected counter');
+is($st->{rejected}, $n + 2 + $budget_rejects, 'rejected counter');
 ok($st->{not_found} == 3 && $st->{bad_method} == 3, '404 and 405 counters');
 ok($st->{too_large} >= 2, '413 counter');
 ok($st->{unauthorized} >= 4, '401 counter');

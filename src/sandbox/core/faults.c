@@ -16,7 +16,8 @@
  *	 reset           send half the body, then reset the connection (RST)
  *	 drip=MS         send the body 16 bytes at a time, MS ms apart
  *	 drop_after_apply  run the route, then close without answering
- *	 corrupt_cursor  run the route, then spoil pagination.next_cursor, so
+ *	 corrupt_cursor  run the route, then spoil pagination.next_cursor (and
+ *	                 data.<list>.pagination.next_cursor of a nested list), so
  *	                 the client's next page is refused as an invalid cursor
  * A rule may also skip its first N matching requests ("skip"), so a test
  * can let a scan's first page through and fail the second.

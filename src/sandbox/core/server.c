@@ -379,23 +379,48 @@ make_malformed(sb_response *resp)
 	resp->content_type = "application/json";
 }
 
-/* Spoils pagination.next_cursor (if any) so the next page is refused. */
+/* Spoils pag.next_cursor if it is a string; true if it did. */
+static bool
+spoil_next_cursor(json_t *pag)
+{
+	json_t	   *cur = json_is_object(pag) ? json_object_get(pag, "next_cursor") : NULL;
+	char		spoiled[64];
+
+	if (!json_is_string(cur))
+		return false;
+	snprintf(spoiled, sizeof(spoiled), "%.20sSPOILED", json_string_value(cur));
+	json_object_set_new(pag, "next_cursor", json_string(spoiled));
+	return true;
+}
+
+/*
+ * Spoils the answer's cursors so the next page is refused: the top-level
+ * pagination.next_cursor of a list, and the cursor of every nested list of
+ * a detail object (data.<list>.pagination.next_cursor, paging rule 4 of
+ * document 001).  An answer without a cursor is left as it is.
+ */
 static void
 corrupt_cursor(sb_response *resp)
 {
 	json_t	   *doc = json_loadb(resp->body ? resp->body : "", resp->len, 0, NULL);
-	json_t	   *pag = doc ? json_object_get(doc, "pagination") : NULL;
-	json_t	   *cur = pag ? json_object_get(pag, "next_cursor") : NULL;
+	json_t	   *data = doc ? json_object_get(doc, "data") : NULL;
+	bool		spoiled = false;
 
-	if (json_is_string(cur))
+	if (doc)
+		spoiled = spoil_next_cursor(json_object_get(doc, "pagination"));
+	if (json_is_object(data))
 	{
-		char		spoiled[64];
-		const char *old = json_string_value(cur);
+		const char *key;
+		json_t	   *member;
 
-		snprintf(spoiled, sizeof(spoiled), "%.20sSPOILED", old);
-		json_object_set_new(pag, "next_cursor", json_string(spoiled));
-		sb_reply_json(resp, resp->status, json_incref(doc));
+		json_object_foreach(data, key, member)
+		{
+			if (json_is_object(member) && spoil_next_cursor(json_object_get(member, "pagination")))
+				spoiled = true;
+		}
 	}
+	if (spoiled)
+		sb_reply_json(resp, resp->status, json_incref(doc));
 	json_decref(doc);
 }
 

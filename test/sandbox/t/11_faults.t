@@ -161,6 +161,20 @@ like($cur, qr/SPOILED$/, 'corrupt_cursor: the cursor is spoiled');
 $r = $mk->req('GET', '/v1/movies/epic-saga/content/themes?limit=5&cursor=' . $cur, key => 'sandbox-key');
 is($r->{status}, 400, 'corrupt_cursor: next page refused');
 is($r->{json}{error}{code}, 'invalid_cursor', 'corrupt_cursor: as an invalid cursor');
+# a nested list's cursor (data.events.pagination) is spoiled too, and on
+# the last page (no cursor) the answer is left as it is
+$mk->fault({ route => 'GET /concerts/{concert}', kind => 'corrupt_cursor', count => 2 });
+$r = $mk->req('GET', '/concerts/1?limit=20', key => 'sandbox-key');
+is($r->{status}, 200, 'corrupt_cursor nested: the page itself is fine');
+is(scalar @{ $r->{json}{data}{events}{data} }, 20, 'corrupt_cursor nested: items intact');
+$cur = $r->{json}{data}{events}{pagination}{next_cursor};
+like($cur, qr/SPOILED$/, 'corrupt_cursor nested: data.events.pagination.next_cursor is spoiled');
+$r = $mk->req('GET', '/concerts/1?limit=20&cursor=' . $cur, key => 'sandbox-key');
+is($r->{status}, 400, 'corrupt_cursor nested: next page refused');
+is($r->{json}{error}{code}, 'invalid_cursor', 'corrupt_cursor nested: as an invalid cursor');
+$r = $mk->req('GET', '/concerts/2', key => 'sandbox-key');
+is($r->{status}, 200, 'corrupt_cursor nested: an empty list is served');
+ok(!defined $r->{json}{data}{events}{pagination}{next_cursor}, 'corrupt_cursor nested: no cursor stays no cursor');
 $mk->stop;
 
 # faults never touch the control routes
