@@ -60,9 +60,11 @@
 #   jsonb-emoji   one item with a \ud83d\ude00 surrogate pair outside the
 #                 title
 #   jsonb-emoji-title  the same pair in the title and another member
-#   jsonb-nul     one item with "a\u0000b" outside the title
-#   jsonb-lone    one item with a lone surrogate \ud83d outside the title
-#   jsonb-overflow one item with the number 1e999999 (beyond numeric)
+#   jsonb-nul     a plain item, then one with "a\u0000b" outside the title
+#   jsonb-lone    a plain item, then one with a lone surrogate \ud83d
+#                 outside the title
+#   jsonb-overflow a plain item, then one with the number 1e999999
+#                 (beyond numeric)
 # Any other movie: one page of one theme whose title is the movie as the
 # service decoded it (percent-decoding of the path segment; its bytes are
 # sent back as they are, controls escaped).
@@ -323,6 +325,8 @@ sub route
 # main loop above runs before any file-level assignment down here would.)
 sub jsonb_pages
 {
+	my $first = '{"position":1,"title":"first","n":1}';
+
 	return {
 		'jsonb-numbers' => [
 			'{"position":1,"title":"exponents","n":1e5,"k":1E-7,"p":2.5E+3,"neg":-1e-2,"z":0e0}',
@@ -336,9 +340,9 @@ sub jsonb_pages
 		],
 		'jsonb-emoji' => [ '{"position":1,"title":"emoji","s":"\ud83d\ude00"}' ],
 		'jsonb-emoji-title' => [ '{"position":1,"title":"smile \ud83d\ude00","s":"\ud83d\ude00"}' ],
-		'jsonb-nul' => [ '{"position":1,"title":"nul","s":"a\u0000b"}' ],
-		'jsonb-lone' => [ '{"position":1,"title":"lone","s":"x\ud83dy"}' ],
-		'jsonb-overflow' => [ '{"position":1,"title":"overflow","n":1e999999}' ],
+		'jsonb-nul' => [ $first, '{"position":2,"title":"nul","s":"a\u0000b"}' ],
+		'jsonb-lone' => [ $first, '{"position":2,"title":"lone","s":"x\ud83dy"}' ],
+		'jsonb-overflow' => [ $first, '{"position":2,"title":"overflow","n":1e999999}' ],
 	};
 }
 

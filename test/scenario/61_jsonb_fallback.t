@@ -126,28 +126,28 @@ SELECT raw::text FROM m.movie_themes WHERE movie = 'jsonb-numbers' AND position 
 		'{"f": 1.50, "m": 0.0, "big": 12345678901234567890123, "title": "plain", "position": 4}',
 		"$db: jsonb-numbers: plain numbers");
 
-	# a number beyond numeric: jsonb_in's own error, other columns fine
-	my $lit = body_literal('jsonb-overflow');
-	my $want = q1($db, "SELECT error_of(\$q\$SELECT ($lit)::jsonb\$q\$)");
-	like($want, qr/^22003: /, "$db: the cast of the jsonb-overflow body raises 22003");
-	is(q1($db, q{SELECT error_of($q$SELECT raw FROM m.movie_themes WHERE movie = 'jsonb-overflow'$q$)}),
-		$want, "$db: jsonb-overflow: raw raises what jsonb_in raises");
-	is(q1($db, q{SELECT title FROM m.movie_themes WHERE movie = 'jsonb-overflow'}),
-		'overflow', "$db: jsonb-overflow: the title without raw");
-
-	# \u0000 and a lone surrogate: jsonb_in's own errors
-	for my $case ([ 'jsonb-nul', 'nul', qr/^22P05: / ], [ 'jsonb-lone', 'lone', qr/^22P02: / ])
+	# a number beyond numeric, \u0000, a lone surrogate, each in the second
+	# item of its page: the scan of raw raises jsonb_in's own error (as the
+	# cast of the body does), when the second row is made and not before
+	# (the first row alone is fine: the page's decoding raised nothing);
+	# the other columns of both rows decode
+	for my $case (
+		[ 'jsonb-overflow', 'overflow', qr/^22003: / ],
+		[ 'jsonb-nul', 'nul', qr/^22P05: / ],
+		[ 'jsonb-lone', 'lone', qr/^22P02: / ])
 	{
 		my ($movie, $title, $state) = @$case;
-		$lit = body_literal($movie);
-		$want = q1($db, "SELECT error_of(\$q\$SELECT ($lit)::jsonb\$q\$)");
+		my $lit = body_literal($movie);
+		my $want = q1($db, "SELECT error_of(\$q\$SELECT ($lit)::jsonb\$q\$)");
 		like($want, $state, "$db: the cast of the $movie body raises $state");
 		is(q1($db, "SELECT error_of(\$q\$SELECT raw FROM m.movie_themes WHERE movie = '$movie'\$q\$)"),
 			$want, "$db: $movie: raw raises what jsonb_in raises");
 		is(q1($db, "SELECT error_of(\$q\$SELECT position, raw->>'title' FROM m.movie_themes WHERE movie = '$movie'\$q\$)"),
 			$want, "$db: $movie: so does an expression on raw");
-		is(q1($db, "SELECT position || '=' || title FROM m.movie_themes WHERE movie = '$movie'"),
-			"1=$title", "$db: $movie: the other columns without raw");
+		is(q1($db, "SELECT raw->>'title' FROM m.movie_themes WHERE movie = '$movie' LIMIT 1"),
+			'first', "$db: $movie: the first row's raw alone");
+		is(q1($db, "SELECT string_agg(position || '=' || title, ',' ORDER BY position) FROM m.movie_themes WHERE movie = '$movie'"),
+			"1=first,2=$title", "$db: $movie: the other columns without raw");
 	}
 }
 
