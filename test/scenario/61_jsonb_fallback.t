@@ -144,8 +144,10 @@ SELECT raw::text FROM m.movie_themes WHERE movie = 'jsonb-numbers' AND position 
 			$want, "$db: $movie: raw raises what jsonb_in raises");
 		is(q1($db, "SELECT error_of(\$q\$SELECT position, raw->>'title' FROM m.movie_themes WHERE movie = '$movie'\$q\$)"),
 			$want, "$db: $movie: so does an expression on raw");
+		is(q1($db, "SELECT error_of(\$q\$SELECT raw FROM m.movie_themes WHERE movie = '$movie' LIMIT 1\$q\$)"),
+			'ok', "$db: $movie: the first row alone raises nothing");
 		is(q1($db, "SELECT raw->>'title' FROM m.movie_themes WHERE movie = '$movie' LIMIT 1"),
-			'first', "$db: $movie: the first row's raw alone");
+			'first', "$db: $movie: the first row's raw");
 		is(q1($db, "SELECT string_agg(position || '=' || title, ',' ORDER BY position) FROM m.movie_themes WHERE movie = '$movie'"),
 			"1=first,2=$title", "$db: $movie: the other columns without raw");
 	}
