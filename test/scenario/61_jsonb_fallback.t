@@ -2,17 +2,19 @@
 # builder leaves to jsonb_in (src/json_decode_jsonb.c: a number with an
 # exponent or of more than 1,000 characters, a string or key whose escape
 # does not de-escape (\u0000, a lone surrogate), any \u escape outside a
-# UTF-8 database), against the jsonb-* pages of the hostile service
-# (test/hostile/hostile.pl, loopback only).
+# UTF-8 database, an item of more than 16 MB of text), against the jsonb-*
+# and size-N pages of the hostile service (test/hostile/hostile.pl,
+# loopback only).
 #
 # The expectation is computed from the same text: each page's body is
 # fetched from the service, and the items of what jsonb_in makes of it
 # (the body cast to jsonb) are compared with the rows' raw, as values and
 # as text; a few members are also compared with literal values.  Where
 # jsonb_in raises for an item, the scan of raw raises exactly what the
-# cast of the body raises (SQLSTATE and message), never XX000, while the
-# other columns of the same rows still decode.  In a UTF-8 and in a LATIN1
-# database (where every \u escape is left to jsonb_in).
+# cast of the body raises (SQLSTATE and message), never XX000, and only
+# when the row of that item is made; the other columns of the same rows
+# still decode.  In a UTF-8 and in a LATIN1 database (where every \u
+# escape is left to jsonb_in).
 use strict;
 use warnings;
 use FindBin;
@@ -175,6 +177,19 @@ is(q1('postgres', q{
 SELECT raw->>'s' = E'a/b\nc' AND raw->>'title' = E'q" b\\\\ t\t'
 FROM m.movie_themes WHERE movie = 'jsonb-escapes' AND position = 2}),
 	't', 'jsonb-escapes: the short escapes');
+
+# an item of more text than the builder takes (16 MB, BUILD_MAX_TEXT):
+# size-N is one theme whose title, name and question are N "y" each
+{
+	my $n = 5_600_000;
+	is(q1('postgres', qq{
+SELECT raw = jsonb_build_object('position', 1, 'title', repeat('y', $n), 'emoji', 'x',
+                                'explanation', 'e', 'name', repeat('y', $n),
+                                'question', repeat('y', $n), 'section', 'plot')
+       AND length(raw::text) > 16777216 AND length(title) = $n
+FROM m.movie_themes WHERE movie = 'size-$n'}),
+		't', 'an item of over 16 MB of text: raw is jsonb_in\'s, title too');
+}
 
 # in LATIN1 every \u escape is left to jsonb_in: what LATIN1 holds is
 # converted, what it lacks raises as the cast does
