@@ -10,7 +10,7 @@
  * reset, drip) -> stats.  Control routes (/_sandbox/...) skip faults,
  * rate limits and stats, so a test's own bookkeeping never disturbs what
  * it measures.  Other requests count as in flight for their route from
- * the route match to the answer made (stats.c, max_in_flight).
+ * the auth check to the answer made (stats.c, max_in_flight).
  *
  * MHD runs a thread per connection, so a slow or sleeping response holds
  * up nobody else.  The raw request URI comes from MHD's URI log callback,

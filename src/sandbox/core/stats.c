@@ -8,9 +8,9 @@
  * request log is a ring of the last RECENT_MAX requests, numbered by a
  * sequence that never restarts except on /_sandbox/stats/reset.
  *
- * Concurrency per route: a request is in flight from when its route is
- * matched (before any injected latency) until its answer is made, just
- * before it is recorded (server.c calls sb_stats_enter and
+ * Concurrency per route: a request is in flight from when it has passed
+ * the checks of path and key (before any injected latency) until its
+ * answer is made, just before it is recorded (server.c calls sb_stats_enter and
  * sb_stats_leave); max_in_flight is the most of one route in flight at
  * once since the last reset.  A reset starts a new epoch, and a request
  * that entered before it leaves without touching the new counters.
