@@ -7,6 +7,7 @@
 #   $h->clear;          # forget the requests logged so far
 #   $h->requests;       # the request lines logged since, in order
 #   $h->log;            # the whole log text since (request lines and bodies)
+#   $h->get($target);   # the body of a GET of $target (logged too)
 package Hostile;
 
 use strict;
@@ -14,6 +15,7 @@ use warnings;
 use File::Basename qw(dirname);
 use File::Spec;
 use File::Temp qw(tempdir);
+use IO::Socket::INET;
 use POSIX qw(:sys_wait_h);
 use Time::HiRes qw(sleep time);
 
@@ -53,6 +55,22 @@ sub start
 }
 
 sub url { "http://127.0.0.1:$_[0]{port}" }
+
+# The body the service answers to GET $target (the service closes every
+# connection after one answer, so the body is everything after the head).
+sub get
+{
+	my ($self, $target) = @_;
+	my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $self->{port},
+		Proto => 'tcp', Timeout => 20) or die "connect: $!";
+	binmode $s;
+	print $s "GET $target HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+	my $data = '';
+	while (sysread($s, my $buf, 65536)) { $data .= $buf; }
+	close $s;
+	my (undef, $body) = split /\r\n\r\n/, $data, 2;
+	return $body // '';
+}
 
 sub log
 {

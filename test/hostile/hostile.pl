@@ -50,6 +50,21 @@
 #                 asked for with it is the last
 #   emptyforever  every page: no items and a new next_cursor
 #   empty-N       N empty pages with cursors, then one page of one item
+# Pages whose items the decoder's jsonb builder leaves to jsonb_in
+# (src/json_decode_jsonb.c), for the raw column; each item's title is
+# plain text or a valid escape, so the other columns always decode:
+#   jsonb-numbers numbers with exponents (1e5, 1E-7, 2.5E+3, -1e-2, in
+#                 nested values too), a number of 1,001 digits, and an
+#                 item of plain numbers (-0.0, 12345678901234567890123)
+#   jsonb-escapes a key, a value and a title with \u00e9; the short escapes
+#   jsonb-emoji   one item with a \ud83d\ude00 surrogate pair outside the
+#                 title
+#   jsonb-emoji-title  the same pair in the title and another member
+#   jsonb-nul     a plain item, then one with "a\u0000b" outside the title
+#   jsonb-lone    a plain item, then one with a lone surrogate \ud83d
+#                 outside the title
+#   jsonb-overflow a plain item, then one with the number 1e999999
+#                 (beyond numeric)
 # Any other movie: one page of one theme whose title is the movie as the
 # service decoded it (percent-decoding of the path segment; its bytes are
 # sent back as they are, controls escaped).
@@ -306,10 +321,41 @@ sub route
 	return reply($c, 404, '{"error":{"code":"not_found"}}');
 }
 
+# The jsonb-* pages (see the header): item texts, as sent.  (A sub: the
+# main loop above runs before any file-level assignment down here would.)
+sub jsonb_pages
+{
+	my $first = '{"position":1,"title":"first","n":1}';
+
+	return {
+		'jsonb-numbers' => [
+			'{"position":1,"title":"exponents","n":1e5,"k":1E-7,"p":2.5E+3,"neg":-1e-2,"z":0e0}',
+			'{"position":2,"title":"long number","n":' . ('9' x 1001) . '}',
+			'{"position":3,"title":"nested","a":[1e2,{"b":2E0,"c":[0.5e1]}]}',
+			'{"position":4,"title":"plain","m":-0.0,"big":12345678901234567890123,"f":1.50}',
+		],
+		'jsonb-escapes' => [
+			'{"position":1,"title":"caf\u00e9","k\u00e9y":"v\u00e9"}',
+			'{"position":2,"title":"q\" b\\\\ t\t","s":"a\/b\nc"}',
+		],
+		'jsonb-emoji' => [ '{"position":1,"title":"emoji","s":"\ud83d\ude00"}' ],
+		'jsonb-emoji-title' => [ '{"position":1,"title":"smile \ud83d\ude00","s":"\ud83d\ude00"}' ],
+		'jsonb-nul' => [ $first, '{"position":2,"title":"nul","s":"a\u0000b"}' ],
+		'jsonb-lone' => [ $first, '{"position":2,"title":"lone","s":"x\ud83dy"}' ],
+		'jsonb-overflow' => [ $first, '{"position":2,"title":"overflow","n":1e999999}' ],
+	};
+}
+
 sub movie_list
 {
 	my ($c, $movie, $cursor) = @_;
 	my $one = [ theme(1, 't1') ];
+
+	my $jp = jsonb_pages();
+	if (exists $jp->{$movie})
+	{
+		return reply($c, 200, page($jp->{$movie}, undef));
+	}
 
 	if ($movie eq 'ok')
 	{

@@ -54,6 +54,8 @@ extern void sb_faults_clear(void);
 extern json_t *sb_faults_json(void);
 
 /* stats.c */
+extern int64_t sb_stats_enter(const char *method, const char *route);
+extern void sb_stats_leave(const char *method, const char *route, int64_t entered_epoch);
 extern void sb_stats_record(const char *method, const char *route, const char *path,
 							const char *query, int status, const sb_partner *partner,
 							size_t bytes_in, size_t bytes_out);

@@ -9,7 +9,8 @@
  * under the state lock -> faults on the wire (drop, malformed, truncate,
  * reset, drip) -> stats.  Control routes (/_sandbox/...) skip faults,
  * rate limits and stats, so a test's own bookkeeping never disturbs what
- * it measures.
+ * it measures.  Other requests count as in flight for their route from
+ * the auth check to the answer made (stats.c, max_in_flight).
  *
  * MHD runs a thread per connection, so a slow or sleeping response holds
  * up nobody else.  The raw request URI comes from MHD's URI log callback,
@@ -516,6 +517,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	enum MHD_Result ret;
 	bool		admin;
 	int			recorded_status;
+	int64_t		entered = 0;	/* sb_stats_enter's epoch; 0 = not entered */
 
 	if (ctx == NULL)
 		return MHD_NO;
@@ -607,6 +609,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 
 		if (!admin)
 		{
+			entered = sb_stats_enter(method, req.route->path);
 			sb_faults_plan(method, req.route->path, &plan);
 			use_plan = true;
 			if (plan.latency_ms > 0)
@@ -654,6 +657,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		}
 	}
 
+	if (entered)
+		sb_stats_leave(method, req.route->path, entered);
 	if (use_plan && plan.drop_after_apply && resp.applied)
 	{
 		sb_stats_record(method, req.route->path, path, req.raw_query, 0,

@@ -7,6 +7,13 @@
  * Counters are unbounded in routes (the route tables are finite); the
  * request log is a ring of the last RECENT_MAX requests, numbered by a
  * sequence that never restarts except on /_sandbox/stats/reset.
+ *
+ * Concurrency per route: a request is in flight from when it has passed
+ * the checks of path and key (before any injected latency) until its
+ * answer is made, just before it is recorded (server.c calls sb_stats_enter and
+ * sb_stats_leave); max_in_flight is the most of one route in flight at
+ * once since the last reset.  A reset starts a new epoch, and a request
+ * that entered before it leaves without touching the new counters.
  *-------------------------------------------------------------------------
  */
 #include "core.h"
@@ -27,6 +34,8 @@ typedef struct route_stat
 	int64_t		status_429;
 	int64_t		bytes_in;
 	int64_t		bytes_out;
+	int			in_flight;		/* requests of the route being handled now */
+	int			max_in_flight;	/* the most at once since the last reset */
 	struct route_stat *next;
 } route_stat;
 
@@ -46,6 +55,7 @@ static pthread_mutex_t slock = PTHREAD_MUTEX_INITIALIZER;
 static route_stat *stats = NULL;
 static recent ring[RECENT_MAX];
 static int64_t next_seq = 1;
+static int64_t epoch = 1;		/* counts resets; see sb_stats_enter */
 
 static void
 recent_clear(recent *r)
@@ -57,6 +67,58 @@ recent_clear(recent *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* The counters of method and route, made if new; the caller holds slock. */
+static route_stat *
+route_stat_of(const char *method, const char *route)
+{
+	route_stat *s;
+
+	for (s = stats; s; s = s->next)
+		if (strcmp(s->method, method) == 0 && strcmp(s->route, route) == 0)
+			return s;
+	s = calloc(1, sizeof(route_stat));
+	s->method = strdup(method);
+	s->route = strdup(route);
+	s->next = stats;
+	stats = s;
+	return s;
+}
+
+/*
+ * A request of method and route is being handled from now on; returns the
+ * epoch to hand to sb_stats_leave when it is answered.
+ */
+int64_t
+sb_stats_enter(const char *method, const char *route)
+{
+	route_stat *s;
+	int64_t		e;
+
+	pthread_mutex_lock(&slock);
+	s = route_stat_of(method, route);
+	s->in_flight++;
+	if (s->in_flight > s->max_in_flight)
+		s->max_in_flight = s->in_flight;
+	e = epoch;
+	pthread_mutex_unlock(&slock);
+	return e;
+}
+
+/* The request that sb_stats_enter returned entered_epoch for is answered. */
+void
+sb_stats_leave(const char *method, const char *route, int64_t entered_epoch)
+{
+	pthread_mutex_lock(&slock);
+	if (entered_epoch == epoch)
+	{
+		route_stat *s = route_stat_of(method, route);
+
+		if (s->in_flight > 0)
+			s->in_flight--;
+	}
+	pthread_mutex_unlock(&slock);
+}
+
 void
 sb_stats_record(const char *method, const char *route, const char *path,
 				const char *query, int status, const sb_partner *partner,
@@ -66,17 +128,7 @@ sb_stats_record(const char *method, const char *route, const char *path,
 	recent	   *r;
 
 	pthread_mutex_lock(&slock);
-	for (s = stats; s; s = s->next)
-		if (strcmp(s->method, method) == 0 && strcmp(s->route, route) == 0)
-			break;
-	if (s == NULL)
-	{
-		s = calloc(1, sizeof(route_stat));
-		s->method = strdup(method);
-		s->route = strdup(route);
-		s->next = stats;
-		stats = s;
-	}
+	s = route_stat_of(method, route);
 	s->count++;
 	s->by_class[(status >= 100 && status < 600) ? status / 100 : 0]++;
 	if (status == 429)
@@ -105,7 +157,7 @@ sb_stats_json(void)
 	pthread_mutex_lock(&slock);
 	for (route_stat *s = stats; s; s = s->next)
 		json_array_append_new(arr,
-							  json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+							  json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}",
 										"method", s->method, "route", s->route,
 										"count", (json_int_t) s->count,
 										"2xx", (json_int_t) s->by_class[2],
@@ -115,7 +167,8 @@ sb_stats_json(void)
 										"429", (json_int_t) s->status_429,
 										"dropped", (json_int_t) s->by_class[0],
 										"bytes_in", (json_int_t) s->bytes_in,
-										"bytes_out", (json_int_t) s->bytes_out));
+										"bytes_out", (json_int_t) s->bytes_out,
+										"max_in_flight", s->max_in_flight));
 	pthread_mutex_unlock(&slock);
 	return json_pack("{s:o}", "routes", arr);
 }
@@ -213,10 +266,10 @@ sb_stats_tsv(size_t *len)
 	pthread_mutex_lock(&slock);
 	for (route_stat *s = stats; s; s = s->next)
 	{
-		snprintf(line, sizeof(line), "%s\t%s\t%lld\t%lld\t%lld\t%lld\n",
+		snprintf(line, sizeof(line), "%s\t%s\t%lld\t%lld\t%lld\t%lld\t%d\n",
 				 s->method, s->route, (long long) s->count,
 				 (long long) s->by_class[4], (long long) s->by_class[5],
-				 (long long) s->status_429);
+				 (long long) s->status_429, s->max_in_flight);
 		buf_add(&buf, len, &cap, line);
 	}
 	pthread_mutex_unlock(&slock);
@@ -239,5 +292,6 @@ sb_stats_reset(void)
 	for (int i = 0; i < RECENT_MAX; i++)
 		recent_clear(&ring[i]);
 	next_seq = 1;
+	epoch++;
 	pthread_mutex_unlock(&slock);
 }
