@@ -7,8 +7,9 @@
  * POST /_sandbox/clock advancing it fires every timer it passes at once,
  * and freezing it holds them all.  One thread sleeps on a condition
  * variable until the earliest deadline (converted to real time, or for
- * ever while the clock is frozen; a clock change wakes it), then runs the
- * callback with the state lock held.  The timer list has
+ * ever while the clock is frozen; a clock change wakes it), then takes the
+ * state lock, takes the earliest timer off the list if it is still due,
+ * and runs its callback.  The timer list has
  * its own mutex, always taken after (never while waiting for) the state
  * lock, so handlers may add timers while holding the state lock.
  *-------------------------------------------------------------------------
@@ -95,8 +96,9 @@ sb_timers_wake(void)
  * Runs every timer due on the sandbox clock now, in order, including those
  * the callbacks add and that are due as well.  Called with the state lock
  * held, by POST /_sandbox/clock after an advance, so that the answer comes
- * after everything the advance caused (a timer the timer thread took off
- * the list just before runs as soon as the lock is free).
+ * after everything the advance caused: the timer thread takes a timer off
+ * the list only while it holds the state lock too, so a due timer is
+ * either run here or was run before.
  */
 void
 sb_timers_run_due(void)
@@ -148,13 +150,28 @@ timer_main(void *unused)
 		}
 		else
 		{
-			timer	   *t = head;
+			timer	   *t;
 			bool		current;
 
-			head = t->next;
+			/*
+			 * Due: take it off the list only once the state lock is held,
+			 * as sb_timers_run_due does, so that a clock advance that
+			 * woke this thread runs every timer it made due before it
+			 * answers, whichever of the two gets the lock first.
+			 */
 			pthread_mutex_unlock(&tlock);
 			sb_lock();
 			pthread_mutex_lock(&tlock);
+			t = head;
+			if (t == NULL || t->due > sb_sandbox_now_ms())
+			{
+				/* run by the advance meanwhile, or the clock was frozen */
+				pthread_mutex_unlock(&tlock);
+				sb_unlock();
+				pthread_mutex_lock(&tlock);
+				continue;
+			}
+			head = t->next;
 			current = t->generation == timers_generation;
 			pthread_mutex_unlock(&tlock);
 			if (current)

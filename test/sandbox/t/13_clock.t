@@ -72,6 +72,22 @@ is(status_of($o), 'PENDING', 'one sandbox minute later: PENDING, as soon as the 
 clock($sb, { advance_ms => 120_000 });
 is(status_of($o), 'ACTIVE', 'two more minutes: ACTIVE');
 
+# --- the answer of an advance comes after every timer it made due ---
+# The advance also wakes the timer thread, which must not take a due timer
+# off the list before it holds the state lock (the advance's own run of
+# the due timers would miss it, and the answer would come first).  That
+# was a race, so it is tried many times.
+my @late;
+for my $i (1 .. 60)
+{
+	my $r = $sb->req('POST', '/public/orders', key => 'k1', json => paid_order("R-$i"));
+	my $id = $r->{json}{data}{orders}[0]{id} // $r->{json}{data}{transaction}{orders}[0]{id};
+	clock($sb, { advance_ms => 61_000 });
+	my $s = status_of($id);
+	push @late, "R-$i: $s" unless defined $s && $s eq 'PENDING';
+}
+is_deeply(\@late, [], 'each of 60 orders is PENDING as soon as the advance past its minute answers');
+
 # --- webhook retries run on the sandbox clock too ---
 # a port nobody listens on: every delivery fails at once, and the retry
 # comes a sandbox minute later, a real minute at this scale
