@@ -1,6 +1,6 @@
 # partner_svc: PostgreSQL extension (PGXS) plus the sandbox program that
-# fakes the partner services.  Every .c directly under src/ is part of the
-# extension; src/sandbox/ is the sandbox, built by its own Makefile.
+# fakes the partner services.  Every .c of a layer folder src/LAYER/ is part
+# of the extension; src/sandbox/ is the sandbox, built by its own Makefile.
 
 EXTENSION = partner_svc partner_svc_sandbox_helpers
 # The one place the version is written.  It becomes default_version of
@@ -25,9 +25,12 @@ DATA_built = sql/partner_svc--$(EXTVERSION).sql $(UPGRADE_SCRIPTS)
 # helpers extension and the runner.
 DATA += kit/partner_svc_sandbox_helpers--1.0.sql
 SCRIPTS = kit/partner_svc_regress
-OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
+# The extension's sources: one folder per layer under src/ (the sandbox
+# apart), docs/architecture.md; headers are found through -I of each.
+EXT_DIRS = $(filter-out src/sandbox,$(patsubst %/,%,$(sort $(dir $(wildcard src/*/*.c src/*.c)))))
+OBJS = $(patsubst %.c,%.o,$(wildcard $(addsuffix /*.c,$(EXT_DIRS))))
 PG_CONFIG ?= pg_config
-PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir) -DPSVC_VERSION=\"$(EXTVERSION)\"
+PG_CPPFLAGS = $(addprefix -I$(srcdir)/,$(EXT_DIRS)) -I$(libpq_srcdir) -DPSVC_VERSION=\"$(EXTVERSION)\"
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
 SHLIB_LINK = -lcurl -lmicrohttpd -lpq -lcrypto
@@ -91,7 +94,7 @@ $(foreach d,$(UPGRADE_DIRS),$(eval $(call upgrade_rule,$(d))))
 # PGXS knows no header dependencies: every object depends on every header
 # of the extension (one header per module, test/include_graph.pl checks
 # who includes what), and the version comes from this Makefile.
-$(OBJS): $(wildcard src/*.h) Makefile
+$(OBJS): $(wildcard $(addsuffix /*.h,$(EXT_DIRS))) Makefile
 
 # The sandbox is a program of its own with its own Makefile
 # (src/sandbox/Makefile); it shares no header with the extension.

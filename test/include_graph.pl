@@ -24,6 +24,7 @@
 #     includes is what the module headers replaced);
 #   - a .c file includes a header none of whose symbols, types, macros or
 #     struct members it names (a file includes what it uses);
+#   - a file outside module X includes X's private header X_int.h;
 #   - the sandbox (src/sandbox/, built by src/sandbox/Makefile with -I of
 #     its own directory) includes a file outside src/sandbox/, or the
 #     extension includes one of the sandbox's.
@@ -39,9 +40,25 @@ my $quiet = @ARGV && $ARGV[0] eq '-q';
 my $root = abs_path(dirname(__FILE__) . '/..');
 my $src = "$root/src";
 
-opendir(my $dh, $src) or die "include_graph: cannot read $src: $!\n";
-my @files = sort grep { /\.[ch]$/ && -f "$src/$_" } readdir($dh);
-closedir($dh);
+# The extension's files: src/*.[ch] and src/LAYER/*.[ch] (one folder per
+# layer, docs/architecture.md), every one named by its base name (names are
+# unique; headers are found through -I of every layer folder); %path holds
+# each one's place below src/ and %layer its folder ("" at the top).
+my (%path, %layer);
+for my $d ('', map { basename($_) } grep { -d $_ && basename($_) ne 'sandbox' } glob("$src/*"))
+{
+	my $dir = $d eq '' ? $src : "$src/$d";
+	opendir(my $dh, $dir) or die "include_graph: cannot read $dir: $!\n";
+	for my $e (readdir($dh))
+	{
+		next unless $e =~ /\.[ch]$/ && -f "$dir/$e";
+		die "include_graph: two files named $e (src/$path{$e}, src/$d/$e)\n" if exists $path{$e};
+		$path{$e} = $d eq '' ? $e : "$d/$e";
+		$layer{$e} = $d;
+	}
+	closedir($dh);
+}
+my @files = sort keys %path;
 my @cfiles = grep { /\.c$/ } @files;
 my @hfiles = grep { /\.h$/ } @files;
 my %is_header = map { $_ => 1 } @hfiles;
@@ -70,7 +87,7 @@ sub strip
 my (%raw, %text, %includes);
 for my $f (@files)
 {
-	open(my $fh, '<', "$src/$f") or die "include_graph: cannot read src/$f: $!\n";
+	open(my $fh, '<', "$src/$path{$f}") or die "include_graph: cannot read src/$path{$f}: $!\n";
 	local $/;
 	$raw{$f} = <$fh>;
 	close($fh);
@@ -210,7 +227,7 @@ for my $c (@cfiles)
 				last;
 			}
 		}
-		push @problems, "src/$c includes $h but uses nothing it declares" unless $used;
+		push @problems, "src/$path{$c} includes $h but uses nothing it declares" unless $used;
 	}
 }
 
@@ -261,8 +278,34 @@ for my $c (@cfiles)
 	}
 	for my $f (@files)
 	{
-		push @problems, "src/$f includes a file of the sandbox"
+		push @problems, "src/$path{$f} includes a file of the sandbox"
 		  if $raw{$f} =~ /^\s*#\s*include\s+"[^"]*sandbox\//m;
+	}
+}
+
+# --- private headers stay in their module ---
+# X_int.h declares the private structs of module X: only X's own files
+# (X.c, X_*.c, in the folder of the header) may include it, so no module
+# reads another module's private struct.  The fleet quota is part of the
+# rate limiter's module (it shares the limiter's shared-memory state).
+{
+	my %members = (ratelimit => ['quota']);
+	for my $f (@files)
+	{
+		while ($raw{$f} =~ /^\s*#\s*include\s+"([^"]+)_int\.h"/mg)
+		{
+			my $mod = $1;
+			my $h = "${mod}_int.h";
+			next unless exists $path{$h};
+			my $ok = 0;
+			for my $m ($mod, @{ $members{$mod} // [] })
+			{
+				$ok = 1 if $f =~ /^\Q$m\E(?:_[a-z_]+)?\.[ch]$/;
+			}
+			$ok = 0 if $layer{$f} ne $layer{$h};
+			push @problems, "src/$path{$f} includes $h, the private header of module $mod (src/$path{$h})"
+			  unless $ok;
+		}
 	}
 }
 

@@ -76,23 +76,26 @@ if scan "$scratch/planted2.c" >/dev/null; then
 fi
 
 # --- the extension's sources, catalogue excluded ---
+# (src/*.[ch] and the layer folders src/*/*.[ch], the sandbox left out)
 files=()
-for f in src/*.c src/*.h; do
+catalog=
+for f in src/*.c src/*.h src/*/*.c src/*/*.h; do
 	case "$f" in
-		src/catalog.c | src/catalog_*.c) ;;
-		*) files+=("$f") ;;
+		src/sandbox/*) ;;
+		*/catalog.c | */catalog_*.c) [ "${f##*/}" = catalog.c ] && catalog=$f ;;
+		*) [ -f "$f" ] && files+=("$f") ;;
 	esac
 done
 out=$(scan "${files[@]}")
 if [ $? -ne 0 ]; then
-	echo "route_strings: route strings of partner services outside the catalogue (src/catalog.c):" >&2
+	echo "route_strings: route strings of partner services outside the catalogue ($catalog):" >&2
 	echo "$out" | sed 's/^/    /' >&2
-	echo "route_strings: add an operation to src/catalog.c and refer to it instead." >&2
+	echo "route_strings: add an operation to $catalog and refer to it instead." >&2
 	exit 1
 fi
 # the catalogue itself must have routes, or the file names above are stale
-if scan src/catalog.c >/dev/null; then
-	echo "route_strings: no route found in src/catalog.c; is the catalogue elsewhere?" >&2
+if [ -z "$catalog" ] || scan "$catalog" >/dev/null; then
+	echo "route_strings: no route found in the catalogue (${catalog:-no catalog.c}); is it elsewhere?" >&2
 	exit 1
 fi
 echo "route strings: none outside the catalogue (${#files[@]} files checked)"

@@ -193,7 +193,7 @@ elapsed=$(( $(date +%s) - start ))
 # the extension's source files, to tell its errors from PostgreSQL's; with
 # verbose errors every ERROR has a "LOCATION:  function, file.c:line" line,
 # whose prefix carries the same SQLSTATE (%e)
-ext_files=$(cd src && ls *.c | paste -sd'|')
+ext_files=$(cd src && ls ./*.c ./*/*.c 2>/dev/null | grep -v '^./sandbox/' | xargs -n1 basename | paste -sd'|')
 crashes=$(grep -c "terminated by signal" "$log" || true)
 xx_all=$(grep -c "\] XX000 LOCATION:" "$log" || true)
 xx_ext=$(grep -cE "\] XX000 LOCATION: .*, ($ext_files):[0-9]+\$" "$log" || true)
