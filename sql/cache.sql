@@ -1,4 +1,4 @@
--- cache: the shared response cache (src/cache.c, docs/cache.md).  Every
+-- cache: the shared response cache (src/shmem/cache.c, docs/cache.md).  Every
 -- step is checked against what the sandbox received (sandbox.requests()):
 -- a hit sends nothing.  fdw_setup turned the cache off for this database
 -- (the other tests count requests); this session turns it on.

@@ -1,6 +1,6 @@
 -- func_cache: a function finds the one server of its service once per
 -- backend, with its options, and forgets it as soon as any server changes
--- (src/functions.c).  Each step checks what the sandbox received.
+-- (src/functions/functions.c).  Each step checks what the sandbox received.
 \getenv sandbox_url PSVC_SANDBOX_URL
 SET search_path = public;
 CALL sandbox.clear_faults();

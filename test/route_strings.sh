@@ -4,7 +4,7 @@
 # operation catalogue.
 #
 # Every call the extension makes to a partner service is a row of the
-# catalogue (src/catalog.c, and any src/catalog_*.c); nothing else in the
+# catalogue (src/catalog/catalog.c, and any src/catalog_*.c); nothing else in the
 # extension's sources (src/*.c, src/*.h; the sandbox under src/sandbox/ is
 # a separate program and is not checked) may hold a route.  This script
 # strips C comments, then looks at every string literal: one that starts

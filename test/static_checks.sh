@@ -85,9 +85,9 @@ fi
 for f in $(grep -ohE '`src/[[:alnum:]_/]+\.[ch]`' "${docs[@]}" | tr -d '`' | sort -u); do
 	[ -f "$f" ] || bad "the docs name $f, which does not exist"
 done
-rules_file=$(grep -oE 'failure_rules\[\]` in[[:space:]]*$|failure_rules\[\]` in `src/[[:alnum:]_]+\.c`' docs/errors.md | grep -oE 'src/[[:alnum:]_]+\.c')
+rules_file=$(grep -oE 'failure_rules\[\]` in[[:space:]]*$|failure_rules\[\]` in `src/[[:alnum:]_/]+\.c`' docs/errors.md | grep -oE 'src/[[:alnum:]_/]+\.c')
 if [ -z "$rules_file" ]; then
-	rules_file=$(tr '\n' ' ' <docs/errors.md | grep -oE 'failure_rules\[\]` in[[:space:]]+`src/[[:alnum:]_]+\.c`' | grep -oE 'src/[[:alnum:]_]+\.c')
+	rules_file=$(tr '\n' ' ' <docs/errors.md | grep -oE 'failure_rules\[\]` in[[:space:]]+`src/[[:alnum:]_/]+\.c`' | grep -oE 'src/[[:alnum:]_/]+\.c')
 fi
 for table in status_rules failure_rules; do
 	grep -qE "^static const [A-Za-z]+ $table\[\] = " "${rules_file:-/dev/null}" 2>/dev/null ||

@@ -1,6 +1,6 @@
 -- 20_functions_orders_content.sql: the SQL functions of the order, movie,
--- catalog and generation services (src/functions_orders.c,
--- src/functions_content.c; docs/functions.md).
+-- catalog and generation services (src/functions/functions_orders.c,
+-- src/functions/functions_content.c; docs/functions.md).
 --
 -- Every function takes as its last argument the server to use, by default
 -- the one partner_svc server of its service.  They are SECURITY INVOKER:

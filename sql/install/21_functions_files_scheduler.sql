@@ -1,5 +1,5 @@
 -- 21_functions_files_scheduler.sql: SQL functions of the files and the
--- scheduler services (src/functions_files.c, src/functions_scheduler.c;
+-- scheduler services (src/functions/functions_files.c, src/functions/functions_scheduler.c;
 -- docs/functions-files-scheduler.md).  Each takes the server last; NULL
 -- means the one server of the service.  A NULL main argument gives NULL
 -- and sends nothing.

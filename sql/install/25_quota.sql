@@ -1,5 +1,5 @@
 -- 25_quota.sql: one partner quota for a fleet of nodes: the coordinator's
--- side and the node's status (src/quota.c, docs/scale-out.md); before
+-- side and the node's status (src/shmem/quota.c, docs/scale-out.md); before
 -- 30_ratelimit.sql, whose view partner_svc.rate_limits shows the mode
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION

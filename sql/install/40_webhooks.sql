@@ -1,7 +1,7 @@
 -- 40_webhooks.sql: what the webhook worker writes (webhook_events,
 -- order_states, transactions, webhook_rejects) and how to watch it
--- (webhook_status()).  The worker (src/webhook_worker.c) inserts with the
--- statements of src/webhook_store.c; keep the two in step.
+-- (webhook_status()).  The worker (src/webhook/webhook_worker.c) inserts with the
+-- statements of src/webhook/webhook_store.c; keep the two in step.
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION partner_svc" to load this file. \quit

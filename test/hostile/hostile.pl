@@ -51,7 +51,7 @@
 #   emptyforever  every page: no items and a new next_cursor
 #   empty-N       N empty pages with cursors, then one page of one item
 # Pages whose items the decoder's jsonb builder leaves to jsonb_in
-# (src/json_decode_jsonb.c), for the raw column; each item's title is
+# (src/json/json_decode_jsonb.c), for the raw column; each item's title is
 # plain text or a valid escape, so the other columns always decode:
 #   jsonb-numbers numbers with exponents (1e5, 1E-7, 2.5E+3, -1e-2, in
 #                 nested values too), a number of 1,001 digits, and an

@@ -1,5 +1,5 @@
 # 61_jsonb_fallback.t: the raw column of items that the decoder's jsonb
-# builder leaves to jsonb_in (src/json_decode_jsonb.c: a number with an
+# builder leaves to jsonb_in (src/json/json_decode_jsonb.c: a number with an
 # exponent or of more than 1,000 characters, a string or key whose escape
 # does not de-escape (\u0000, a lone surrogate), any \u escape outside a
 # UTF-8 database, an item of more than 16 MB of text), against the jsonb-*

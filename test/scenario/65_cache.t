@@ -1,5 +1,5 @@
 # 65_cache.t: the shared response cache under an eviction workload, with
-# several sessions at once (src/cache.c, docs/cache.md).
+# several sessions at once (src/shmem/cache.c, docs/cache.md).
 #
 #  1. A small cache (partner_svc.cache_size = 256kB): 100 scans of movies
 #     with LIMIT 1..100 make 100 different pages of 0.3 to 33 kB, together

@@ -1,5 +1,5 @@
 # 67_fanout_prefetch.t: the server options fanout and prefetch change what
-# a scan has in flight at once (src/fdw_scan.c: start_streams, and the
+# a scan has in flight at once (src/fdw/fdw_scan.c: start_streams, and the
 # prefetch in advance), as the sandbox sees it: max_in_flight of
 # /_sandbox/stats, the most requests of a route it was handling at once.
 #

@@ -1,4 +1,4 @@
-# 68_estimates.t: the learned row estimates' shared table (src/estimates.c,
+# 68_estimates.t: the learned row estimates' shared table (src/shmem/estimates.c,
 # docs/estimates.md) where pg_regress cannot reach:
 #   1. Bounded: with partner_svc.estimates_max_entries = 16, 20 keys leave
 #      16 entries, the 5 scanned least recently forgotten and the route's

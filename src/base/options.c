@@ -1,0 +1,788 @@
+/*-------------------------------------------------------------------------
+ *
+ * options.c
+ *		  Validator of the options of partner_svc servers, user mappings,
+ *		  foreign tables and their columns.
+ *
+ * The rules are data: valid_options says which option belongs to which
+ * kind of object and which function checks its value; the value lists
+ * (services, tiers, resources) are plain arrays.  Rules that involve more
+ * than one option (required options, "tier" only for service "orders") are
+ * checked after the per-option pass.  PostgreSQL hands the validator the
+ * complete resulting option list on CREATE and on ALTER alike, so these
+ * cross-option checks hold for every stored object.
+ *
+ * Secrets: the value of "api_key" never appears in a message, detail or
+ * hint.  Nor does a base_url that carries credentials, which is rejected.
+ *
+ * An unknown option is reported with the options valid for that object and,
+ * when one is close enough, the nearest of them by edit distance (the same
+ * courtesy as file_fdw; the code here is our own).
+ *
+ * Per-server settings (connect_timeout ... prefetch) are checked against
+ * the bounds and units of their GUCs (the table is in server_options.c),
+ * with the GUC's own parser, so '5s' means what it means in SET.
+ *
+ * Options that name a file the server process reads (ssl_ca_file,
+ * ssl_cert_file, ssl_key_file) must be absolute paths, and only roles with
+ * the privileges of pg_read_server_files (superusers included) may set
+ * them, as file_fdw restricts its filename: otherwise any server owner
+ * could have the backend read files of the data directory.  The validator
+ * sees the whole resulting list, so once a server has one of them, only
+ * such a role can ALTER its options.
+ *
+ * A proxy URL must not carry credentials: it is shown by EXPLAIN VERBOSE.
+ *
+ * Whether a foreign table's resource belongs to its server's service is not
+ * checked here: the validator of a table does not see the server.  The
+ * planner checks it (fdw_plan.c), against the endpoint catalogue, which
+ * also owns the list of resources.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/base/options.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <curl/curl.h>
+
+#include "access/reloptions.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_foreign_data_wrapper.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_foreign_table.h"
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "catalog.h"
+#include "options.h"
+#include "ratelimit.h"
+
+typedef void (*option_check_fn) (DefElem *def);
+
+/* One option: its name, the catalog of the object it goes on, its check. */
+typedef struct PsvcOption
+{
+	const char *name;
+	Oid			catalog;
+	option_check_fn check;
+} PsvcOption;
+
+static void check_service(DefElem *def);
+static void check_base_url(DefElem *def);
+static void check_tier(DefElem *def);
+static void check_rate_limits(DefElem *def);
+static void check_max_response_size(DefElem *def);
+static void check_api_key(DefElem *def);
+static void check_resource(DefElem *def);
+static void check_cache_ttl(DefElem *def);
+static void check_field(DefElem *def);
+static void check_setting(DefElem *def);
+static void check_file_path(DefElem *def);
+static void check_proxy(DefElem *def);
+static void report_bad_base_url(const char *url, const char *reason) pg_attribute_noreturn();
+static void report_unknown_option(const char *name, Oid catalog) pg_attribute_noreturn();
+
+static const PsvcOption valid_options[] = {
+	{"service", ForeignServerRelationId, check_service},
+	{"base_url", ForeignServerRelationId, check_base_url},
+	{"tier", ForeignServerRelationId, check_tier},
+	{"rate_limits", ForeignServerRelationId, check_rate_limits},
+	{"max_response_size", ForeignServerRelationId, check_max_response_size},
+	{"connect_timeout", ForeignServerRelationId, check_setting},
+	{"request_timeout", ForeignServerRelationId, check_setting},
+	{"max_retries", ForeignServerRelationId, check_setting},
+	{"page_size", ForeignServerRelationId, check_setting},
+	{"fanout", ForeignServerRelationId, check_setting},
+	{"prefetch", ForeignServerRelationId, check_setting},
+	{"ssl_ca_file", ForeignServerRelationId, check_file_path},
+	{"ssl_cert_file", ForeignServerRelationId, check_file_path},
+	{"ssl_key_file", ForeignServerRelationId, check_file_path},
+	{"proxy", ForeignServerRelationId, check_proxy},
+	{"api_key", UserMappingRelationId, check_api_key},
+	{"cache_ttl", ForeignServerRelationId, check_cache_ttl},
+	{"resource", ForeignTableRelationId, check_resource},
+	{"cache_ttl", ForeignTableRelationId, check_cache_ttl},
+	{"field", AttributeRelationId, check_field},
+	{NULL, InvalidOid, NULL}
+};
+
+/*
+ * The resources are the endpoint catalogue's (endpoints.c), listed once
+ * per backend as a NULL-terminated array for the checks below.
+ */
+static const char *const *
+resource_names(void)
+{
+	static const char **names = NULL;
+
+	if (names == NULL)
+	{
+		int			n;
+		const PsvcEndpoint *eps = psvc_endpoints(&n);
+		const char **list = MemoryContextAlloc(TopMemoryContext, sizeof(char *) * (n + 1));
+
+		for (int i = 0; i < n; i++)
+			list[i] = eps[i].resource;
+		list[n] = NULL;
+		names = list;
+	}
+	return names;
+}
+
+PG_FUNCTION_INFO_V1(psvc_options_validator);
+
+/*
+ * Name of the kind of object whose options live in the given catalog, as
+ * used in messages.
+ */
+static const char *
+object_kind(Oid catalog)
+{
+	switch (catalog)
+	{
+		case ForeignDataWrapperRelationId:
+			return "foreign-data wrapper";
+		case ForeignServerRelationId:
+			return "server";
+		case UserMappingRelationId:
+			return "user mapping";
+		case ForeignTableRelationId:
+			return "foreign table";
+		case AttributeRelationId:
+			return "column";
+		case InvalidOid:
+			return "IMPORT FOREIGN SCHEMA statement";
+	}
+	elog(ERROR, "unexpected option catalog %u", catalog);
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * Levenshtein distance of two short strings (option names and values).
+ * Allocates two rows in the current memory context.
+ */
+static int
+edit_distance(const char *a, const char *b)
+{
+	int			alen = strlen(a);
+	int			blen = strlen(b);
+	int		   *prev = palloc((blen + 1) * sizeof(int));
+	int		   *cur = palloc((blen + 1) * sizeof(int));
+	int			result;
+
+	for (int j = 0; j <= blen; j++)
+		prev[j] = j;
+
+	for (int i = 1; i <= alen; i++)
+	{
+		int		   *swap;
+
+		cur[0] = i;
+		for (int j = 1; j <= blen; j++)
+		{
+			int			cost = (a[i - 1] == b[j - 1]) ? 0 : 1;
+			int			best = prev[j - 1] + cost;
+
+			best = Min(best, prev[j] + 1);
+			best = Min(best, cur[j - 1] + 1);
+			cur[j] = best;
+		}
+		swap = prev;
+		prev = cur;
+		cur = swap;
+	}
+
+	result = prev[blen];
+	pfree(prev);
+	pfree(cur);
+	return result;
+}
+
+/*
+ * The candidate nearest to the given word, or NULL when none is near enough
+ * to be a plausible typo: two edits, or a third of the candidate's length
+ * for longer names.  Ties go to the earlier candidate.
+ */
+static const char *
+closest_match(const char *word, const char *const *candidates, int ncandidates)
+{
+	const char *best = NULL;
+	int			best_distance = INT_MAX;
+
+	for (int i = 0; i < ncandidates; i++)
+	{
+		int			limit = Max(2, (int) strlen(candidates[i]) / 3);
+		int			d = edit_distance(word, candidates[i]);
+
+		if (d <= limit && d < best_distance)
+		{
+			best = candidates[i];
+			best_distance = d;
+		}
+	}
+	return best;
+}
+
+static int
+count_names(const char *const *names)
+{
+	int			n = 0;
+
+	while (names[n] != NULL)
+		n++;
+	return n;
+}
+
+/* "a, b, c" of a NULL-terminated list, palloc'd. */
+static char *
+join_names(const char *const *names)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; names[i] != NULL; i++)
+		appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "", names[i]);
+	return buf.data;
+}
+
+static bool
+name_in_list(const char *word, const char *const *names)
+{
+	for (int i = 0; names[i] != NULL; i++)
+	{
+		if (strcmp(word, names[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Rejects a value that is not in the list.  "what" is the plural noun used
+ * in the hint ("services"); the value itself is echoed, so never use this
+ * for a secret.
+ */
+static void
+check_enum_value(DefElem *def, const char *const *names, const char *what)
+{
+	const char *value = defGetString(def);
+	const char *nearest;
+
+	if (name_in_list(value, names))
+		return;
+
+	nearest = closest_match(value, names, count_names(names));
+	if (nearest)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"",
+						def->defname, value),
+				 errhint("Perhaps you meant \"%s\".  Valid %s are: %s.",
+						 nearest, what, join_names(names))));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"",
+						def->defname, value),
+				 errhint("Valid %s are: %s.", what, join_names(names))));
+}
+
+static void
+check_service(DefElem *def)
+{
+	check_enum_value(def, psvc_service_names(), "services");
+}
+
+static void
+check_tier(DefElem *def)
+{
+	check_enum_value(def, psvc_tier_names, "tiers");
+}
+
+/* Per-route limits of the contract: syntax in ratelimit_rules.c. */
+static void
+check_rate_limits(DefElem *def)
+{
+	psvc_rl_check_overrides(defGetString(def));
+}
+
+static void
+check_max_response_size(DefElem *def)
+{
+	(void) psvc_options_parse_size(defGetString(def));
+}
+
+static void
+check_resource(DefElem *def)
+{
+	check_enum_value(def, resource_names(), "resources");
+}
+
+/* cache_ttl: a time from 0 to 24 hours (server_options.c parses it). */
+static void
+check_cache_ttl(DefElem *def)
+{
+	(void) psvc_options_parse_ttl(defGetString(def));
+}
+
+static void
+report_bad_base_url(const char *url, const char *reason)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+			 errmsg("invalid value for option \"base_url\": \"%s\"", url),
+			 errdetail("%s", reason),
+			 errhint("Give an absolute http:// or https:// URL such as \"https://api.example.com/v1\".")));
+}
+
+/*
+ * base_url must be an absolute http or https URL with a host and no
+ * credentials, query or fragment; a path and a trailing slash are allowed.
+ * The structural rules are checked here so the messages are precise; then
+ * libcurl, which will send the requests, must accept the URL (port range,
+ * host syntax).  The curl handle is freed before any error is raised.
+ */
+static void
+check_base_url(DefElem *def)
+{
+	const char *url = defGetString(def);
+	const char *authority;
+	size_t		authority_len;
+	CURLU	   *handle;
+	CURLUcode	rc;
+
+	if (pg_strncasecmp(url, "http://", 7) == 0)
+		authority = url + 7;
+	else if (pg_strncasecmp(url, "https://", 8) == 0)
+		authority = url + 8;
+	else
+	{
+		report_bad_base_url(url, "The URL must start with \"http://\" or \"https://\".");
+	}
+	authority_len = strcspn(authority, "/?#");
+
+	/* Not echoed: whatever precedes '@' may be a password. */
+	if (memchr(authority, '@', authority_len) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"base_url\""),
+				 errdetail("The URL must not contain a user name or password."),
+				 errhint("Put the API key in the user mapping option \"api_key\".")));
+
+	for (const char *p = url; *p; p++)
+	{
+		if ((unsigned char) *p <= ' ' || (unsigned char) *p == 0x7f)
+			report_bad_base_url(url, "The URL must not contain spaces or control characters.");
+	}
+	if (authority_len == 0)
+		report_bad_base_url(url, "The URL has no host.");
+	if (strchr(url, '?') != NULL)
+		report_bad_base_url(url, "The URL must not have a query string.");
+	if (strchr(url, '#') != NULL)
+		report_bad_base_url(url, "The URL must not have a fragment.");
+
+	handle = curl_url();
+	if (handle == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	rc = curl_url_set(handle, CURLUPART_URL, url, 0);
+	curl_url_cleanup(handle);
+
+	if (rc != CURLUE_OK)
+		report_bad_base_url(url,
+							psprintf("The URL could not be parsed: %s.",
+									 curl_url_strerror(rc)));
+}
+
+/*
+ * The key is sent as "Authorization: Bearer <key>", so it must be a single
+ * header token.  Messages name the rule, never the value.
+ */
+static void
+check_api_key(DefElem *def)
+{
+	const char *key = defGetString(def);
+
+	if (key[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"api_key\""),
+				 errdetail("The API key is empty.")));
+
+	for (const char *p = key; *p; p++)
+	{
+		if ((unsigned char) *p <= ' ' || (unsigned char) *p >= 0x7f)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("invalid value for option \"api_key\""),
+					 errdetail("An API key consists of printable ASCII characters without spaces.")));
+	}
+}
+
+static void
+check_field(DefElem *def)
+{
+	if (defGetString(def)[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"field\""),
+				 errdetail("The JSON field name is empty.")));
+}
+
+/*
+ * A per-server setting: read as its GUC would read it (units for the
+ * timeouts, on/off for prefetch) and within the GUC's bounds.
+ */
+static void
+check_setting(DefElem *def)
+{
+	const PsvcSettingDef *sd = psvc_options_setting_def(def->defname);
+	const char *value = defGetString(def);
+	const char *unit_hint = NULL;
+	bool		is_ms;
+	bool		b;
+	int			v;
+
+	Assert(sd != NULL);
+	is_ms = (sd->guc_flags & GUC_UNIT_MS) != 0;
+	if (sd->is_bool)
+	{
+		if (!parse_bool(value, &b))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("invalid value for option \"%s\": \"%s\"",
+							def->defname, value),
+					 errhint("Give a boolean value such as \"on\" or \"off\".")));
+		return;
+	}
+	if (!parse_int(value, &v, sd->guc_flags, &unit_hint))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"",
+						def->defname, value),
+				 unit_hint ? errhint("%s", unit_hint) :
+				 is_ms ? errhint("Give a whole number of milliseconds, or a number with a unit such as \"5s\".") :
+				 errhint("Give a whole number.")));
+	if (v < sd->min || v > sd->max)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("value for option \"%s\" is out of range: \"%s\"",
+						def->defname, value),
+				 errdetail("Option \"%s\" must be between %d and %d%s.",
+						   def->defname, sd->min, sd->max,
+						   is_ms ? " milliseconds" : "")));
+}
+
+/*
+ * A file the backend will read: an absolute path, set only by a role with
+ * the privileges of pg_read_server_files.  Whether the file exists is left
+ * to the first request, which reports it.
+ */
+static void
+check_file_path(DefElem *def)
+{
+	const char *path = defGetString(def);
+
+	if (!has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to set option \"%s\"", def->defname),
+				 errdetail("Options naming files that the database server reads may be set only by superusers and roles with the privileges of pg_read_server_files.")));
+	if (!is_absolute_path(path))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", def->defname, path),
+				 errdetail("The path must be absolute.")));
+	for (const char *p = path; *p; p++)
+	{
+		if ((unsigned char) *p < ' ' || (unsigned char) *p == 0x7f)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("invalid value for option \"%s\"", def->defname),
+					 errdetail("The path must not contain control characters.")));
+	}
+}
+
+/* Schemes libcurl accepts for a proxy. */
+static const char *const proxy_schemes[] = {
+	"http", "https", "socks4", "socks4a", "socks5", "socks5h", NULL
+};
+
+/*
+ * proxy: "environment" (libcurl's *_proxy variables apply), or the URL of
+ * a proxy: scheme, host and optional port, without credentials or path.
+ */
+static void
+check_proxy(DefElem *def)
+{
+	const char *url = defGetString(def);
+	const char *sep = strstr(url, "://");
+	const char *authority;
+	size_t		authority_len;
+	bool		known = false;
+	CURLU	   *handle;
+	CURLUcode	rc;
+
+	if (strcmp(url, "environment") == 0)
+		return;
+
+	for (int i = 0; sep != NULL && proxy_schemes[i] != NULL; i++)
+	{
+		if (strlen(proxy_schemes[i]) == (size_t) (sep - url) &&
+			pg_strncasecmp(url, proxy_schemes[i], sep - url) == 0)
+			known = true;
+	}
+	if (!known)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"proxy\": \"%s\"", url),
+				 errdetail("The proxy must be a URL with one of the schemes %s, or \"environment\".",
+						   join_names(proxy_schemes)),
+				 errhint("Give a URL such as \"http://proxy.example.com:3128\".")));
+	authority = sep + 3;
+	authority_len = strcspn(authority, "/?#");
+
+	/* Not echoed: whatever precedes '@' may be a password. */
+	if (memchr(authority, '@', authority_len) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"proxy\""),
+				 errdetail("The proxy URL must not contain a user name or password.")));
+	if (authority_len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"proxy\": \"%s\"", url),
+				 errdetail("The URL has no host.")));
+	if (authority[authority_len] != '\0' &&
+		strcmp(authority + authority_len, "/") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"proxy\": \"%s\"", url),
+				 errdetail("A proxy URL has no path, query or fragment.")));
+	for (const char *p = url; *p; p++)
+	{
+		if ((unsigned char) *p <= ' ' || (unsigned char) *p == 0x7f)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("invalid value for option \"proxy\": \"%s\"", url),
+					 errdetail("The URL must not contain spaces or control characters.")));
+	}
+
+	handle = curl_url();
+	if (handle == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	rc = curl_url_set(handle, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME);
+	curl_url_cleanup(handle);
+	if (rc != CURLUE_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"proxy\": \"%s\"", url),
+				 errdetail("The URL could not be parsed: %s.", curl_url_strerror(rc))));
+}
+
+/*
+ * Reports an option that is not valid on this kind of object.  The hint
+ * lists the valid ones and suggests the nearest; the detail says where the
+ * option belongs when it is valid elsewhere (api_key on a server, say).
+ */
+static void
+report_unknown_option(const char *name, Oid catalog)
+{
+	const char *names[lengthof(valid_options)];
+	int			n = 0;
+	const char *home = NULL;
+	const char *nearest;
+	char	   *list;
+
+	for (const PsvcOption *opt = valid_options; opt->name; opt++)
+	{
+		if (opt->catalog == catalog)
+			names[n++] = opt->name;
+		else if (strcmp(opt->name, name) == 0)
+			home = home ? psprintf("%s or a %s", home, object_kind(opt->catalog)) :
+				object_kind(opt->catalog);	/* cache_ttl has two */
+	}
+	names[n] = NULL;
+
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid option \"%s\"", name),
+				 home ? errdetail("Option \"%s\" belongs on a %s.", name, home) : 0,
+				 errhint("A partner_svc %s takes no options.",
+						 object_kind(catalog))));
+
+	nearest = closest_match(name, names, n);
+	list = join_names(names);
+	if (nearest)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid option \"%s\"", name),
+				 home ? errdetail("Option \"%s\" belongs on a %s.", name, home) : 0,
+				 errhint("Perhaps you meant the option \"%s\".  Valid options for a %s are: %s.",
+						 nearest, object_kind(catalog), list)));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid option \"%s\"", name),
+				 home ? errdetail("Option \"%s\" belongs on a %s.", name, home) : 0,
+				 errhint("Valid options for a %s are: %s.",
+						 object_kind(catalog), list)));
+}
+
+static const PsvcOption *
+find_option(const char *name, Oid catalog)
+{
+	for (const PsvcOption *opt = valid_options; opt->name; opt++)
+	{
+		if (opt->catalog == catalog && strcmp(opt->name, name) == 0)
+			return opt;
+	}
+	return NULL;
+}
+
+static DefElem *
+find_def(List *options, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+
+		if (strcmp(def->defname, name) == 0)
+			return def;
+	}
+	return NULL;
+}
+
+static void
+require_option(List *options, const char *name, Oid catalog)
+{
+	if (find_def(options, name) != NULL)
+		return;
+
+	if (catalog == ForeignServerRelationId)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("missing required option \"%s\"", name),
+				 errdetail("A partner_svc server needs the options \"service\" and \"base_url\".")));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("missing required option \"%s\"", name),
+				 errdetail("A partner_svc foreign table needs the option \"resource\" naming what it reads."),
+				 errhint("Valid resources are: %s.", join_names(resource_names()))));
+}
+
+/*
+ * Rules that involve more than one option of a server: both required
+ * options present, a tier only on an order server, a client key only with
+ * a client certificate.
+ */
+static void
+check_server_options(List *options)
+{
+	DefElem    *tier;
+	const char *service;
+
+	require_option(options, "service", ForeignServerRelationId);
+	require_option(options, "base_url", ForeignServerRelationId);
+
+	if (find_def(options, "ssl_key_file") != NULL &&
+		find_def(options, "ssl_cert_file") == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("option \"ssl_key_file\" requires option \"ssl_cert_file\""),
+				 errdetail("A client key is of use only with its client certificate.")));
+
+	service = defGetString(find_def(options, "service"));
+	tier = find_def(options, "tier");
+	if (tier != NULL && (psvc_service_find(service) < 0 ||
+						 !psvc_services[psvc_service_find(service)].tiers))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("option \"tier\" is valid only for service \"%s\"",
+						psvc_services[PSVC_SVC_ORDERS].name),
+				 errdetail("This server's service is \"%s\"; only the order service has rate-limit tiers.",
+						   service)));
+}
+
+/*
+ * partner_svc.fdw_validator(text[], oid): checks the options given for an
+ * object of the catalog with the given OID.  Called by CREATE and ALTER of
+ * the wrapper, servers, user mappings and foreign tables (columns included)
+ * with the whole list the object will have.
+ */
+Datum
+psvc_options_validator(PG_FUNCTION_ARGS)
+{
+	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
+	Oid			catalog = PG_GETARG_OID(1);
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+		const PsvcOption *opt = find_option(def->defname, catalog);
+
+		if (opt == NULL)
+			report_unknown_option(def->defname, catalog);
+
+		/* CREATE and ALTER catch repeats; a direct call might not. */
+		if (find_def(options, def->defname) != def)
+			ereport(ERROR,
+					(errcode(ERRCODE_SYNTAX_ERROR),
+					 errmsg("conflicting or redundant options"),
+					 errdetail("Option \"%s\" is given more than once.",
+							   def->defname)));
+
+		opt->check(def);
+	}
+
+	if (catalog == ForeignServerRelationId)
+		check_server_options(options);
+	else if (catalog == ForeignTableRelationId)
+		require_option(options, "resource", catalog);
+
+	PG_RETURN_VOID();
+}
+
+/*
+ * The options of IMPORT FOREIGN SCHEMA (fdw_import.c).  There are none
+ * today: every option is reported like an unknown option of any object,
+ * with where it belongs when it is valid elsewhere.  A future import
+ * option is a row of valid_options with catalog InvalidOid, and then gets
+ * the nearest-match hint too.
+ */
+void
+psvc_options_check_import(List *options)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+		const PsvcOption *opt = find_option(def->defname, InvalidOid);
+
+		if (opt == NULL)
+			report_unknown_option(def->defname, InvalidOid);
+		if (opt->check)
+			opt->check(def);
+	}
+}

@@ -1,0 +1,130 @@
+/*-------------------------------------------------------------------------
+ *
+ * options.h
+ *		  The options of partner_svc's stored objects: reading a server,
+ *		  its settings and its user mappings (server_options.c), and
+ *		  validating options as they are written (options.c).
+ *
+ * A PsvcServer is a snapshot of one foreign server's options, allocated
+ * in the caller's CurrentMemoryContext by psvc_options_server (a scan
+ * keeps it in its per-scan context, a function in its call's).  Parsed
+ * servers are kept per backend until any server or user mapping changes
+ * (the options epoch); callers always get copies.  The setting table
+ * (names, bounds, units) is in server_options.c; the bounds are in guc.h.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/base/options.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PSVC_OPTIONS_H
+#define PSVC_OPTIONS_H
+
+#include "fmgr.h"
+#include "nodes/pg_list.h"
+
+/* in server_options.c: reading the options of stored objects */
+
+/*
+ * The settings a server option can override: each is also the GUC
+ * partner_svc.<name>, which applies when the server does not set it.
+ * Read them with psvc_options_setting(); the table of names, bounds and
+ * units is in server_options.c (docs/per-server-settings.md).
+ */
+typedef enum PsvcSettingId
+{
+	PSVC_SETTING_CONNECT_TIMEOUT,	/* milliseconds */
+	PSVC_SETTING_REQUEST_TIMEOUT,	/* milliseconds */
+	PSVC_SETTING_MAX_RETRIES,
+	PSVC_SETTING_PAGE_SIZE,
+	PSVC_SETTING_FANOUT,
+	PSVC_SETTING_PREFETCH,		/* boolean: 0 or 1 */
+	PSVC_NSETTINGS
+} PsvcSettingId;
+
+
+/* What a partner_svc server says about the remote side. */
+typedef struct PsvcServer
+{
+	Oid			serverid;
+	const char *servername;
+	const char *service;		/* "orders", "movies", ... */
+	const char *base_url;		/* without a trailing slash */
+	const char *tier;			/* "standard" unless set; orders only */
+	const char *rate_limits;	/* option "rate_limits" (per-route limits of
+								 * the contract, ratelimit_rules.c), or NULL */
+	int			max_response_size;	/* option "max_response_size" in bytes,
+									 * or 0 when not set */
+	int			settings[PSVC_NSETTINGS];	/* the server's options, -1 where
+											 * unset (the GUC applies) */
+	/* TLS and proxy (http.c); NULL where unset */
+	const char *ssl_ca_file;	/* CA bundle that verifies the service */
+	const char *ssl_cert_file;	/* client certificate (PEM) */
+	const char *ssl_key_file;	/* its private key (PEM) */
+	const char *proxy;			/* proxy URL, or "environment": libcurl's
+								 * *_proxy variables; NULL: no proxy */
+	int			cache_ttl_ms;	/* option "cache_ttl" in ms (cache.c), -1
+								 * where unset */
+	Oid			userid;			/* whose user mapping gives the key: the
+								 * role a foreign table is checked as (set
+								 * by the scan or modify), or InvalidOid =
+								 * the current user (functions) */
+} PsvcServer;
+
+/* Allocates in CurrentMemoryContext.  Errors if not a partner_svc server. */
+extern PsvcServer *psvc_options_server(Oid serverid);
+/*
+ * A counter that moves whenever any foreign server or user mapping of the
+ * database changes (a syscache callback): what was derived from options
+ * under one epoch (an API key's digest, cache.c) holds until it moves.
+ */
+extern uint64 psvc_options_epoch(void);
+/* A deep copy of s in CurrentMemoryContext (a new field is copied there). */
+extern PsvcServer *psvc_options_copy_server(const PsvcServer *s);
+/*
+ * The api_key of the user mapping of server->userid (the current user when
+ * invalid), or PUBLIC's, for the server; NULL when the mapping has none.
+ * No mapping at all is an error (42704), except for a service the
+ * documents mark keyless (todos).  Allocates in CurrentMemoryContext.  The
+ * caller must never print it.
+ */
+extern char *psvc_options_api_key(const PsvcServer *server);
+/* Bytes of a max_response_size value; 22023 when invalid. */
+extern int	psvc_options_parse_size(const char *value);
+/* The most a cache_ttl option may say: paging cursors live 24 hours. */
+#define PSVC_MAX_CACHE_TTL_MS	(24 * 3600 * 1000)
+/* Milliseconds of a cache_ttl value (a time, 0 to 24 h); 22023 otherwise. */
+extern int	psvc_options_parse_ttl(const char *value);
+/*
+ * Options of a foreign table, from what GetForeignTable gave (one read of
+ * the catalogue serves both): its cache_ttl in ms, -1 when it has none;
+ * its "resource", palloc'd in CurrentMemoryContext.
+ */
+struct ForeignTable;
+extern int	psvc_options_table_cache_ttl(const struct ForeignTable *ft);
+extern char *psvc_options_resource(const struct ForeignTable *ft);
+/* The effective value of a setting: the server's option, else the GUC. */
+extern int	psvc_options_setting(const PsvcServer *s, PsvcSettingId id);
+/* Name, bounds and unit of a setting by option name; NULL if none. */
+typedef struct PsvcSettingDef
+{
+	const char *name;			/* option name; the GUC is partner_svc.<name> */
+	PsvcSettingId id;
+	int			min;
+	int			max;
+	int			guc_flags;		/* GUC_UNIT_MS for a time, else 0 */
+	bool		is_bool;
+} PsvcSettingDef;
+extern const PsvcSettingDef *psvc_options_setting_def(const char *name);
+/* EXPLAIN VERBOSE of a scan: the effective settings of s (never the key). */
+struct ExplainState;
+extern void psvc_options_explain(const PsvcServer *s, struct ExplainState *es);
+
+/* in options.c: the validator of every object of the wrapper */
+extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
+/* Raises HV00D for an option IMPORT FOREIGN SCHEMA does not take. */
+extern void psvc_options_check_import(List *options);
+
+#endif							/* PSVC_OPTIONS_H */

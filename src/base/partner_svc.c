@@ -1,0 +1,72 @@
+/*-------------------------------------------------------------------------
+ *
+ * partner_svc.c
+ *		  Module entry point of partner_svc: module magic and _PG_init, which
+ *		  defines the configuration parameters (GUCs) of every module.
+ *
+ * The library is meant to be loaded with shared_preload_libraries, but it
+ * must also work when a backend loads it on demand (CREATE EXTENSION, LOAD,
+ * or the first call of one of its functions).  _PG_init therefore defines
+ * the GUCs in either case.  Work that is only possible at postmaster start
+ * (shared memory, the background worker) belongs behind a test of
+ * process_shared_preload_libraries_in_progress; none exists yet.
+ *
+ * The client's settings are in guc.c, the rate limiter's in ratelimit.c
+ * and quota.c, the webhook worker's in webhook_worker.c and
+ * webhook_http.c.  GUCs are documented in docs/reference.md; define none
+ * that is not documented there.  The prefix "partner_svc" is reserved, so a misspelt
+ * partner_svc.* setting is an error instead of a silent placeholder.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/base/partner_svc.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "cache.h"
+#include "guc.h"
+#include "partner_svc.h"
+#include "ratelimit.h"
+#include "webhook.h"
+#include "estimates.h"
+
+PG_MODULE_MAGIC;
+
+PG_FUNCTION_INFO_V1(psvc_module_version);
+
+void		_PG_init(void);
+
+/*
+ * Defines the GUCs and reserves their prefix.  Runs once per process that
+ * loads the library, whether or not it is being preloaded.
+ */
+void
+_PG_init(void)
+{
+	psvc_guc_init();
+	psvc_rl_init();
+	psvc_cache_init();
+	psvc_worker_init();
+	psvc_est_init();
+
+	MarkGUCPrefixReserved("partner_svc");
+}
+
+/*
+ * partner_svc.version() returns the version of the loaded library, which
+ * can differ from pg_extension.extversion after an upgrade of the files
+ * without ALTER EXTENSION ... UPDATE.
+ */
+Datum
+psvc_module_version(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(PSVC_VERSION));
+}

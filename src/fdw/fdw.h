@@ -1,0 +1,114 @@
+/*-------------------------------------------------------------------------
+ *
+ * fdw.h
+ *		  The foreign data wrapper of partner_svc: the callbacks that
+ *		  fdw_handler.c hands to PostgreSQL, and what its files share.
+ *
+ * The module is fdw_handler.c (the FdwRoutine), fdw_plan.c (paths, plans,
+ * pushed-down equalities, the endpoint and columns of a table),
+ * fdw_scan.c (the generic scan engine: pages fetched lazily, rows built
+ * from the catalogue's columns), fdw_modify.c and fdw_modify_row.c
+ * (INSERT/UPDATE/DELETE on writable tables; internals in
+ * fdw_modify_int.h) and fdw_import.c (IMPORT FOREIGN SCHEMA).  It reads
+ * the catalogue (catalog.h) and sends through the HTTP client (http.h).
+ *
+ * Memory: planning allocates in the planner's CurrentMemoryContext; a
+ * scan keeps its state in the executor's per-query context, each page in
+ * a per-page context reset before the next fetch (fdw_scan.c); a modify
+ * keeps a per-row context (fdw_modify.c).
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/fdw/fdw.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PSVC_FDW_H
+#define PSVC_FDW_H
+
+#include "fmgr.h"
+#include "catalog/pg_attribute.h"
+#include "nodes/execnodes.h"
+#include "nodes/parsenodes.h"
+#include "nodes/pathnodes.h"
+#include "nodes/plannodes.h"
+
+#include "catalog.h"
+
+struct ExplainState;
+struct PsvcServer;
+
+/* in fdw_plan.c */
+
+/* Positions in a ForeignScan's fdw_private list. */
+enum PsvcPrivateIndex
+{
+	PSVC_PRIV_RESOURCE,			/* String: the endpoint's resource */
+	PSVC_PRIV_DETAIL,			/* Integer: 1 = read one object by key */
+	PSVC_PRIV_LIMIT,			/* Integer: rows the query needs, -1 = all */
+	PSVC_PRIV_PUSHED,			/* List of List: (column, index in fdw_exprs,
+								 * is_array) per pushed-down equality */
+	PSVC_PRIV_ATTRS,			/* IntList: attnums the query needs */
+	PSVC_PRIV_MISSING,			/* String: a required path column the plan
+								 * has no value for (the scan raises the
+								 * documented error), or "" */
+	PSVC_PRIV_ESTIMATE			/* String: the row estimate and where it
+								 * comes from (estimates.c), for EXPLAIN */
+};
+
+extern void psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid);
+extern void psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid);
+extern ForeignScan *psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel,
+									  Oid foreigntableid, ForeignPath *best_path,
+									  List *tlist, List *scan_clauses, Plan *outer_plan);
+/*
+ * The catalogue column a table column stands for: by name, or a plain
+ * member column when the column has the "field" option.  Allocates in
+ * CurrentMemoryContext.  Errors for a column that maps to nothing.
+ */
+extern const PsvcColumnDef *psvc_fdw_column_def(const PsvcEndpoint *ep, Oid relid,
+												 Form_pg_attribute att);
+/* Index of a member column in a decode's field list; see fdw_plan.c. */
+extern int	psvc_fdw_field_index(const PsvcColumnDef *def, const char **fields, int *nfields);
+/* The endpoint of a foreign table, checked against its server's service. */
+extern const PsvcEndpoint *psvc_fdw_endpoint(Oid relid, struct PsvcServer **server);
+/* The same from the table's catalogue entry, when the caller has it. */
+struct ForeignTable;
+extern const PsvcEndpoint *psvc_fdw_endpoint_of(const struct ForeignTable *ft,
+												struct PsvcServer **server);
+
+/* in fdw_scan.c */
+extern void psvc_fdw_begin(ForeignScanState *node, int eflags);
+extern TupleTableSlot *psvc_fdw_iterate(ForeignScanState *node);
+extern void psvc_fdw_rescan(ForeignScanState *node);
+extern void psvc_fdw_end(ForeignScanState *node);
+extern void psvc_fdw_explain(ForeignScanState *node, struct ExplainState *es);
+
+/* in fdw_import.c */
+extern List *psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid);
+
+/* in fdw_modify.c: INSERT/UPDATE/DELETE on writable foreign tables */
+extern void psvc_fdw_add_update_targets(PlannerInfo *root, Index rtindex,
+										RangeTblEntry *target_rte,
+										Relation target_relation);
+extern List *psvc_fdw_plan_modify(PlannerInfo *root, ModifyTable *plan,
+								  Index resultRelation, int subplan_index);
+extern void psvc_fdw_begin_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+								  List *fdw_private, int subplan_index, int eflags);
+/* ExecForeignInsert, ExecForeignUpdate and ExecForeignDelete, all three */
+extern TupleTableSlot *psvc_fdw_exec_row(EState *estate, ResultRelInfo *rinfo,
+										 TupleTableSlot *slot,
+										 TupleTableSlot *planSlot);
+/* EndForeignModify and EndForeignInsert */
+extern void psvc_fdw_end_modify(EState *estate, ResultRelInfo *rinfo);
+extern void psvc_fdw_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo);
+extern int	psvc_fdw_updatable(Relation rel);
+extern void psvc_fdw_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+									List *fdw_private, int subplan_index,
+									struct ExplainState *es);
+
+/* in fdw_handler.c */
+extern Datum psvc_fdw_handler(PG_FUNCTION_ARGS);
+
+#endif							/* PSVC_FDW_H */

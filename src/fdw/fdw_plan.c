@@ -1,0 +1,766 @@
+/*-------------------------------------------------------------------------
+ *
+ * fdw_plan.c
+ *		  Planning scans of partner_svc foreign tables: which conditions
+ *		  the service applies, whether LIMIT reaches the service, and the
+ *		  parameterized paths that let a join feed a required path
+ *		  parameter.
+ *
+ * What can be pushed down is read from the endpoint catalogue:
+ *	- "col = value" and "col = ANY(array)" on a path-parameter column
+ *	  (movie, job_id) become the path; with an array, one request stream
+ *	  per distinct value (fan-out).  A required path parameter that the
+ *	  query does not give is an error naming the column, unless a join
+ *	  clause can give it, in which case only parameterized paths are
+ *	  offered and the value comes from the outer side of a nested loop
+ *	  (for a route with two, type and collection, each from its own
+ *	  join clause).
+ *	- "col = value" on a column with a filter parameter becomes that query
+ *	  parameter (status, genre, section, persona, answerability).
+ *	- "col = value" on a detail key (id of orders and user_jobs, and
+ *	  custom_id of orders: its detail route takes either) turns the scan
+ *	  into a single-object read; one key per scan, the others filter.
+ * "value" is any expression without this table's columns and without
+ * volatile functions; it is evaluated once per (re)scan.
+ *
+ * Rows satisfy their WHERE whatever the service does: every pushed-down
+ * condition on a member column is also kept as a recheck qual
+ * (fdw_recheck_quals), which the scan evaluates on each row before it
+ * counts it (fdw_scan.c), so a service that ignores or maps a filter, or
+ * a detail route that answers for another identifier, never makes a row
+ * contradict its WHERE.  Only path columns are not rechecked: their value
+ * is the one the request was sent with, exact by construction.
+ * Everything else stays a local filter (the plan's qual).
+ *
+ * A required path parameter that nothing can give is never a planner
+ * failure: besides the parameterized paths, the table always has an
+ * unparameterized path, costed as disabled, whose scan raises the
+ * documented error naming the column when it is run (fdw_scan.c).  So
+ * joins whose order cannot feed the key (a.movie = b.movie of two movie
+ * tables, the outer side of an outer join, the source of a MERGE) plan,
+ * and fail only if they are run without a value.
+ *
+ * Row estimates: what complete scans of the same server, route and
+ * values learned, or the documented defaults (estimates.c,
+ * docs/estimates.md); local conditions scale them by their selectivity.
+ * EXPLAIN VERBOSE shows where each scan's estimate comes from.
+ *
+ * LIMIT is pushed only when nothing is left to filter locally and the
+ * table is the whole query (no join, grouping, sorting, DISTINCT, window
+ * or set operation): then the scan asks for no more rows than LIMIT +
+ * OFFSET and stops there.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/fdw/fdw_plan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/table.h"
+#include "catalog/pg_am.h"
+#include "commands/defrem.h"
+#include "utils/fmgroids.h"
+#include "foreign/fdwapi.h"
+#include "foreign/foreign.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planmain.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/typcache.h"
+
+#include "fdw.h"
+#include "options.h"
+#include "estimates.h"
+
+/* A condition the service can apply. */
+typedef struct PushedQual
+{
+	RestrictInfo *rinfo;
+	const PsvcColumnDef *col;
+	Expr	   *value;			/* the side without our columns */
+	bool		is_array;		/* col = ANY(value) */
+} PushedQual;
+
+/* Planner state of one foreign table, kept in baserel->fdw_private. */
+typedef struct PsvcRelInfo
+{
+	const PsvcEndpoint *ep;
+	PsvcServer *server;
+	List	   *pushed;			/* PushedQual *, from baserestrictinfo */
+	bool		detail;			/* a pushed qual on the detail column */
+	List	   *missing;		/* required path columns not given
+								 * (PsvcColumnDef *), in catalogue order */
+	double		local_sel;		/* selectivity of the local conditions */
+	char	   *estimate;		/* the plain path's row estimate, as
+								 * EXPLAIN VERBOSE shows it */
+} PsvcRelInfo;
+
+/* Estimates, in the planner's cost units, of one HTTP request and a row. */
+#define REQUEST_COST 1000.0
+#define ROW_COST 0.05
+
+/*
+ * Rows of a list before local filters when nothing was learned
+ * (docs/estimates.md): a list, a list the service filters (assumed to keep
+ * a quarter), and a list read once per value a join gives.
+ */
+#define DEFAULT_ROWS 1000.0
+#define DEFAULT_FILTERED_ROWS (DEFAULT_ROWS / 4)
+#define DEFAULT_PARAM_ROWS (DEFAULT_ROWS / 20)
+
+const PsvcEndpoint *
+psvc_fdw_endpoint(Oid relid, PsvcServer **server)
+{
+	return psvc_fdw_endpoint_of(GetForeignTable(relid), server);
+}
+
+const PsvcEndpoint *
+psvc_fdw_endpoint_of(const ForeignTable *ft, PsvcServer **server)
+{
+	Oid			relid = ft->relid;
+	char	   *resource = psvc_options_resource(ft);
+	const PsvcEndpoint *ep = psvc_endpoint_find(resource);
+	PsvcServer *srv = psvc_options_server(ft->serverid);
+
+	if (ep == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("foreign table \"%s\" names unknown resource \"%s\"",
+						get_rel_name(relid), resource)));
+	if (strcmp(psvc_services[ep->list->service].name, srv->service) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("resource \"%s\" of foreign table \"%s\" does not belong to server \"%s\"",
+						resource, get_rel_name(relid), srv->servername),
+				 errdetail("Resource \"%s\" is served by service \"%s\"; the server's service is \"%s\".",
+						   resource, psvc_services[ep->list->service].name, srv->service)));
+	if (server)
+		*server = srv;
+	return ep;
+}
+
+const PsvcColumnDef *
+psvc_fdw_column_def(const PsvcEndpoint *ep, Oid relid, Form_pg_attribute att)
+{
+	List	   *opts = GetForeignColumnOptions(relid, att->attnum);
+	ListCell   *lc;
+	const PsvcColumnDef *def;
+
+	foreach(lc, opts)
+	{
+		DefElem    *d = lfirst_node(DefElem, lc);
+
+		if (strcmp(d->defname, "field") == 0)
+		{
+			PsvcColumnDef *c = palloc0(sizeof(PsvcColumnDef));
+
+			c->name = pstrdup(NameStr(att->attname));
+			c->kind = PSVC_COL_FIELD;
+			c->field = pstrdup(defGetString(d));
+			return c;
+		}
+	}
+	def = psvc_endpoint_column(ep, NameStr(att->attname));
+	if (def == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_COLUMN_NAME_NOT_FOUND),
+				 errmsg("column \"%s\" of foreign table \"%s\" matches no field of resource \"%s\"",
+						NameStr(att->attname), get_rel_name(relid), ep->resource),
+				 errhint("Name the JSON member with the column option \"field\", or use the column \"raw\".")));
+	return def;
+}
+
+/*
+ * The position of a member column's JSON member in fields (the list of
+ * members a page decode extracts), appending it when it is new; -1 for a
+ * column that is not a member (raw, path, echo-only).  fields must have
+ * room for one more entry.
+ */
+int
+psvc_fdw_field_index(const PsvcColumnDef *def, const char **fields, int *nfields)
+{
+	if (def->kind != PSVC_COL_FIELD || def->field == NULL)
+		return -1;
+	for (int f = 0; f < *nfields; f++)
+		if (strcmp(fields[f], def->field) == 0)
+			return f;
+	fields[*nfields] = def->field;
+	return (*nfields)++;
+}
+
+/*
+ * Recognises "col = expr", "expr = col" and "col = ANY(expr)" where col is
+ * a column of this relation and expr does not use it, with the equality
+ * operator of the column's type.  Returns the attnum, or 0.
+ */
+static AttrNumber
+match_equality(Expr *clause, Index relid, Expr **value, bool *is_array)
+{
+	Node	   *left,
+			   *right;
+	Oid			opno;
+	Var		   *var;
+	Node	   *other;
+
+	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+	{
+		OpExpr	   *op = (OpExpr *) clause;
+
+		left = linitial(op->args);
+		right = lsecond(op->args);
+		opno = op->opno;
+		*is_array = false;
+	}
+	else if (IsA(clause, ScalarArrayOpExpr) && ((ScalarArrayOpExpr *) clause)->useOr)
+	{
+		ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) clause;
+
+		left = linitial(op->args);
+		right = lsecond(op->args);
+		opno = op->opno;
+		*is_array = true;
+	}
+	else
+		return 0;
+
+	if (IsA(left, RelabelType))
+		left = (Node *) ((RelabelType *) left)->arg;
+	if (!*is_array && IsA(right, RelabelType) && IsA(((RelabelType *) right)->arg, Var))
+		right = (Node *) ((RelabelType *) right)->arg;
+
+	if (IsA(left, Var) && ((Var *) left)->varno == relid && ((Var *) left)->varlevelsup == 0)
+	{
+		var = (Var *) left;
+		other = right;
+	}
+	else if (!*is_array && IsA(right, Var) && ((Var *) right)->varno == relid &&
+			 ((Var *) right)->varlevelsup == 0)
+	{
+		var = (Var *) right;
+		other = left;
+	}
+	else
+		return 0;
+
+	/*
+	 * Equality, also across types (bigint = integer): an operator estimated
+	 * as equality that the column's btree family knows.  The value is sent
+	 * as text, so its own type does not matter.
+	 */
+	if (var->varattno <= 0 ||
+		bms_is_member(relid, pull_varnos(NULL, other)) ||
+		contain_volatile_functions(other) ||
+		get_oprrest(opno) != F_EQSEL ||
+		!op_in_opfamily(opno, get_opclass_family(GetDefaultOpClass(var->vartype, BTREE_AM_OID))))
+		return 0;
+	*value = (Expr *) other;
+	return var->varattno;
+}
+
+/*
+ * The pushable form of a clause for this table, or NULL.  Path columns
+ * take a value or an array; filter and detail columns a single value.
+ */
+static PushedQual *
+classify(PlannerInfo *root, RelOptInfo *baserel, Oid relid,
+		 const PsvcEndpoint *ep, RestrictInfo *rinfo)
+{
+	Expr	   *value;
+	bool		is_array;
+	AttrNumber	attno = match_equality(rinfo->clause, baserel->relid, &value, &is_array);
+	Relation	rel;
+	const PsvcColumnDef *col;
+	PushedQual *pq;
+
+	if (attno == 0)
+		return NULL;
+	rel = table_open(relid, NoLock);
+	col = psvc_fdw_column_def(ep, relid, TupleDescAttr(RelationGetDescr(rel), attno - 1));
+	table_close(rel, NoLock);
+
+	if (col->kind == PSVC_COL_PATH)
+		;
+	else if (col->kind == PSVC_COL_FIELD && !is_array &&
+			 (col->param != NULL || psvc_endpoint_is_detail_key(ep, col)))
+		;
+	else
+		return NULL;
+
+	pq = palloc0(sizeof(PushedQual));
+	pq->rinfo = rinfo;
+	pq->col = col;
+	pq->value = value;
+	pq->is_array = is_array;
+	return pq;
+}
+
+static bool
+pushed_has_column(List *pushed, const PsvcColumnDef *col)
+{
+	ListCell   *lc;
+
+	foreach(lc, pushed)
+		if (strcmp(((PushedQual *) lfirst(lc))->col->name, col->name) == 0)
+			return true;
+	return false;
+}
+
+static bool
+missing_has_column(List *missing, const PsvcColumnDef *col)
+{
+	ListCell   *lc;
+
+	foreach(lc, missing)
+		if (strcmp(((PsvcColumnDef *) lfirst(lc))->name, col->name) == 0)
+			return true;
+	return false;
+}
+
+/* The text of a constant as the scan will send it (its type's output). */
+static char *
+const_text(Datum value, Oid type)
+{
+	Oid			out;
+	bool		varlena;
+
+	getTypeOutputInfo(type, &out, &varlena);
+	return OidOutputFunctionCall(out, value);
+}
+
+static int
+cstring_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * The distinct non-null elements of a constant array, as text, sorted;
+ * *n receives their count.
+ */
+static char **
+const_array_texts(Const *c, int *n)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	char	  **texts;
+	int			m = 0;
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &nulls, &nelems);
+	texts = palloc(sizeof(char *) * Max(nelems, 1));
+	for (int i = 0; i < nelems; i++)
+		if (!nulls[i])
+			texts[m++] = const_text(elems[i], elemtype);
+	qsort(texts, m, sizeof(char *), cstring_cmp);
+	*n = 0;
+	for (int i = 0; i < m; i++)
+		if (*n == 0 || strcmp(texts[i], texts[*n - 1]) != 0)
+			texts[(*n)++] = texts[i];
+	return texts;
+}
+
+/*
+ * The rows a list scan is expected to keep before local filters, and in
+ * *desc the line EXPLAIN VERBOSE shows about it: learned from complete
+ * scans or dflt (estimates.c).  The pushed values the plan knows are the
+ * constants; by_join lists the columns (PsvcColumnDef *) a join gives on
+ * a parameterized path (their values are known only at run time), or is
+ * NIL.  Allocates in
+ * CurrentMemoryContext.
+ */
+static double
+list_rows(const PsvcRelInfo *info, List *by_join, double dflt,
+		  char **desc, bool *learned)
+{
+	int			n = list_length(info->pushed) + list_length(by_join);
+	PsvcEstColumn *cols = palloc0(sizeof(PsvcEstColumn) * Max(n, 1));
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, info->pushed)
+	{
+		PushedQual *pq = lfirst(lc);
+		Expr	   *v = pq->value;
+
+		while (IsA(v, RelabelType))
+			v = ((RelabelType *) v)->arg;
+		cols[i].name = pq->col->name;
+		cols[i].is_array = pq->is_array;
+		if (IsA(v, Const) && !((Const *) v)->constisnull)
+		{
+			Const	   *c = (Const *) v;
+
+			if (pq->is_array)
+				cols[i].elems = const_array_texts(c, &cols[i].nelems);
+			else
+				cols[i].value = const_text(c->constvalue, c->consttype);
+		}
+		i++;
+	}
+	foreach(lc, by_join)
+		cols[i++].name = ((const PsvcColumnDef *) lfirst(lc))->name;
+	return psvc_est_rows(info->server->serverid, info->ep->list->route, n, cols, dflt,
+						 desc, learned);
+}
+
+void
+psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+{
+	PsvcRelInfo *info = palloc0(sizeof(PsvcRelInfo));
+	ListCell   *lc;
+	List	   *local = NIL;
+	double		rows;
+
+	info->ep = psvc_fdw_endpoint(foreigntableid, &info->server);
+
+	foreach(lc, baserel->baserestrictinfo)
+	{
+		PushedQual *pq = classify(root, baserel, foreigntableid, info->ep,
+								  lfirst_node(RestrictInfo, lc));
+
+		/*
+		 * One condition per column reaches the service, and one key per
+		 * detail read (id or custom_id); the rest filter locally.
+		 */
+		if (pq == NULL || pushed_has_column(info->pushed, pq->col))
+			continue;
+		if (psvc_endpoint_is_detail_key(info->ep, pq->col))
+		{
+			if (info->detail)
+				continue;
+			info->detail = true;
+		}
+		info->pushed = lappend(info->pushed, pq);
+	}
+	for (int i = 0; i < info->ep->ncolumns; i++)
+	{
+		const PsvcColumnDef *c = &info->ep->columns[i];
+
+		if (c->kind == PSVC_COL_PATH && c->required && !pushed_has_column(info->pushed, c))
+			info->missing = lappend(info->missing, unconstify(PsvcColumnDef *, c));
+	}
+
+	foreach(lc, baserel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		ListCell   *lc2;
+		bool		is_pushed = false;
+
+		foreach(lc2, info->pushed)
+			if (((PushedQual *) lfirst(lc2))->rinfo == rinfo)
+				is_pushed = true;
+		if (!is_pushed)
+			local = lappend(local, rinfo);
+	}
+	info->local_sel = clauselist_selectivity(root, local, baserel->relid, JOIN_INNER, NULL);
+
+	if (info->detail)
+	{
+		rows = 1;
+		info->estimate = pstrdup("1 row (detail read)");
+	}
+	else if (info->missing)
+	{
+		/* the plain path cannot run: no key to learn by */
+		rows = info->pushed != NIL ? DEFAULT_FILTERED_ROWS : DEFAULT_ROWS;
+		info->estimate = psprintf("%.0f rows (default)", rows);
+	}
+	else
+	{
+		bool		learned;
+
+		rows = list_rows(info, NIL,
+						 info->pushed != NIL ? DEFAULT_FILTERED_ROWS : DEFAULT_ROWS,
+						 &info->estimate, &learned);
+	}
+	baserel->rows = clamp_row_est(rows * info->local_sel);
+	baserel->fdw_private = info;
+}
+
+static Cost
+scan_cost(double rows, const PsvcServer *server)
+{
+	double		pages = ceil(rows / Max(psvc_options_setting(server, PSVC_SETTING_PAGE_SIZE), 1));
+
+	return REQUEST_COST * Max(pages, 1) + ROW_COST * rows;
+}
+
+/* Is an equivalence-class member our column attno? */
+static bool
+ec_member_is_column(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec,
+					EquivalenceMember *em, void *arg)
+{
+	Expr	   *e = em->em_expr;
+
+	if (IsA(e, RelabelType))
+		e = ((RelabelType *) e)->arg;
+	return IsA(e, Var) && ((Var *) e)->varno == rel->relid &&
+		((Var *) e)->varlevelsup == 0 &&
+		((Var *) e)->varattno == *(AttrNumber *) arg;
+}
+
+/*
+ * Join clauses that can give the missing required path column col: "col =
+ * expr" where expr uses other relations only, whether the planner keeps it
+ * as a join clause or, for a plain equijoin, in an equivalence class.
+ */
+static List *
+join_sources(PlannerInfo *root, RelOptInfo *baserel, Oid relid, PsvcRelInfo *info,
+			 const PsvcColumnDef *col)
+{
+	List	   *out = NIL;
+	List	   *candidates = list_copy(baserel->joininfo);
+	AttrNumber	attno = get_attnum(relid, col->name);
+	ListCell   *lc;
+
+	if (attno != InvalidAttrNumber)
+		candidates = list_concat(candidates,
+								 generate_implied_equalities_for_column(root, baserel,
+																		ec_member_is_column,
+																		&attno,
+																		baserel->lateral_referencers));
+	foreach(lc, candidates)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		PushedQual *pq = classify(root, baserel, relid, info->ep, rinfo);
+
+		if (pq && !pq->is_array && strcmp(pq->col->name, col->name) == 0)
+			out = lappend(out, pq);
+	}
+	return out;
+}
+
+void
+psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+{
+	PsvcRelInfo *info = baserel->fdw_private;
+	Relids		others = NULL;
+	List	   *first;
+	ListCell   *lc;
+
+	/*
+	 * The plain path.  Without a required path column it is disabled
+	 * (costed like enable_* = off): the planner takes it only when no
+	 * parameterized path fits the join order, and then the scan raises the
+	 * documented error at its first row (see the header comment).
+	 */
+	add_path(baserel, (Path *)
+			 create_foreignscan_path(root, baserel, NULL, baserel->rows,
+									 REQUEST_COST + (info->missing ? disable_cost : 0),
+									 scan_cost(baserel->rows, info->server) + (info->missing ? disable_cost : 0),
+									 NIL, baserel->lateral_relids, NULL,
+									 list_make1(makeString(info->estimate))));
+	if (info->missing == NIL)
+		return;
+
+	/*
+	 * One parameterized path per join clause that gives the first missing
+	 * column; the other missing columns (type and collection of
+	 * collection_movies) each take their first join clause, or there is no
+	 * parameterized path.
+	 */
+	for_each_from(lc, info->missing, 1)
+	{
+		List	   *src = join_sources(root, baserel, foreigntableid, info, lfirst(lc));
+
+		if (src == NIL)
+			return;
+		others = bms_union(others, pull_varnos(root, (Node *) ((PushedQual *) linitial(src))->value));
+	}
+	first = join_sources(root, baserel, foreigntableid, info, linitial(info->missing));
+	foreach(lc, first)
+	{
+		PushedQual *pq = lfirst(lc);
+		Relids		outer = bms_union(bms_union(pull_varnos(root, (Node *) pq->value), others),
+									  baserel->lateral_relids);
+		ParamPathInfo *ppi;
+		double		rows;
+		char	   *desc;
+		bool		learned;
+
+		outer = bms_del_member(outer, baserel->relid);
+		if (bms_is_empty(outer))
+			continue;
+		ppi = get_baserel_parampathinfo(root, baserel, outer);
+		/* rows per value the join gives */
+		rows = list_rows(info, info->missing, DEFAULT_PARAM_ROWS, &desc, &learned);
+		if (learned)
+			rows = clamp_row_est(rows * info->local_sel);
+		add_path(baserel, (Path *)
+				 create_foreignscan_path(root, baserel, NULL, rows,
+										 REQUEST_COST, scan_cost(rows, info->server),
+										 NIL, ppi->ppi_req_outer, NULL,
+										 list_make1(makeString(desc))));
+	}
+}
+
+/* May the scan stop after LIMIT + OFFSET rows?  Returns them, or -1. */
+static int
+pushable_limit(PlannerInfo *root, RelOptInfo *baserel, List *local_exprs)
+{
+	Query	   *parse = root->parse;
+	Const	   *count = (Const *) parse->limitCount;
+	Const	   *offset = (Const *) parse->limitOffset;
+	int64		n;
+
+	if (local_exprs != NIL || count == NULL || !IsA(count, Const) || count->constisnull ||
+		(offset && (!IsA(offset, Const) || offset->constisnull)) ||
+		parse->limitOption != LIMIT_OPTION_COUNT ||
+		bms_membership(root->all_baserels) != BMS_SINGLETON ||
+		parse->hasAggs || parse->groupClause || parse->groupingSets ||
+		parse->havingQual || parse->hasWindowFuncs || parse->distinctClause ||
+		parse->sortClause || parse->setOperations || parse->hasTargetSRFs ||
+		parse->rowMarks || parse->commandType != CMD_SELECT)
+		return -1;
+	n = DatumGetInt64(count->constvalue);
+	if (offset)
+		n += DatumGetInt64(offset->constvalue);
+	if (n < 0 || n > PG_INT32_MAX)
+		return -1;
+	return (int) n;
+}
+
+ForeignScan *
+psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
+				  ForeignPath *best_path, List *tlist, List *scan_clauses,
+				  Plan *outer_plan)
+{
+	PsvcRelInfo *info = baserel->fdw_private;
+	List	   *pushed = list_copy(info->pushed);
+	List	   *local = NIL;
+	List	   *local_exprs;
+	List	   *recheck = NIL;
+	List	   *fdw_exprs = NIL;
+	List	   *priv;
+	List	   *pushed_priv = NIL;
+	List	   *attrs = NIL;
+	Bitmapset  *used = NULL;
+	ListCell   *lc;
+	int			limit;
+
+	/*
+	 * Conditions already chosen from the restriction list go to the service;
+	 * so does, on a parameterized path, the join clause that gives the
+	 * missing path column (its other side becomes a nestloop parameter).
+	 * The rest stays local.
+	 */
+	foreach(lc, scan_clauses)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		bool		is_pushed = false;
+		ListCell   *lc2;
+
+		foreach(lc2, info->pushed)
+			if (((PushedQual *) lfirst(lc2))->rinfo == rinfo)
+				is_pushed = true;
+		if (!is_pushed && info->missing && best_path->path.param_info &&
+			!list_member_ptr(baserel->baserestrictinfo, rinfo))
+		{
+			PushedQual *pq = classify(root, baserel, foreigntableid, info->ep, rinfo);
+
+			if (pq && !pq->is_array && missing_has_column(info->missing, pq->col) &&
+				!pushed_has_column(pushed, pq->col))
+			{
+				pushed = lappend(pushed, pq);
+				is_pushed = true;
+			}
+		}
+		if (!is_pushed)
+			local = lappend(local, rinfo);
+	}
+	local_exprs = extract_actual_clauses(local, false);
+
+	foreach(lc, pushed)
+	{
+		PushedQual *pq = lfirst(lc);
+
+		fdw_exprs = lappend(fdw_exprs, pq->value);
+		if (pq->col->kind != PSVC_COL_PATH)
+			recheck = lappend(recheck, pq->rinfo->clause);
+		pushed_priv = lappend(pushed_priv,
+							  list_make3(makeString(pstrdup(pq->col->name)),
+										 makeInteger(list_length(fdw_exprs) - 1),
+										 makeInteger(pq->is_array ? 1 : 0)));
+	}
+
+	/*
+	 * The columns the executor needs: the relation's target, the local
+	 * filters and the rechecked conditions.  Not tlist: it is NULL when a
+	 * projection is put on top.
+	 */
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &used);
+	pull_varattnos((Node *) local_exprs, baserel->relid, &used);
+	pull_varattnos((Node *) recheck, baserel->relid, &used);
+	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used))
+	{
+		for (int i = 1; i <= baserel->max_attr; i++)
+			attrs = lappend_int(attrs, i);
+	}
+	else
+	{
+		int			x = -1;
+
+		while ((x = bms_next_member(used, x)) >= 0)
+		{
+			AttrNumber	attno = x + FirstLowInvalidHeapAttributeNumber;
+
+			if (attno > 0)
+				attrs = lappend_int(attrs, attno);
+		}
+	}
+
+	limit = info->detail ? -1 : pushable_limit(root, baserel, local_exprs);
+
+	priv = list_make5(makeString(pstrdup(info->ep->resource)),
+					  makeInteger(info->detail ? 1 : 0),
+					  makeInteger(limit),
+					  pushed_priv,
+					  attrs);
+	/* a required path column this plan has no value for, or "" */
+	{
+		const char *missing = "";
+
+		foreach(lc, info->missing)
+		{
+			const PsvcColumnDef *c = lfirst(lc);
+
+			if (!pushed_has_column(pushed, c))
+			{
+				missing = c->name;
+				break;
+			}
+		}
+		priv = lappend(priv, makeString(pstrdup(missing)));
+	}
+	/* the row estimate of the chosen path, for EXPLAIN VERBOSE */
+	priv = lappend(priv, makeString(pstrdup(best_path->fdw_private ?
+											strVal(linitial(best_path->fdw_private)) : "")));
+
+	/*
+	 * The pushed conditions on member columns are rechecked by the scan
+	 * itself (fdw_scan.c), before a LIMIT counts the row; they are also
+	 * what an EvalPlanQual recheck evaluates.
+	 */
+	return make_foreignscan(tlist, local_exprs, baserel->relid, fdw_exprs,
+							priv, NIL, recheck, outer_plan);
+}

@@ -1,0 +1,343 @@
+/*-------------------------------------------------------------------------
+ *
+ * functions.c
+ *		  What the SQL functions of every service share: finding the server
+ *		  to use, checking the caller may use it, and reading answers as
+ *		  jsonb.  Requests are built and sent by the executor
+ *		  (functions_exec.c) from the operations of the catalogue.
+ *
+ * Every function takes an optional last argument "server name".  When it
+ * is NULL the function uses the one partner_svc server of its service; no
+ * such server, or several, is an error that says which to name.  The
+ * functions are SECURITY INVOKER: the caller needs USAGE on the server, and
+ * the key is the caller's user mapping (http.c reads it).
+ *
+ * Finding the one server of a service means reading pg_foreign_server
+ * whole, which cost more than anything else of ours in a call of a small
+ * function once the request itself was cheap (test/bench/func_bench.sh).
+ * The answer is therefore kept per backend, per service, until any row
+ * of pg_foreign_server changes: a syscache callback on FOREIGNSERVEROID
+ * forgets every answer (CREATE, ALTER, DROP SERVER, in this session or,
+ * once its invalidation arrives, in another).  Only a unique server is
+ * kept; "none" and "several" are looked for again at every call, since
+ * they are errors.  USAGE is checked at every call, against the current
+ * user.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/functions/functions.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_foreign_server.h"
+#include "commands/defrem.h"
+#include "common/jsonapi.h"
+#include "foreign/foreign.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "functions.h"
+#include "json.h"
+#include "xact_writes.h"
+
+/* Services whose server is kept; more than there are services. */
+#define PSVC_FN_CACHED_SERVICES	16
+
+/* The one server of a service, as last found. */
+typedef struct ServiceServer
+{
+	char		service[NAMEDATALEN];
+	PsvcServer *server;			/* in server_cxt */
+} ServiceServer;
+
+static ServiceServer cached_servers[PSVC_FN_CACHED_SERVICES];
+static int	n_cached_servers = 0;
+static MemoryContext server_cxt = NULL; /* child of CacheMemoryContext */
+static uint64 server_generation = 0;	/* callbacks run so far */
+
+/*
+ * Syscache callback on FOREIGNSERVEROID: any change of any server may
+ * change which server a service has, or its options, so forget every
+ * answer.  Callers hold copies (psvc_options_copy_server), never the kept
+ * ones.
+ */
+static void
+forget_servers(Datum arg, int cacheid, uint32 hashvalue)
+{
+	n_cached_servers = 0;
+	MemoryContextReset(server_cxt);
+	server_generation++;
+}
+
+/*
+ * The kept server of service, or NULL.  Makes the cache and registers its
+ * callback on first use, before any answer can be looked for and kept.
+ */
+static const PsvcServer *
+cached_server(const char *service)
+{
+	int			i;
+
+	if (server_cxt == NULL)
+	{
+		server_cxt = AllocSetContextCreate(CacheMemoryContext,
+										   "partner_svc servers",
+										   ALLOCSET_SMALL_SIZES);
+		CacheRegisterSyscacheCallback(FOREIGNSERVEROID, forget_servers, (Datum) 0);
+	}
+	for (i = 0; i < n_cached_servers; i++)
+		if (strcmp(cached_servers[i].service, service) == 0)
+			return cached_servers[i].server;
+	return NULL;
+}
+
+/*
+ * Keeps a copy of server as the one server of service, when there is room
+ * and no invalidation came since the search began (at generation): an
+ * answer read before a change must not outlive it.
+ */
+static void
+cache_server(const char *service, const PsvcServer *server, uint64 generation)
+{
+	ServiceServer *e;
+	MemoryContext oldcxt;
+
+	Assert(server_cxt != NULL);
+	if (generation != server_generation ||
+		n_cached_servers == PSVC_FN_CACHED_SERVICES ||
+		strlen(service) >= NAMEDATALEN)
+		return;
+	e = &cached_servers[n_cached_servers];
+	strlcpy(e->service, service, NAMEDATALEN);
+	oldcxt = MemoryContextSwitchTo(server_cxt);
+	e->server = psvc_options_copy_server(server);
+	MemoryContextSwitchTo(oldcxt);
+	n_cached_servers++;
+}
+
+static bool
+server_has_service(ForeignServer *fs, const char *service)
+{
+	ListCell   *lc;
+
+	foreach(lc, fs->options)
+	{
+		DefElem    *d = lfirst_node(DefElem, lc);
+
+		if (strcmp(d->defname, "service") == 0)
+			return strcmp(defGetString(d), service) == 0;
+	}
+	return false;
+}
+
+/* The servers of the partner_svc wrapper whose service is service. */
+static List *
+servers_of_service(const char *service)
+{
+	ForeignDataWrapper *fdw = GetForeignDataWrapperByName("partner_svc", false);
+	Relation	rel = table_open(ForeignServerRelationId, AccessShareLock);
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	HeapTuple	tup;
+	List	   *out = NIL;
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_foreign_server form = (Form_pg_foreign_server) GETSTRUCT(tup);
+
+		if (form->srvfdw == fdw->fdwid &&
+			server_has_service(GetForeignServer(form->oid), service))
+			out = lappend_oid(out, form->oid);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return out;
+}
+
+PsvcServer *
+psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
+{
+	Oid			serverid;
+	AclResult	aclresult;
+	const PsvcServer *kept = NULL;
+	bool		search = false;
+	uint64		generation = 0;
+	PsvcServer *server;
+
+	/* the requests that follow are this function's (xact_writes.c) */
+	if (fcinfo->flinfo)
+		psvc_xact_set_writer_function(fcinfo->flinfo->fn_oid);
+
+	if (argno < PG_NARGS() && !PG_ARGISNULL(argno))
+	{
+		char	   *name = NameStr(*PG_GETARG_NAME(argno));
+		ForeignServer *fs = GetForeignServerByName(name, false);
+
+		if (!server_has_service(fs, service))
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("server \"%s\" is not a partner_svc server of service \"%s\"",
+							name, service)));
+		serverid = fs->serverid;
+	}
+	else if ((kept = cached_server(service)) != NULL)
+		serverid = kept->serverid;
+	else
+	{
+		List	   *all;
+
+		search = true;
+		generation = server_generation;
+		all = servers_of_service(service);
+
+		if (all == NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("there is no partner_svc server for service \"%s\"", service),
+					 errhint("Create one with CREATE SERVER ... FOREIGN DATA WRAPPER partner_svc OPTIONS (service '%s', base_url '...').",
+							 service)));
+		if (list_length(all) > 1)
+		{
+			StringInfoData names;
+			ListCell   *lc;
+
+			initStringInfo(&names);
+			foreach(lc, all)
+				appendStringInfo(&names, "%s\"%s\"", names.len ? ", " : "",
+								 GetForeignServer(lfirst_oid(lc))->servername);
+			ereport(ERROR,
+					(errcode(ERRCODE_AMBIGUOUS_PARAMETER),
+					 errmsg("there are several partner_svc servers for service \"%s\"", service),
+					 errdetail("The servers are %s.", names.data),
+					 errhint("Name one with the argument \"server\".")));
+		}
+		serverid = linitial_oid(all);
+	}
+
+	aclresult = pg_foreign_server_aclcheck(serverid, GetUserId(), ACL_USAGE);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, GetForeignServer(serverid)->servername);
+
+	if (kept != NULL)
+		return psvc_options_copy_server(kept);
+	server = psvc_options_server(serverid);
+	if (search)
+		cache_server(service, server, generation);
+	return server;
+}
+
+/* ---------------------------------------------------------------------
+ * Reading the services' answers
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * jsonb from a service's body (JSON text, already in the server encoding:
+ * http.c converts every response), or NULL when it is empty or not valid
+ * JSON: never raises for bad input, so callers can look into error bodies
+ * safely.  The JSON layer's one text-to-jsonb builder (json.h).
+ * Allocates in CurrentMemoryContext.
+ */
+Jsonb *
+psvc_fn_parse(const char *text, size_t len)
+{
+	return psvc_json_to_jsonb(text, len);
+}
+
+/*
+ * The member key of j when j is an object that has it, else NULL.  The
+ * value points into j (or is allocated in CurrentMemoryContext).
+ */
+JsonbValue *
+psvc_fn_member(Jsonb *j, const char *key)
+{
+	if (j == NULL || !JB_ROOT_IS_OBJECT(j))
+		return NULL;
+	return getKeyJsonValueFromContainer(&j->root, key, strlen(key), NULL);
+}
+
+/* A string member's text; NULL when absent, JSON null or not a string. */
+char *
+psvc_fn_member_text(Jsonb *j, const char *key)
+{
+	JsonbValue *v = psvc_fn_member(j, key);
+
+	if (v == NULL || v->type != jbvString)
+		return NULL;
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+/* A member as jsonb; NULL when absent or JSON null.  CurrentMemoryContext. */
+Jsonb *
+psvc_fn_member_jsonb(Jsonb *j, const char *key)
+{
+	JsonbValue *v = psvc_fn_member(j, key);
+
+	if (v == NULL || v->type == jbvNull)
+		return NULL;
+	return JsonbValueToJsonb(v);
+}
+
+/*
+ * The service's error code in an error body: error.code of
+ * {"error":{"code":...}}, or error of {"error":"..."}; NULL for any other
+ * body.  Read by the JSON layer's one reader of error bodies (json.h);
+ * never raises for a bad body.
+ */
+char *
+psvc_fn_error_code(const PsvcHttpResponse *resp)
+{
+	PsvcJsonErrorBody eb;
+
+	if (!psvc_json_error_body(resp->body, resp->body_len,
+							  GetDatabaseEncoding(), &eb))
+		return NULL;
+	if (eb.error != NULL)
+		return eb.error_is_string ? eb.error : NULL;
+	return eb.code_is_string ? eb.code : NULL;
+}
+
+/*
+ * The body of the successful response resp to req as jsonb.  A body that
+ * is not JSON raises an error naming the request.  CurrentMemoryContext.
+ */
+Jsonb *
+psvc_fn_body(const PsvcHttpRequest *req, const PsvcHttpResponse *resp)
+{
+	Jsonb	   *body = psvc_fn_parse(resp->body, resp->body_len);
+
+	if (body == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_STRING_FORMAT),
+				 errmsg("invalid JSON in the response of %s %s", req->method, req->route),
+				 resp->body_len == 0 ? errdetail("The response had no body.") :
+				 errdetail("The body is not valid JSON text.")));
+	return body;
+}
+
+/*
+ * The JSON text of j to send as a request body, in the server encoding
+ * (http.c sends every body as UTF-8); *len receives its length.
+ * CurrentMemoryContext.
+ */
+char *
+psvc_fn_json_text(Jsonb *j, size_t *len)
+{
+	char	   *text = JsonbToCString(NULL, &j->root, VARSIZE(j));
+
+	*len = strlen(text);
+	return text;
+}

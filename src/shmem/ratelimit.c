@@ -1,0 +1,701 @@
+/*-------------------------------------------------------------------------
+ *
+ * ratelimit.c
+ *		  The client-side rate limiter that all sessions of the server share,
+ *		  in shared memory, and the per-route request statistics.
+ *
+ * What it must do.  The partner service counts requests per partner, per
+ * route and per resource id ({id} routes) in fixed windows whose start we
+ * do not know, and answers 429 past the limit.  Every session of this
+ * server uses the same partner key, so the budget must be shared.  The
+ * limits come from ratelimit_rules.c; a request without one passes freely.
+ *
+ * The window logic.  Each key (database, server, "METHOD route", resource
+ * id) keeps the counts of the last BUCKETS + 1 buckets of width
+ * W' / BUCKETS, W' being partner_svc.rate_limit_window plus a margin of
+ * 0.1% (at least 1 ms) for clock rates and the service's rounding.  An
+ * attempt may start when blocked_until has passed and
+ *
+ *		(sum of the ring) + in_flight < limit
+ *
+ * and is then in flight; when it ends (response, failure or abandonment)
+ * it leaves in_flight and is counted in the bucket of that moment, unless
+ * it was answered 429: the service did not serve it, and does not count
+ * it (the sandbox does not; the document says a 429 lasts "until the limit
+ * resets", not that it extends it).  Claim:
+ * no interval of length W at the service serves more than "limit"
+ * requests, whatever the alignment of its windows and whatever the
+ * latencies.  Proof: take limit + 1 arrivals within such an interval and
+ * the one, Z, whose attempt started last, at s.  Every other one, X,
+ * started before s, so at s it was in flight or had ended at a time
+ * f >= its arrival > arrival(Z) - W >= s - W' and was counted in a bucket
+ * of the ring at s (the ring covers at least the last W').  So limit
+ * requests were counted at s and Z could not start.  The service's fixed
+ * windows are such intervals, so none of them sees more than the limit:
+ * zero 429s from our own traffic.  In steady state a saturated key lets
+ * through limit per W' * (BUCKETS + 1) / BUCKETS plus one latency: about
+ * 98% of the quota with 60 buckets (docs/ratelimit.md has measurements).
+ *
+ * A 429 that still comes (another client with the same key, a contract
+ * below our table) blocks the key until its Retry-After, or for the
+ * backoff http.c chose, so every session backs off, not just the one that
+ * got it; http.c retries the request.
+ *
+ * Waiting (ratelimit_request.c).  An attempt without budget waits on its
+ * latch with a timeout
+ * until the time its budget frees (computed from the buckets: nothing but
+ * time frees budget, so no one needs to wake a waiter), with wait event
+ * class PG_WAIT_EXTENSION (PostgreSQL 15 has no named wait events for
+ * extensions), and the query text in pg_stat_activity is prefixed with
+ * "partner_svc: waiting for rate limit of ..." while it waits, then
+ * restored.  CHECK_FOR_INTERRUPTS after every wakeup, so statement_timeout
+ * and cancel end the wait at once.  When the budget would free later than
+ * partner_svc.rate_limit_max_wait allows, the attempt fails at once with
+ * 53300, naming the route and when it frees.
+ *
+ * Shared memory, as pg_stat_statements does it: requested in
+ * shmem_request_hook (so only when preloaded), built in shmem_startup_hook
+ * under AddinShmemInitLock; two fixed-size hash tables sized by
+ * PGC_POSTMASTER settings (rate_limit_max_keys, stats_max_routes) and two
+ * LWLocks of the named tranche "partner_svc_rate_limit".  Without
+ * preloading there is no limiter: a request on a limited route fails with
+ * a clear error unless partner_svc.rate_limit is off, and nothing is
+ * counted; routes without a limit work as usual.
+ *
+ * Locking rules.
+ *	- psvc_rl_shared->lock protects the key table's structure: shared to
+ *	  look up a key, exclusive to insert or evict one.
+ *	- Each entry's mutex (a spinlock) protects its counters; it is taken
+ *	  with the table lock held in either mode, or, by the backend that
+ *	  holds a unit of the entry (in_flight > 0 because of it), without it:
+ *	  an entry with in_flight > 0 is never evicted, so its address is
+ *	  stable.  Nothing that can raise runs under a spinlock.
+ *	- stats_lock and each stats entry's mutex work the same way for the
+ *	  stats table; stats entries are only removed by the reset function,
+ *	  under stats_lock exclusive, so nobody keeps a pointer to one.
+ *	- Never both table locks at once.
+ *
+ * The table is full.  An entry is idle when nothing of it is left in the
+ * window, nothing is in flight and no 429 blocks it; idle entries carry no
+ * information and are evicted whenever room is needed.  Keys with a
+ * resource id may fill all but max(4, max/8) entries; when they have, a new
+ * id of a route shares one key with resource "*" with every other id that
+ * found no room (conservative: the sum of their requests stays within the
+ * limit of each), and keeps sharing it until it falls idle.  An id with a
+ * key of its own never uses the shared one, and a new id gets a key of its
+ * own only while the shared key is idle, so no id's recent requests are
+ * ever split over two keys.  Only when even the shared key finds no room
+ * does the request fail (53400).  The stats table counts routes it has no
+ * room for in one row with route "*".
+ *
+ * Leases.  A request's PsvcRlLease lives in the memory context of its
+ * transfer; one that holds a unit is also linked into this backend's list,
+ * so that a backend exiting mid-request (FATAL, terminate) hands its units
+ * back from a before_shmem_exit callback.  Abandoned transfers hand theirs
+ * back from the transfer's reset callback (psvc_rl_release).
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/shmem/ratelimit.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+#include <time.h>
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+
+#include "ratelimit.h"
+#include "ratelimit_int.h"
+
+#define PSVC_RL_TRANCHE			"partner_svc_rate_limit"
+
+
+/* GUCs */
+bool		psvc_rl_enabled = true;
+int			psvc_rl_max_wait_ms = 120000;
+int			psvc_rl_max_keys = 4096;
+int			psvc_rl_stats_max = 1000;
+
+/* shared state; NULL unless preloaded */
+PsvcRlShared *psvc_rl_shared = NULL;
+HTAB	   *psvc_rl_key_table = NULL;
+HTAB	   *psvc_rl_stats_table = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void rl_shmem_request(void);
+static void rl_shmem_startup(void);
+
+
+/* ---------------------------------------------------------------------
+ * Set-up
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * From _PG_init: the settings, and when preloading, the sizes of the
+ * shared tables and the shared memory hooks.
+ */
+void
+psvc_rl_init(void)
+{
+	DefineCustomBoolVariable("partner_svc.rate_limit",
+							 "Keeps requests within the partner's rate limits, for all sessions together.",
+							 "Off sends requests without consulting the limiter (statistics are still kept).",
+							 &psvc_rl_enabled,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("partner_svc.rate_limit_window",
+							"Length of the partner's rate-limit window.",
+							"The documented window is one minute; set it to match a service whose time runs faster.",
+							&psvc_rl_window_ms,
+							60000,
+							100,
+							3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("partner_svc.rate_limit_max_wait",
+							"Longest time a request waits for rate-limit budget before it fails.",
+							"Zero fails at once when the budget is spent.  The default, two windows of the documented minute, lets any spent budget free.",
+							&psvc_rl_max_wait_ms,
+							120000,
+							0,
+							INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	psvc_quota_define_gucs();
+
+	/* PGC_POSTMASTER settings exist only when preloading (guc.c's rule) */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	DefineCustomIntVariable("partner_svc.rate_limit_max_keys",
+							"Number of rate-limit keys (server, route, resource id) kept in shared memory.",
+							NULL,
+							&psvc_rl_max_keys,
+							4096,
+							16,
+							1024 * 1024,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("partner_svc.stats_max_routes",
+							"Number of server and route pairs partner_svc.stats keeps.",
+							NULL,
+							&psvc_rl_stats_max,
+							1000,
+							16,
+							1024 * 1024,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = rl_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = rl_shmem_startup;
+
+	psvc_quota_init();
+}
+
+static Size
+rl_shmem_size(void)
+{
+	Size		size = MAXALIGN(sizeof(PsvcRlShared));
+
+	size = add_size(size, hash_estimate_size(psvc_rl_max_keys, sizeof(PsvcRlEntry)));
+	size = add_size(size, hash_estimate_size(psvc_rl_stats_max + 1, sizeof(PsvcStatsEntry)));
+	return size;
+}
+
+static void
+rl_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(rl_shmem_size());
+	RequestNamedLWLockTranche(PSVC_RL_TRANCHE, 2);
+}
+
+/* The key of the stats row that counts routes without a row of their own. */
+void
+psvc_rl_stats_overflow_key(PsvcStatsKey *key)
+{
+	memset(key, 0, sizeof(*key));
+	strlcpy(key->route, PSVC_RL_OVERFLOW, sizeof(key->route));
+}
+
+/*
+ * Makes (postmaster, or each backend under EXEC_BACKEND) or attaches to
+ * the shared state, under AddinShmemInitLock.
+ */
+static void
+rl_shmem_startup(void)
+{
+	bool		found;
+	HASHCTL		info;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	psvc_rl_shared = ShmemInitStruct("partner_svc rate limiter",
+									 sizeof(PsvcRlShared), &found);
+	if (!found)
+	{
+		LWLockPadded *locks = GetNamedLWLockTranche(PSVC_RL_TRANCHE);
+
+		psvc_rl_shared->lock = &locks[0].lock;
+		psvc_rl_shared->stats_lock = &locks[1].lock;
+		psvc_rl_shared->resource_keys = 0;
+		psvc_rl_shared->stats_since = GetCurrentTimestamp();
+	}
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(PsvcRlKey);
+	info.entrysize = sizeof(PsvcRlEntry);
+	psvc_rl_key_table = ShmemInitHash("partner_svc rate-limit keys",
+								 psvc_rl_max_keys, psvc_rl_max_keys,
+								 &info, HASH_ELEM | HASH_BLOBS);
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(PsvcStatsKey);
+	info.entrysize = sizeof(PsvcStatsEntry);
+	psvc_rl_stats_table = ShmemInitHash("partner_svc request stats",
+								  psvc_rl_stats_max + 1, psvc_rl_stats_max + 1,
+								  &info, HASH_ELEM | HASH_BLOBS);
+	if (!found)
+	{
+		PsvcStatsKey key;
+		PsvcStatsEntry *e;
+
+		psvc_rl_stats_overflow_key(&key);
+		e = hash_search(psvc_rl_stats_table, &key, HASH_ENTER, NULL);
+		SpinLockInit(&e->mutex);
+		memset(&e->c, 0, sizeof(e->c));
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* ---------------------------------------------------------------------
+ * Time and buckets
+ * ---------------------------------------------------------------------
+ */
+
+void
+psvc_rl_advance(PsvcRlEntry *e, int64 now)
+{
+	int64		b = now / e->width_us;
+
+	if (b <= e->head)
+		return;
+	if (b - e->head >= PSVC_RL_RING)
+	{
+		memset(e->counts, 0, sizeof(e->counts));
+		e->total = 0;
+	}
+	else
+	{
+		for (int64 x = e->head + 1; x <= b; x++)
+		{
+			e->total -= e->counts[x % PSVC_RL_RING];
+			e->counts[x % PSVC_RL_RING] = 0;
+		}
+	}
+	e->head = b;
+}
+
+/*
+ * Bucket b leaves the ring when bucket b + RING begins.  The requests in
+ * flight are counted in the newest bucket.
+ */
+int64
+psvc_rl_frees_at(const PsvcRlEntry *e, int64 now)
+{
+	int64		need = (int64) e->total + e->in_flight - e->limit + 1;
+	int64		cum = 0;
+	int64		at = 0;
+
+	if (need > 0)
+	{
+		at = (e->head + PSVC_RL_RING) * e->width_us;
+		for (int64 b = e->head - PSVC_RL_BUCKETS; b <= e->head; b++)
+		{
+			cum += e->counts[b % PSVC_RL_RING];
+			if (b == e->head)
+				cum += e->in_flight;
+			if (cum >= need)
+			{
+				at = (b + PSVC_RL_RING) * e->width_us;
+				break;
+			}
+		}
+	}
+	if (e->blocked_until > now)
+		at = Max(at, e->blocked_until);
+	return at;
+}
+
+int64
+psvc_rl_resets_at(const PsvcRlEntry *e)
+{
+	int64		last = -1;
+
+	if (e->in_flight > 0)
+		last = e->head;
+	else
+	{
+		for (int64 b = e->head; b >= e->head - PSVC_RL_BUCKETS; b--)
+		{
+			if (e->counts[b % PSVC_RL_RING] > 0)
+			{
+				last = b;
+				break;
+			}
+		}
+	}
+	return last < 0 ? 0 : (last + PSVC_RL_RING) * e->width_us;
+}
+
+/*
+ * Brings e to now under the window in force.  When the window changed,
+ * each old bucket's count moves to the new bucket of the latest moment its
+ * requests may have ended (the old bucket's end, or now), and is dropped
+ * when that moment is outside the new window: conservative, so the claim
+ * of the file header holds across the change.  Mutex held.
+ */
+static void
+sync_entry(PsvcRlEntry *e, int64 now)
+{
+	int64		width = psvc_rl_bucket_width();
+	int32		old[PSVC_RL_RING];
+	int64		old_head;
+	int64		old_width;
+
+	psvc_rl_advance(e, now);
+	if (e->width_us == width)
+		return;
+
+	memcpy(old, e->counts, sizeof(old));
+	old_head = e->head;
+	old_width = e->width_us;
+	memset(e->counts, 0, sizeof(e->counts));
+	e->total = 0;
+	e->width_us = width;
+	e->head = now / width;
+	for (int64 b = old_head - PSVC_RL_BUCKETS; b <= old_head; b++)
+	{
+		int32		c = old[b % PSVC_RL_RING];
+		int64		latest = Min(now, (b + 1) * old_width - 1);
+		int64		nb = latest / width;
+
+		if (c > 0 && nb > e->head - PSVC_RL_RING)
+		{
+			e->counts[nb % PSVC_RL_RING] += c;
+			e->total += c;
+		}
+	}
+}
+
+/* Nothing of e is left in the window; e carries no information. */
+static bool
+entry_idle(PsvcRlEntry *e, int64 now)
+{
+	sync_entry(e, now);
+	return e->total == 0 && e->in_flight == 0 && e->blocked_until <= now &&
+		(psvc_quota_coordinator[0] == '\0' ||
+		 (e->leased == 0 && !e->lease_wanted && e->report_moved == 0 &&
+		e->report_added == 0 && e->report_returned == 0 &&
+		 e->report_block == 0));
+}
+
+
+/* ---------------------------------------------------------------------
+ * The key table
+ * ---------------------------------------------------------------------
+ */
+
+static int
+resource_reserve(void)
+{
+	return Max(4, psvc_rl_max_keys / 8);
+}
+
+/* Room for one more key (with a resource id or not)?  Lock held. */
+static bool
+have_room(bool resource)
+{
+	long		n = hash_get_num_entries(psvc_rl_key_table);
+
+	if (n >= psvc_rl_max_keys)
+		return false;
+	return !resource ||
+		psvc_rl_shared->resource_keys < psvc_rl_max_keys - resource_reserve();
+}
+
+/* Evicts every idle entry.  Exclusive lock held. */
+static void
+evict_idle(int64 now)
+{
+	HASH_SEQ_STATUS seq;
+	PsvcRlEntry *e;
+
+	hash_seq_init(&seq, psvc_rl_key_table);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		bool		idle;
+
+		SpinLockAcquire(&e->mutex);
+		idle = entry_idle(e, now);
+		SpinLockRelease(&e->mutex);
+		if (idle)
+		{
+			if (e->key.resource[0] != '\0' &&
+				strcmp(e->key.resource, PSVC_RL_OVERFLOW) != 0)
+				psvc_rl_shared->resource_keys--;
+			hash_search(psvc_rl_key_table, &e->key, HASH_REMOVE, NULL);
+		}
+	}
+}
+
+/* Inserts key, which is not in the table and has room.  Exclusive lock. */
+static PsvcRlEntry *
+insert_key(const PsvcRlKey *key, int64 now)
+{
+	PsvcRlEntry *e = hash_search(psvc_rl_key_table, key, HASH_ENTER, NULL);
+
+	SpinLockInit(&e->mutex);
+	e->limit = 0;
+	e->in_flight = 0;
+	e->total = 0;
+	memset(e->counts, 0, sizeof(e->counts));
+	e->width_us = psvc_rl_bucket_width();
+	e->head = now / e->width_us;
+	e->blocked_until = 0;
+	memset(e->servername, 0, sizeof(e->servername));
+	e->route_limit = 0;
+	e->leased = 0;
+	e->lease_until = 0;
+	e->lease_retry_at = 0;
+	e->lease_wanted = false;
+	e->report_moved = 0;
+	e->report_added = 0;
+	e->report_returned = 0;
+	e->report_block = 0;
+	if (key->resource[0] != '\0' && strcmp(key->resource, PSVC_RL_OVERFLOW) != 0)
+		psvc_rl_shared->resource_keys++;
+	return e;
+}
+
+/*
+ * The entry that budgets the lease's key: its own, or the shared overflow
+ * entry of its route while that is in use, or a new one.  Returns with
+ * psvc_rl_shared->lock held (shared or exclusive).  Raises 53400 when the
+ * table has no room at all.
+ */
+static PsvcRlEntry *
+entry_for(PsvcRlLease *lease, int64 now)
+{
+	PsvcRlKey	ov;
+	PsvcRlEntry *e;
+	bool		exclusive = false;
+
+	memset(&ov, 0, sizeof(ov));
+	if (lease->has_resource)
+	{
+		ov = lease->key;
+		memset(ov.resource, 0, sizeof(ov.resource));
+		strlcpy(ov.resource, PSVC_RL_OVERFLOW, sizeof(ov.resource));
+	}
+
+	LWLockAcquire(psvc_rl_shared->lock, LW_SHARED);
+	for (;;)
+	{
+		bool		idle;
+
+		e = hash_search(psvc_rl_key_table, &lease->key, HASH_FIND, NULL);
+		if (e != NULL)
+			return e;
+		if (lease->has_resource)
+		{
+			/* ids that found no room share the overflow key until it is idle */
+			e = hash_search(psvc_rl_key_table, &ov, HASH_FIND, NULL);
+			if (e != NULL)
+			{
+				SpinLockAcquire(&e->mutex);
+				idle = entry_idle(e, now);
+				SpinLockRelease(&e->mutex);
+				if (!idle)
+					return e;
+			}
+		}
+		if (exclusive)
+			break;
+		LWLockRelease(psvc_rl_shared->lock);
+		LWLockAcquire(psvc_rl_shared->lock, LW_EXCLUSIVE);
+		exclusive = true;
+	}
+
+	/* exclusive, and the key has no entry */
+	if (!have_room(lease->has_resource))
+		evict_idle(now);
+	if (have_room(lease->has_resource))
+		return insert_key(&lease->key, now);
+	if (lease->has_resource)
+	{
+		e = hash_search(psvc_rl_key_table, &ov, HASH_FIND, NULL);
+		if (e != NULL)
+			return e;
+		if (have_room(false))
+			return insert_key(&ov, now);
+	}
+	LWLockRelease(psvc_rl_shared->lock);
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("rate limiter of partner_svc has no room for %s on server \"%s\"",
+					lease->route, lease->servername),
+			 errdetail("All %d keys of partner_svc.rate_limit_max_keys are in use by requests of the last window.",
+					   psvc_rl_max_keys),
+			 errhint("Raise partner_svc.rate_limit_max_keys (it takes effect at server start).")));
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * One try: takes a unit of the lease's key if its budget allows and
+ * returns the entry it is held on; else returns NULL and sets *frees_at
+ * and *blocked.  Raises only when the table has no room.
+ *
+ * With a coordinator (quota.c) the unit must also be allowed by the fleet:
+ * in leased mode one of the key's leased units is spent (when none is
+ * left the key asks the worker for a lease and lease->quota_wait is set;
+ * the worker wakes the waiter), in fallback mode the local limit is the
+ * node's share of the route's limit.
+ */
+PsvcRlEntry *
+psvc_rl_take(PsvcRlLease *lease, int64 now, int64 *frees_at, bool *blocked)
+{
+	int64		fallback_from = 0;
+	PsvcQuotaMode mode = psvc_quota_mode(now, &fallback_from);
+	int			limit = lease->limit;
+	int			k = 0;
+	bool		wake = false;
+	PsvcRlEntry *e;
+	bool		ok;
+
+	if (mode == PSVC_QUOTA_FALLBACK)
+		limit = (int) floor(lease->limit * psvc_quota_fallback_share);
+	else if (mode != PSVC_QUOTA_LOCAL)
+		k = psvc_quota_lease_size(lease->limit);
+
+	lease->quota_wait = false;
+	lease->from_lease = false;
+	e = entry_for(lease, now);
+	SpinLockAcquire(&e->mutex);
+	sync_entry(e, now);
+	e->limit = limit;
+	e->route_limit = lease->limit;
+	if (e->servername[0] == '\0')
+		strlcpy(e->servername, lease->servername, sizeof(e->servername));
+	ok = (e->blocked_until <= now && e->total + e->in_flight < e->limit);
+	if (!ok)
+	{
+		*frees_at = psvc_rl_frees_at(e, now);
+		*blocked = e->blocked_until > now;
+	}
+	else if (mode == PSVC_QUOTA_FALLBACK && now < fallback_from)
+	{
+		ok = false;
+		*frees_at = fallback_from;
+		*blocked = false;
+	}
+	else if (k > 0)
+	{
+		if (e->leased > 0 && now >= e->lease_until)
+		{
+			e->report_returned += e->leased;
+			e->leased = 0;
+		}
+		if (e->leased > 0)
+		{
+			e->leased--;
+			lease->from_lease = true;
+			/*
+			 * Large leases are renewed before they run out: when half is
+			 * spent or a quarter of their validity is left.
+			 */
+			if (k > 1 && !e->lease_wanted &&
+				(e->leased < k / 2 ||
+				 now > e->lease_until - psvc_quota_lease_valid_us() / 4))
+				wake = e->lease_wanted = true;
+		}
+		else
+		{
+			ok = false;
+			lease->quota_wait = true;
+			if (!e->lease_wanted)
+				wake = e->lease_wanted = true;
+			*frees_at = Max(e->lease_retry_at, now + 200 * 1000);
+			*blocked = false;
+		}
+	}
+	if (ok)
+		e->in_flight++;
+	SpinLockRelease(&e->mutex);
+	LWLockRelease(psvc_rl_shared->lock);
+	if (wake)
+		psvc_quota_wake_worker();
+	return ok ? e : NULL;
+}
+
+/*
+ * Ends a unit held on e: counted in the bucket of now.  A 429 is not
+ * counted (the service did not serve the request) but blocks the key for
+ * hold_ms (a bucket's width when unknown).  Needs no table lock (the unit
+ * keeps e in place); never raises.
+ */
+void
+psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms, bool from_lease)
+{
+	int64		now = psvc_rl_now();
+	bool		fleet = psvc_quota_coordinator[0] != '\0';
+
+	SpinLockAcquire(&e->mutex);
+	psvc_rl_advance(e, now);
+	e->in_flight--;
+	if (got_429)
+	{
+		int64		until = now + (hold_ms >= 0 ? (int64) hold_ms * 1000 : e->width_us);
+
+		e->blocked_until = Max(e->blocked_until, until);
+		if (fleet)
+			e->report_block = Max(e->report_block, until);
+		if (from_lease)
+			e->report_returned++;
+	}
+	else
+	{
+		e->counts[e->head % PSVC_RL_RING]++;
+		e->total++;
+		if (from_lease)
+			e->report_moved++;
+		else if (fleet)
+			e->report_added++;
+	}
+	SpinLockRelease(&e->mutex);
+}

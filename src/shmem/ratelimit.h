@@ -1,0 +1,68 @@
+/*-------------------------------------------------------------------------
+ *
+ * ratelimit.h
+ *		  The client-side rate limiter of partner_svc and the request
+ *		  statistics, in shared memory.
+ *
+ * The module is ratelimit.c (shared memory, keys and buckets),
+ * ratelimit_clock.c (its clock and window), ratelimit_request.c (one
+ * request's lease), ratelimit_rules.c (the table of limits, tiers and
+ * per-route overrides), ratelimit_views.c (partner_svc.stats and
+ * partner_svc.rate_limits) and the fleet quota (quota.c,
+ * quota_worker.c); their shared internals are in ratelimit_int.h, with
+ * the locking rules in the header of ratelimit.c.  The HTTP client
+ * (http.h) is its only caller for requests; options.c checks the
+ * rate_limits option with it.
+ *
+ * Memory: the limiter's state is in shared memory; a lease is allocated
+ * in the context given to psvc_rl_prepare (the transfer's).
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/shmem/ratelimit.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PSVC_RATELIMIT_H
+#define PSVC_RATELIMIT_H
+
+#include "utils/palloc.h"
+
+struct PsvcHttpRequest;
+
+extern void psvc_rl_init(void);	/* from _PG_init: GUCs, shmem hooks */
+
+/*
+ * One request's dealings with the limiter and the stats, opaque outside
+ * ratelimit.c.  http.c calls, for each request: psvc_rl_prepare once when
+ * it starts (the lease lives in the given context); psvc_rl_acquire before
+ * every attempt (waits for budget, interruptibly, or raises); then
+ * psvc_rl_attempt_done when the attempt ended, or psvc_rl_release from the
+ * transfer's cleanup when it was abandoned mid-attempt (never raises).
+ */
+typedef struct PsvcRlLease PsvcRlLease;
+
+extern PsvcRlLease *psvc_rl_prepare(const struct PsvcHttpRequest *req, MemoryContext cxt);
+extern void psvc_rl_acquire(PsvcRlLease *lease);
+/*
+ * status: the HTTP status, 0 when no response came.  hold_ms: for a 429,
+ * how long the service asked to wait (Retry-After, or the backoff chosen),
+ * -1 when unknown.  retrying: another attempt follows.
+ */
+extern void psvc_rl_attempt_done(PsvcRlLease *lease, long status,
+								 size_t bytes_sent, size_t bytes_received,
+								 double elapsed_ms, bool retrying, long hold_ms);
+extern void psvc_rl_release(PsvcRlLease *lease);
+/* Counts a hit or a miss of the response cache in partner_svc.stats. */
+extern void psvc_rl_count_cache(Oid serverid, const char *method,
+								const char *route, bool hit);
+/* Time this request waited for budget so far, in milliseconds. */
+extern double psvc_rl_waited_ms(const PsvcRlLease *lease);
+
+/* in ratelimit_rules.c: the table of limits, tiers and per-route overrides */
+
+/* Checks the value of server option "rate_limits"; raises on a bad one. */
+extern void psvc_rl_check_overrides(const char *value);
+
+#endif							/* PSVC_RATELIMIT_H */

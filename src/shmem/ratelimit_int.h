@@ -1,0 +1,291 @@
+/*-------------------------------------------------------------------------
+ *
+ * ratelimit_int.h
+ *		  Internals shared by the files of the ratelimit module
+ *		  (ratelimit*.c, quota*.c), and by no other file.
+ *
+ * The public side of the limiter is in ratelimit.h; this header holds
+ * what the files of the module share among themselves: the rule a
+ * request is limited by, the clock, the layout of the shared memory that
+ * the views read, and the fleet quota.  The locking rules are in the
+ * header of ratelimit.c.  Layers, lowest first: ratelimit_clock.c;
+ * ratelimit_rules.c; quota.c; ratelimit.c; quota_worker.c,
+ * ratelimit_request.c, ratelimit_views.c.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/shmem/ratelimit_int.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PSVC_RATELIMIT_INT_H
+#define PSVC_RATELIMIT_INT_H
+
+#include "lib/ilist.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "utils/hsearch.h"
+#include "utils/timestamp.h"
+
+#include "ratelimit.h"
+
+struct PsvcServer;
+
+/* Buckets per window: the limiter lets through BUCKETS/(BUCKETS+1) of it. */
+#define PSVC_RL_BUCKETS			60
+#define PSVC_RL_RING			(PSVC_RL_BUCKETS + 1)
+
+/* "METHOD /route/{template}" and a resource id, with their NULs. */
+#define PSVC_RL_ROUTE_LEN		96
+#define PSVC_RL_RESOURCE_LEN	64
+
+/* The resource of the key that ids share when the table is full. */
+#define PSVC_RL_OVERFLOW		"*"
+
+/* ---- ratelimit_rules.c ---- */
+
+/* What limits one request: the result of psvc_rl_rule(). */
+typedef struct PsvcRlRule
+{
+	int			limit;			/* requests per window; 0 = unlimited */
+	const char *row;			/* the row as the table or override writes
+								 * it, for messages */
+	bool		overridden;		/* the limit comes from option rate_limits */
+	const char *resource;		/* the resource id the row counts per (a
+								 * path value of the request), or NULL */
+	const char *tier;			/* the server's tier, by its name */
+} PsvcRlRule;
+
+/*
+ * The limit of req on its server: the server's override if it has one,
+ * else the row of the table that the request's operation names
+ * (catalog.c) at the server's tier, else unlimited.
+ */
+extern void psvc_rl_rule(const struct PsvcHttpRequest *req, PsvcRlRule *rule);
+
+/* ---- ratelimit.c: shared memory ---- */
+
+/* A key of the limiter: one budget. */
+typedef struct PsvcRlKey
+{
+	Oid			dbid;
+	Oid			serverid;
+	char		route[PSVC_RL_ROUTE_LEN];	/* "GET /public/orders/{id}" */
+	char		resource[PSVC_RL_RESOURCE_LEN];	/* "" on plain routes */
+} PsvcRlKey;
+
+/*
+ * The budget of one key.  counts[] is a ring of the bucket counts of the
+ * last RING buckets ending with bucket "head" (bucket b covers monotonic
+ * time [b * width_us, (b + 1) * width_us)); total is their sum.  A request
+ * is counted in the bucket of the time its attempt ended; until then it is
+ * in_flight.  All fields but key are protected by mutex.
+ */
+typedef struct PsvcRlEntry
+{
+	PsvcRlKey	key;
+	slock_t		mutex;
+	int32		limit;			/* as of the latest acquire */
+	int32		in_flight;
+	int32		total;
+	int32		counts[PSVC_RL_RING];
+	int64		width_us;
+	int64		head;
+	int64		blocked_until;	/* after a 429: monotonic microseconds */
+
+	/*
+	 * The fleet quota (quota.c), used only while partner_svc.quota_coordinator
+	 * is set.  A unit may start an attempt only when the local budget above
+	 * allows it and, in leased mode, one of the leased units is left.
+	 */
+	char		servername[NAMEDATALEN];	/* names the key at the coordinator */
+	int32		route_limit;	/* the route's limit (limit may be a share) */
+	int32		leased;			/* units granted and not started yet */
+	int64		lease_until;	/* they may start until then (monotonic) */
+	int64		lease_retry_at; /* the coordinator had none: ask again then */
+	bool		lease_wanted;	/* the worker should ask for a lease */
+	int32		report_moved;	/* leased units that ended: count them now */
+	int32		report_added;	/* units of fallback mode that ended */
+	int32		report_returned;	/* leased units that never reached the
+									 * service (expired, 429) */
+	int64		report_block;	/* a 429 to pass on: blocked until then */
+} PsvcRlEntry;
+
+/* A row of partner_svc.stats: one server and route. */
+typedef struct PsvcStatsKey
+{
+	Oid			dbid;
+	Oid			serverid;
+	char		route[PSVC_RL_ROUTE_LEN];
+} PsvcStatsKey;
+
+typedef struct PsvcStatsCounters
+{
+	int64		requests;		/* attempts sent, retries included */
+	int64		retries;		/* attempts followed by another attempt */
+	int64		ok;				/* 2xx */
+	int64		client_errors;	/* 4xx other than 429 */
+	int64		rate_limited;	/* 429 */
+	int64		server_errors;	/* 5xx */
+	int64		other_status;	/* 1xx, 3xx, anything else */
+	int64		failures;		/* no response: connection, timeout, ... */
+	int64		bytes_sent;
+	int64		bytes_received;
+	double		total_time;		/* ms, attempts */
+	double		max_time;
+	int64		waits;			/* attempts that waited for budget */
+	double		wait_time;		/* ms */
+	int64		cache_hits;		/* answered by the response cache (cache.c) */
+	int64		cache_misses;	/* looked up in it, not found: sent */
+} PsvcStatsCounters;
+
+typedef struct PsvcStatsEntry
+{
+	PsvcStatsKey key;
+	slock_t		mutex;
+	PsvcStatsCounters c;
+} PsvcStatsEntry;
+
+/* The fixed part of the shared state. */
+typedef struct PsvcRlShared
+{
+	LWLock	   *lock;			/* the key table */
+	LWLock	   *stats_lock;		/* the stats table */
+	int			resource_keys;	/* keys with a resource id (lock) */
+	TimestampTz stats_since;	/* last reset (stats_lock) */
+} PsvcRlShared;
+
+/*
+ * A request's dealings with the limiter (ratelimit.h): allocated in the
+ * transfer's context by psvc_rl_prepare.
+ */
+struct PsvcRlLease
+{
+	dlist_node	node;			/* in the backend's held list while held */
+	bool		held;			/* one unit of entry is in flight */
+	PsvcRlEntry *entry;			/* while held */
+	int			limit;			/* 0: the route is not limited */
+	const char *row;			/* the rule's row, for messages */
+	bool		overridden;
+	const char *tier;
+	const char *servername;
+	const char *route;			/* "METHOD /route" */
+	bool		has_resource;
+	PsvcRlKey	key;
+	PsvcStatsKey skey;
+	bool		from_lease;		/* the held unit came from a fleet lease */
+	bool		quota_wait;		/* the last failed take waits for a lease */
+	bool		attempt_waited;	/* the current attempt waited for budget */
+	double		attempt_wait_ms;
+	double		wait_ms;		/* all attempts */
+};
+
+/* Settings (ratelimit.c; the window's variable is ratelimit_clock.c's) */
+extern bool psvc_rl_enabled;
+extern int	psvc_rl_window_ms;
+extern int	psvc_rl_max_wait_ms;
+extern int	psvc_rl_max_keys;
+extern int	psvc_rl_stats_max;
+
+/* NULL unless the library was preloaded. */
+extern PsvcRlShared *psvc_rl_shared;
+extern HTAB *psvc_rl_key_table;
+extern HTAB *psvc_rl_stats_table;
+
+/* in ratelimit_clock.c: monotonic clock, microseconds; the same in every
+ * process. */
+extern int64 psvc_rl_now(void);
+/* A monotonic time as a timestamp of the wall clock. */
+extern TimestampTz psvc_rl_timestamp(int64 mono_us);
+/* Brings e's ring up to now (caller holds e->mutex). */
+extern void psvc_rl_advance(PsvcRlEntry *e, int64 now);
+/*
+ * When one more request of e will be allowed (0: now), and when e's usage
+ * drops to zero, counting requests in flight as if they ended now; e is
+ * advanced to now and locked by the caller.
+ */
+extern int64 psvc_rl_frees_at(const PsvcRlEntry *e, int64 now);
+extern int64 psvc_rl_resets_at(const PsvcRlEntry *e);
+
+/*
+ * Takes one unit of the lease's key when its budget allows: returns the
+ * entry the unit is held on, else NULL with *frees_at (monotonic time
+ * when to try again) and *blocked (by a 429).  Raises 53400 when the key
+ * table has no room.
+ */
+extern PsvcRlEntry *psvc_rl_take(PsvcRlLease *lease, int64 now,
+								 int64 *frees_at, bool *blocked);
+/*
+ * Ends a unit held on e now; a 429 blocks the key instead of counting.
+ * from_lease: the unit came from a fleet lease (quota.c).
+ */
+extern void psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms,
+						bool from_lease);
+/*
+ * in ratelimit_clock.c: bucket width for the window now in force:
+ * (W + margin) / BUCKETS.
+ */
+extern int64 psvc_rl_bucket_width(void);
+/* The stats row that counts routes without a row of their own. */
+extern void psvc_rl_stats_overflow_key(PsvcStatsKey *key);
+
+/* ---- quota.c, quota_worker.c: one quota for a fleet of nodes ---- */
+
+/* How this node budgets limited requests (partner_svc.rate_limits.mode). */
+typedef enum PsvcQuotaMode
+{
+	PSVC_QUOTA_LOCAL,			/* no coordinator: this node's limiter alone */
+	PSVC_QUOTA_CONNECTING,		/* waiting for the worker's first contact */
+	PSVC_QUOTA_LEASED,			/* units are leased from the coordinator */
+	PSVC_QUOTA_FALLBACK			/* coordinator unreachable: a share */
+} PsvcQuotaMode;
+
+/* Settings (quota.c) */
+extern char *psvc_quota_coordinator;
+extern double psvc_quota_fallback_share;
+
+/* From psvc_rl_init when preloading: settings, shared memory. */
+extern void psvc_quota_init(void);
+/* Defines the settings that exist without preloading too. */
+extern void psvc_quota_define_gucs(void);
+
+/*
+ * The mode requests of this node are in; for FALLBACK, *fallback_from is
+ * when the share may be used (before it, nothing may start).  Starts the
+ * worker when the mode needs one and it is not running.  Never raises.
+ */
+extern PsvcQuotaMode psvc_quota_mode(int64 now, int64 *fallback_from);
+extern const char *psvc_quota_mode_name(PsvcQuotaMode mode);
+/* Units per lease for a route of the given limit. */
+extern int	psvc_quota_lease_size(int limit);
+/* Lease validity, and how long a unit may be in flight at most (us). */
+extern int64 psvc_quota_lease_valid_us(void);
+extern int64 psvc_quota_hold_us(void);
+/* Wakes the worker (a key wants a lease or has something to report). */
+extern void psvc_quota_wake_worker(void);
+/* This backend waits (or no longer waits) for the worker's answer. */
+extern void psvc_quota_set_waiting(bool waiting);
+
+/* Shared by quota.c and quota_worker.c */
+typedef struct PsvcQuotaShared
+{
+	slock_t		mutex;			/* protects everything below but waiting[] */
+	PsvcQuotaMode mode;			/* as the worker last saw it */
+	int64		fallback_from;	/* FALLBACK: the share may be used from then */
+	int64		lost_at;		/* first failure since the last contact */
+	int			worker_state;	/* 0 none, 1 starting, 2 running */
+	int64		worker_started; /* monotonic time of the registration */
+	Latch	   *worker_latch;
+	int64		last_contact;	/* wall clock (TimestampTz) */
+	char		last_error[256];
+	int			nprocs;
+	bool		waiting[FLEXIBLE_ARRAY_MEMBER]; /* by pgprocno */
+} PsvcQuotaShared;
+
+extern PsvcQuotaShared *psvc_quota_shared;
+
+extern PGDLLEXPORT void psvc_quota_worker_main(Datum arg);
+
+#endif							/* PSVC_RATELIMIT_INT_H */

@@ -1,0 +1,136 @@
+/*-------------------------------------------------------------------------
+ *
+ * webhook_int.h
+ *		  Internals shared by webhook_worker.c, webhook_store.c and
+ *		  webhook_http.c, and by no other file.
+ *
+ * The layers of the module point one way: the worker (webhook_worker.c)
+ * drives the store (webhook_store.c) and the listener (webhook_http.c);
+ * the store answers deliveries through the listener; the listener calls
+ * neither.  The listener owns its settings (the limits on hostile
+ * clients, the secret) and the counters of what it answered; the worker
+ * reads the counters to publish them, the store adds what it stored.
+ * The store reports problems for webhook_status() through the sink the
+ * worker gives it.
+ *
+ * Memory: a delivery is malloc'd by the listener (libmicrohttpd callbacks
+ * must not palloc or ereport) and freed when libmicrohttpd is done with
+ * its connection; the store works in the worker's batch context.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/webhook/webhook_int.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PSVC_WEBHOOK_INT_H
+#define PSVC_WEBHOOK_INT_H
+
+/* last_error while the extension is missing in partner_svc.webhook_database */
+#define PSVC_WH_NO_EXTENSION_MSG \
+	"extension \"partner_svc\" is not installed in the webhook database"
+
+/*
+ * What the listener has answered since the worker started: webhook_http.c
+ * owns these counters; the store adds what it stored, the worker copies
+ * them into shared memory for webhook_status().
+ */
+typedef struct PsvcWhCounters
+{
+	int64		requests;		/* HTTP requests answered or pending */
+	int64		accepted;		/* 200, stored now */
+	int64		duplicates;		/* 200, had been stored before */
+	int64		rejected;		/* 400, kept in webhook_rejects */
+	int64		unauthorized;	/* 401 */
+	int64		too_large;		/* 413 */
+	int64		not_found;		/* 404 */
+	int64		bad_method;		/* 405 */
+	int64		failed;			/* 500/503: the batch could not be stored */
+	int64		timed_out;		/* connections closed for inactivity */
+	int64		batches;		/* transactions committed */
+	int			max_batch;		/* largest batch so far */
+} PsvcWhCounters;
+
+/* in webhook_http.c: the counters */
+extern void psvc_wh_http_counters(PsvcWhCounters *c);	/* a copy */
+extern void psvc_wh_http_reset_counters(void);
+/* n deliveries answered 500/503: the batch could not be stored */
+extern void psvc_wh_http_count_failed(int n);
+/* one batch of n stored in one transaction */
+extern void psvc_wh_http_count_batch(int n, int64 accepted, int64 duplicates,
+									 int64 rejected);
+
+/*
+ * in webhook_http.c: defines the listener's settings (the secret, the
+ * body limit, the limits on hostile clients); psvc_worker_init calls it.
+ */
+extern void psvc_wh_http_define_gucs(void);
+
+/*
+ * One webhook request, from its first byte to its answer.  Allocated with
+ * malloc by webhook_http.c (libmicrohttpd callbacks must not palloc or
+ * ereport), freed when libmicrohttpd is done with the connection.
+ */
+typedef struct PsvcWhDelivery
+{
+	struct MHD_Connection *conn;
+	const char *environment;	/* "sandbox" or "production" */
+	char	   *body;			/* malloc'd; NUL-terminated once complete */
+	size_t		len;
+	size_t		cap;			/* bytes of body, always > len when set */
+	bool		too_large;
+	bool		no_memory;		/* the body could not be held: answer 503 */
+	bool		suspended;		/* waiting in a batch */
+	int			status;			/* the answer; 0 while not decided */
+	char	   *answer;			/* malloc'd JSON body of the answer, or NULL */
+	struct PsvcWhDelivery *next;	/* in the batch */
+} PsvcWhDelivery;
+
+/* in webhook_http.c: the listener (libmicrohttpd in external-epoll mode) */
+extern bool psvc_wh_http_start(const char *address, int port, int timeout_s,
+							   char *err, size_t errlen);
+extern void psvc_wh_http_stop(void);
+/* The listener must be restarted for the settings to apply. */
+extern bool psvc_wh_http_stale(void);
+/* WARNING when the in-flight budget cannot hold one body of the maximum size */
+extern void psvc_wh_http_check_limits(void);
+extern bool psvc_wh_http_running(void);
+extern int	psvc_wh_http_fd(void);	/* readable when psvc_wh_http_run has work */
+extern long psvc_wh_http_timeout(void);	/* ms the wait may last, -1 = any */
+extern void psvc_wh_http_run(void);
+extern int	psvc_wh_http_pending(void);	/* complete deliveries not taken yet */
+/* Deliveries whose bodies are complete, oldest first; the list is emptied. */
+extern PsvcWhDelivery *psvc_wh_http_take_batch(int *n);
+/* Answers every delivery of the batch with its status (after the commit). */
+extern void psvc_wh_http_answer(PsvcWhDelivery *batch);
+/* Sets d->status and a JSON answer {"error": msg} (msg escaped). */
+extern void psvc_wh_http_set_error(PsvcWhDelivery *d, int status, const char *msg);
+/*
+ * Answers every delivery still held (taken or pending) that has no status
+ * 503 with Retry-After, and the others with theirs; returns how many got
+ * 503.  Never raises, never pallocs: safe in error recovery and at exit.
+ */
+extern int	psvc_wh_http_release_held(void);
+
+/* in webhook_store.c: validation and storage of a batch */
+
+/*
+ * Where the store reports a problem for webhook_status() (last_error):
+ * set_error records msg, clear_error clears it if it is the last one.
+ * The worker owns the status and hands the store these two.
+ */
+typedef struct PsvcWhStatusSink
+{
+	void		(*set_error) (const char *msg);
+	void		(*clear_error) (const char *msg);
+} PsvcWhStatusSink;
+
+/*
+ * Decides and stores a batch in one transaction (or, when that fails, each
+ * delivery alone) and sets every delivery's status.  Never raises.
+ */
+extern void psvc_wh_store_batch(PsvcWhDelivery *batch, int n,
+								const PsvcWhStatusSink *status);
+
+#endif							/* PSVC_WEBHOOK_INT_H */
