@@ -614,6 +614,21 @@ psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	}
 }
 
+/*
+ * A list of n nodes from an array filled by the positions of an enum
+ * (PsvcPrivateIndex, PsvcPushedIndex), so that no position is written as
+ * a bare number.  Allocates in CurrentMemoryContext.
+ */
+static List *
+list_from_items(Node **item, int n)
+{
+	List	   *l = NIL;
+
+	for (int i = 0; i < n; i++)
+		l = lappend(l, item[i]);
+	return l;
+}
+
 /* May the scan stop after LIMIT + OFFSET rows?  Returns them, or -1. */
 static int
 pushable_limit(PlannerInfo *root, RelOptInfo *baserel, List *local_exprs)
@@ -652,6 +667,7 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	List	   *recheck = NIL;
 	List	   *fdw_exprs = NIL;
 	List	   *priv;
+	Node	   *item[PSVC_PRIV_COUNT];
 	List	   *pushed_priv = NIL;
 	List	   *attrs = NIL;
 	Bitmapset  *used = NULL;
@@ -697,10 +713,14 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 		fdw_exprs = lappend(fdw_exprs, pq->value);
 		if (pq->col->kind != PSVC_COL_PATH)
 			recheck = lappend(recheck, pq->rinfo->clause);
-		pushed_priv = lappend(pushed_priv,
-							  list_make3(makeString(pstrdup(pq->col->name)),
-										 makeInteger(list_length(fdw_exprs) - 1),
-										 makeInteger(pq->is_array ? 1 : 0)));
+		{
+			Node	   *item[PSVC_PUSHED_COUNT];
+
+			item[PSVC_PUSHED_COLUMN] = (Node *) makeString(pstrdup(pq->col->name));
+			item[PSVC_PUSHED_EXPR] = (Node *) makeInteger(list_length(fdw_exprs) - 1);
+			item[PSVC_PUSHED_IS_ARRAY] = (Node *) makeInteger(pq->is_array ? 1 : 0);
+			pushed_priv = lappend(pushed_priv, list_from_items(item, PSVC_PUSHED_COUNT));
+		}
 	}
 
 	/*
@@ -731,11 +751,11 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 
 	limit = info->detail ? -1 : pushable_limit(root, baserel, local_exprs);
 
-	priv = list_make5(makeString(pstrdup(info->ep->resource)),
-					  makeInteger(info->detail ? 1 : 0),
-					  makeInteger(limit),
-					  pushed_priv,
-					  attrs);
+	item[PSVC_PRIV_RESOURCE] = (Node *) makeString(pstrdup(info->ep->resource));
+	item[PSVC_PRIV_DETAIL] = (Node *) makeInteger(info->detail ? 1 : 0);
+	item[PSVC_PRIV_LIMIT] = (Node *) makeInteger(limit);
+	item[PSVC_PRIV_PUSHED] = (Node *) pushed_priv;
+	item[PSVC_PRIV_ATTRS] = (Node *) attrs;
 	/* a required path column this plan has no value for, or "" */
 	{
 		const char *missing = "";
@@ -750,11 +770,13 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 				break;
 			}
 		}
-		priv = lappend(priv, makeString(pstrdup(missing)));
+		item[PSVC_PRIV_MISSING] = (Node *) makeString(pstrdup(missing));
 	}
 	/* the row estimate of the chosen path, for EXPLAIN VERBOSE */
-	priv = lappend(priv, makeString(pstrdup(best_path->fdw_private ?
-											strVal(linitial(best_path->fdw_private)) : "")));
+	item[PSVC_PRIV_ESTIMATE] = (Node *)
+		makeString(pstrdup(best_path->fdw_private ?
+						   strVal(linitial(best_path->fdw_private)) : ""));
+	priv = list_from_items(item, PSVC_PRIV_COUNT);
 
 	/*
 	 * The pushed conditions on member columns are rechecked by the scan
