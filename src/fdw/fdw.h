@@ -6,16 +6,20 @@
  *
  * The module is fdw_handler.c (the FdwRoutine), fdw_plan.c (paths, plans,
  * pushed-down equalities, the endpoint and columns of a table),
- * fdw_scan.c (the generic scan engine: pages fetched lazily, rows built
- * from the catalogue's columns), fdw_modify.c and fdw_modify_row.c
+ * fdw_quals.c (the equality shapes the planner recognises),
+ * fdw_scan.c (the generic scan engine: executor callbacks, streams, rows
+ * built from the catalogue's columns), fdw_scan_values.c (the pushed
+ * values of a run), fdw_scan_page.c (a stream's pages,
+ * fetched lazily and decoded), fdw_explain.c (EXPLAIN; the scan's shared
+ * internals are in fdw_scan_int.h), fdw_modify.c and fdw_modify_row.c
  * (INSERT/UPDATE/DELETE on writable tables; internals in
  * fdw_modify_int.h) and fdw_import.c (IMPORT FOREIGN SCHEMA).  It reads
  * the catalogue (catalog.h) and sends through the HTTP client (http.h).
  *
  * Memory: planning allocates in the planner's CurrentMemoryContext; a
  * scan keeps its state in the executor's per-query context, each page in
- * a per-page context reset before the next fetch (fdw_scan.c); a modify
- * keeps a per-row context (fdw_modify.c).
+ * a per-page context reset before the next fetch (fdw_scan_page.c); a
+ * modify keeps a per-row context (fdw_modify.c).
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -41,7 +45,11 @@ struct PsvcServer;
 
 /* in fdw_plan.c */
 
-/* Positions in a ForeignScan's fdw_private list. */
+/*
+ * Positions in a ForeignScan's fdw_private list, the hand-over from the
+ * plan (fdw_plan.c) to the scan (fdw_scan.c, fdw_explain.c), as
+ * postgres_fdw's FdwScanPrivateIndex.
+ */
 enum PsvcPrivateIndex
 {
 	PSVC_PRIV_RESOURCE,			/* String: the endpoint's resource */
@@ -53,8 +61,21 @@ enum PsvcPrivateIndex
 	PSVC_PRIV_MISSING,			/* String: a required path column the plan
 								 * has no value for (the scan raises the
 								 * documented error), or "" */
-	PSVC_PRIV_ESTIMATE			/* String: the row estimate and where it
+	PSVC_PRIV_ESTIMATE,			/* String: the row estimate and where it
 								 * comes from (estimates.c), for EXPLAIN */
+	PSVC_PRIV_COUNT				/* (the length of the list) */
+};
+
+/* Positions in each element of the PSVC_PRIV_PUSHED list. */
+enum PsvcPushedIndex
+{
+	PSVC_PUSHED_COLUMN,			/* String: the table column's catalogue name */
+	PSVC_PUSHED_EXPR,			/* Integer: index of its value in fdw_exprs */
+	PSVC_PUSHED_IS_ARRAY,		/* Integer: 1 = col = ANY(array) */
+	PSVC_PUSHED_CLOSED,			/* Integer: 1 = a filter of documented values
+								 * (catalog.h: filter_closed) compared
+								 * exactly: other values are not sent */
+	PSVC_PUSHED_COUNT			/* (the length of an element) */
 };
 
 extern void psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid);
@@ -78,11 +99,27 @@ struct ForeignTable;
 extern const PsvcEndpoint *psvc_fdw_endpoint_of(const struct ForeignTable *ft,
 												struct PsvcServer **server);
 
+/* in fdw_quals.c */
+
+/*
+ * Recognises "col = expr", "expr = col", "col = ANY(expr)" and an OR of
+ * such equalities on one column (given as col = ANY of an array of their
+ * values) where col is a column of relation relid and expr does not use
+ * it.  Returns the attnum, or 0; *collid receives the collation the
+ * equality compares with.  Allocates in CurrentMemoryContext.
+ */
+extern AttrNumber psvc_fdw_match_equality(Expr *clause, Index relid, Expr **value,
+										  bool *is_array, Oid *collid);
+/* Does equality on the column, under collid, compare text exactly? */
+extern bool psvc_fdw_compares_exactly(Form_pg_attribute att, Oid collid);
+
 /* in fdw_scan.c */
 extern void psvc_fdw_begin(ForeignScanState *node, int eflags);
 extern TupleTableSlot *psvc_fdw_iterate(ForeignScanState *node);
 extern void psvc_fdw_rescan(ForeignScanState *node);
 extern void psvc_fdw_end(ForeignScanState *node);
+
+/* in fdw_explain.c */
 extern void psvc_fdw_explain(ForeignScanState *node, struct ExplainState *es);
 
 /* in fdw_import.c */

@@ -4,8 +4,8 @@
  *		  The partner_svc foreign-data wrapper handler: the FdwRoutine that
  *		  tells the planner and executor how to use partner_svc tables.
  *
- * Planning is in fdw_plan.c, scanning and EXPLAIN in fdw_scan.c,
- * INSERT, UPDATE and DELETE in fdw_modify.c, IMPORT FOREIGN SCHEMA in
+ * Planning is in fdw_plan.c, scanning in fdw_scan.c (and
+ * fdw_scan_page.c), EXPLAIN in fdw_explain.c, INSERT, UPDATE and DELETE in fdw_modify.c, IMPORT FOREIGN SCHEMA in
  * fdw_import.c.  Which tables are writable, and how, is in the endpoint
  * catalogue; IsForeignRelUpdatable reports it, so PostgreSQL refuses
  * writes to the other tables in its own words.
@@ -31,8 +31,8 @@
 PG_FUNCTION_INFO_V1(psvc_fdw_handler);
 
 /*
- * The callbacks live in fdw_plan.c, fdw_scan.c, fdw_modify.c and
- * fdw_import.c; this file only hands them to PostgreSQL.
+ * The callbacks live in fdw_plan.c, fdw_scan.c, fdw_explain.c,
+ * fdw_modify.c and fdw_import.c; this file only hands them to PostgreSQL.
  */
 Datum
 psvc_fdw_handler(PG_FUNCTION_ARGS)

@@ -663,7 +663,7 @@ psvc_json_decode_page(const char *body, size_t len,
  * (PsvcItem.json, and values that need no de-escaping) points into body,
  * which must be NUL-terminated at len and outlive the page.  Saves a copy
  * of every page, and a page's worth of memory, to a scan that keeps the
- * response until the page is done (fdw_scan.c).
+ * response until the page is done (fdw_scan_page.c).
  */
 PsvcPage *
 psvc_json_decode_page_in_place(const char *body, size_t len,

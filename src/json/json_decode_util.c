@@ -16,7 +16,7 @@
  *
  * Cursor peek: psvc_json_peek_cursor reads next_cursor from the tail of a
  * body by a byte search, so a scan can ask for the next page before it
- * decodes this one (see fdw_scan.c).  It knows nothing of the structure,
+ * decodes this one (see fdw_scan_page.c).  It knows nothing of the structure,
  * so its answer is only a guess that the decoded page confirms or not.
  *
  * Errors: malformed JSON raises ERRCODE_FDW_INVALID_STRING_FORMAT with the

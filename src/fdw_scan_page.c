@@ -1,0 +1,490 @@
+/*-------------------------------------------------------------------------
+ *
+ * fdw_scan_page.c
+ *		  The page source of a scan of a partner_svc foreign table: for
+ *		  one stream (fdw_scan.c), the request for its next page, the
+ *		  transfer, and the page decoded from the response.
+ *
+ * Each stream walks its cursor pages; the end is where next_cursor is
+ * null, never inferred from a count.  While the executor consumes a page
+ * the stream's next page is already in flight (partner_svc.prefetch), so
+ * a scan costs about max(fetch, consume) rather than their sum.
+ *
+ * With prefetch, the next page is asked for even before a page is decoded,
+ * on the cursor psvc_json_peek_cursor reads from the end of the body: the
+ * service then prepares it while we decode, which takes the decoding off
+ * the chain of requests that cursor paging imposes (measured in
+ * docs/performance.md).  The decoded cursor is the truth: when it differs
+ * from the guess (a body that does not end with its pagination), that
+ * request is dropped and the right one sent.  Under a LIMIT, only while
+ * the next page's size does not depend on the rows being decoded.
+ *
+ * A cursor the service names is checked before it is sent back (length,
+ * cycles, runs of empty pages: check_cursor), so that a service that
+ * misbehaves ends the scan with an error instead of running it until
+ * statement_timeout.
+ *
+ * Memory: each transfer in a context of its own, a child of the per-scan
+ * context (deleting it also releases its curl handle, see http.c), kept
+ * while the page decoded from its response is current, since the page
+ * points into the body instead of copying it; the decoded page in the
+ * per-page context, reset, and the response deleted, before the next page
+ * is decoded (psvc_scan_release_page); cursors in the run context.  An
+ * answer of the response cache may come with its decoded page
+ * (json_page_flat.c): then nothing is parsed, and a page decoded here is
+ * left beside a cached answer for the next scan.
+ *
+ * A 404 on a stream's first page whose error code the list operation
+ * names as "nothing here" (catalog.c: movies' content_not_available, an
+ * unknown user or nested-list detail) gives no rows; so does a 404 of a
+ * detail read.  Any other failure is an ERROR raised by http.c, with this
+ * scan's table and page in its context.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/fdw_scan_page.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "mb/pg_wchar.h"
+#include "portability/instr_time.h"
+#include "utils/memutils.h"
+
+#include "fdw_scan_int.h"
+
+/*
+ * Bounds on what a service may answer to a listing (docs/foreign-tables.md):
+ * a cursor has 1 to 4,096 characters (document 2, "Limits"), and a listing
+ * ends with an error after this many consecutive pages without items that
+ * still name a next page.
+ */
+#define PSVC_SCAN_MAX_CURSOR		4096
+#define PSVC_SCAN_MAX_EMPTY_PAGES	100
+
+static PsvcPage *decode_response(PsvcScanState *st, PsvcHttpResponse *resp);
+
+/* error context: which table and page (or column) an error belongs to */
+void
+psvc_scan_error_callback(void *arg)
+{
+	ScanErrorArg *a = arg;
+
+	if (a->column)
+		errcontext("column \"%s\" of foreign table \"%s\"",
+				   a->column, RelationGetRelationName(a->st->rel));
+	else
+		errcontext("scan of foreign table \"%s\" (resource %s)",
+				   RelationGetRelationName(a->st->rel), a->st->ep->resource);
+}
+
+/* The one path parameter of the detail read. */
+const char *
+psvc_scan_detail_param(const PsvcEndpoint *ep)
+{
+	if (ep->detail == NULL || ep->detail->params[0] == NULL)
+		elog(ERROR, "resource \"%s\" has no detail read by key", ep->resource);
+	return ep->detail->params[0]->name;
+}
+
+/* Items the next page asks for: the page size, or what a LIMIT still needs. */
+static int64
+page_limit(PsvcScanState *st)
+{
+	int64		want = psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE);
+
+	if (st->limit >= 0 && st->limit - st->rows_fetched < want)
+		want = Max(st->limit - st->rows_fetched, 1);
+	return want;
+}
+
+/* The member of a body that holds the scan's items (json.h). */
+const char *
+psvc_scan_items_key(PsvcScanState *st)
+{
+	if (st->detail)
+		return st->ep->detail->envelope;
+	return st->ep->items_key ? st->ep->items_key : st->ep->list->envelope;
+}
+
+/*
+ * The request for stream s's next page, with each pushed value's text for
+ * that stream.  Allocates in CurrentMemoryContext.
+ */
+PsvcHttpRequest *
+psvc_scan_build_request(PsvcScanState *st, Stream *s)
+{
+	PsvcHttpRequest *req = palloc0(sizeof(PsvcHttpRequest));
+
+	req->op = st->detail ? st->ep->detail : st->ep->list;
+	req->server = st->server;
+	req->method = req->op->method;
+	req->route = req->op->route;
+
+	for (int i = 0; i < st->npushed; i++)
+	{
+		PushedValue *pv = &st->pushed[i];
+		PsvcKV	   *kv = palloc(sizeof(PsvcKV));
+		bool		is_detail = psvc_endpoint_is_detail_key(st->ep, pv->def);
+
+		kv->value = pv->texts[psvc_scan_value_index(st, i, s->value)];
+		if (pv->def->kind == PSVC_COL_PATH)
+		{
+			kv->name = pv->def->param;
+			req->path_params = lappend(req->path_params, kv);
+		}
+		else if (is_detail)
+		{
+			if (!st->detail)
+				continue;
+			kv->name = psvc_scan_detail_param(st->ep);
+			req->path_params = lappend(req->path_params, kv);
+		}
+		else if (!st->detail)
+		{
+			/* a value no filter value selects exactly: list, then recheck */
+			kv->value = psvc_endpoint_filter_param(pv->def, kv->value);
+			if (kv->value == NULL)
+				continue;
+			kv->name = pv->def->param;
+			req->query = lappend(req->query, kv);
+		}
+	}
+	if (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR)
+	{
+		PsvcKV	   *kv = palloc(sizeof(PsvcKV));
+
+		kv->name = "limit";
+		kv->value = psprintf(INT64_FORMAT, page_limit(st));
+		req->query = lappend(req->query, kv);
+		if (s->cursor)
+		{
+			kv = palloc(sizeof(PsvcKV));
+			kv->name = "cursor";
+			kv->value = s->cursor;
+			req->query = lappend(req->query, kv);
+		}
+	}
+	/* a missing object or content is a normal, empty answer (see above) */
+	req->return_errors = true;
+	req->decoded_sig = st->decoded_sig;
+	req->decoded_sig_len = st->decoded_sig_len;
+	if (st->cache_ttl_ms >= 0)
+	{
+		req->has_cache_ttl = true;
+		req->cache_ttl_ms = st->cache_ttl_ms;
+	}
+	return req;
+}
+
+/*
+ * Sends the request for stream s's next page.  The request and the
+ * transfer live in a new context of their own, a child of scan_cxt
+ * (s->xfer_cxt), until the page decoded from the response is released.
+ */
+void
+psvc_scan_start_page(PsvcScanState *st, Stream *s)
+{
+	MemoryContext old;
+
+	s->xfer_cxt = AllocSetContextCreate(st->scan_cxt, "partner_svc transfer",
+										ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(s->xfer_cxt);
+	s->asked = page_limit(st);
+	s->xfer = psvc_http_start(psvc_scan_build_request(st, s), s->xfer_cxt);
+	MemoryContextSwitchTo(old);
+	st->n_requests++;
+}
+
+/* Cancels the stream's page in flight, if any, and frees its context. */
+void
+psvc_scan_drop_transfer(Stream *s)
+{
+	if (s->xfer)
+	{
+		psvc_http_cancel(s->xfer);
+		s->xfer = NULL;
+	}
+	if (s->xfer_cxt)
+	{
+		MemoryContextDelete(s->xfer_cxt);
+		s->xfer_cxt = NULL;
+	}
+}
+
+/*
+ * Is this error response a documented "nothing here"?  A detail read's 404
+ * is no row with that key; a list's 404 is no rows when its error code is
+ * one the operation's row names (movies' content_not_available).
+ */
+static bool
+is_empty_answer(PsvcScanState *st, Stream *s, PsvcHttpResponse *resp)
+{
+	PsvcJsonErrorBody eb;
+	const char *code;
+
+	if (resp->status != 404 || s->pages > 0)
+		return false;
+	if (st->detail)
+		return true;
+	if (st->ep->list->empty_codes == NULL ||
+		!psvc_json_error_body(resp->body, resp->body_len,
+							  GetDatabaseEncoding(), &eb))
+		return false;
+	/* {"error": "code"} or {"error": {"code": "code"}}, as the functions read it */
+	if (eb.error != NULL)
+		code = eb.error_is_string ? eb.error : NULL;
+	else
+		code = eb.code_is_string ? eb.code : NULL;
+	return psvc_op_empty_code(st->ep->list, code);
+}
+
+/*
+ * Checks the next_cursor of the page a stream just decoded (items of it
+ * on the page), before it is sent back: 1 to PSVC_SCAN_MAX_CURSOR
+ * characters, not a cursor this stream has been given before (a cycle,
+ * found with Brent's method in constant memory: the cursor at the start
+ * of a lap is kept, and laps double in length), and no more than
+ * PSVC_SCAN_MAX_EMPTY_PAGES consecutive empty pages that still name a
+ * next one.  Each would otherwise make the scan run until
+ * statement_timeout, or fail inside libcurl.  Allocates in run_cxt.
+ */
+static void
+check_cursor(PsvcScanState *st, Stream *s, const char *next, int nitems)
+{
+	size_t		len = strlen(next);
+	int			nchars;
+
+	if (len == 0 || len > PSVC_SCAN_MAX_CURSOR)
+	{
+		nchars = len == 0 ? 0 : pg_mbstrlen_with_len(next, (int) Min(len, (size_t) INT_MAX));
+		if (nchars == 0 || nchars > PSVC_SCAN_MAX_CURSOR)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_STRING_LENGTH_OR_BUFFER_LENGTH),
+					 errmsg("GET %s answered a next_cursor of %d characters", st->ep->list->route, nchars),
+					 errdetail("A cursor has 1 to %d characters; the listing cannot continue.",
+							   PSVC_SCAN_MAX_CURSOR)));
+	}
+	if (s->lap_cursor != NULL && strcmp(next, s->lap_cursor) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("GET %s answered a next_cursor it had given before", st->ep->list->route),
+				 errdetail("Following it would ask for the same pages again, without end (after %d pages).",
+						   s->pages)));
+	if (++s->lap_steps >= s->lap_length)
+	{
+		if (s->lap_cursor != NULL)
+			pfree(s->lap_cursor);
+		s->lap_cursor = MemoryContextStrdup(st->run_cxt, next);
+		s->lap_length = Max(s->lap_length * 2, 1);
+		s->lap_steps = 0;
+	}
+	if (nitems > 0)
+		s->empty_pages = 0;
+	else if (++s->empty_pages > PSVC_SCAN_MAX_EMPTY_PAGES)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("GET %s answered %d pages in a row without items", st->ep->list->route,
+						s->empty_pages),
+				 errdetail("Each named a next page; a listing ends after %d consecutive empty pages.",
+						   PSVC_SCAN_MAX_EMPTY_PAGES)));
+}
+
+/* Frees the current page and the response it points into. */
+void
+psvc_scan_release_page(PsvcScanState *st)
+{
+	st->page = NULL;
+	MemoryContextReset(st->page_cxt);
+	if (st->page_body_cxt != NULL)
+	{
+		MemoryContextDelete(st->page_body_cxt);
+		st->page_body_cxt = NULL;
+	}
+}
+
+/*
+ * Waits for stream s's page in flight (started by psvc_scan_start_page)
+ * and makes it the scan's current page, asking for the next one ahead
+ * when prefetch is on.  Returns false, with the stream done, when the
+ * answer is the documented "nothing here" (is_empty_answer); any other
+ * failure is an ERROR.  The page is decoded in the page context, pointing
+ * into the response, which stays in the transfer's context
+ * (page_body_cxt) until psvc_scan_release_page; the next cursor in
+ * run_cxt.
+ */
+bool
+psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
+{
+	PsvcHttpResponse *resp;
+	instr_time	t0,
+				t1;
+	MemoryContext old;
+	MemoryContext body_cxt;
+	const char *next;
+	ErrorContextCallback errcb;
+	ScanErrorArg arg = {st, NULL};
+
+	errcb.callback = psvc_scan_error_callback;
+	errcb.arg = &arg;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	resp = psvc_http_finish(s->xfer);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	st->wait_ms += INSTR_TIME_GET_MILLISEC(t1);
+	st->n_retries += resp->retries;
+	st->n_requests += resp->retries;
+	if (resp->from_cache)
+	{
+		st->n_requests--;	/* counted when started: nothing was sent */
+		st->cache_hits++;
+	}
+	else if (resp->cache_miss)
+		st->cache_misses++;
+	st->n_bytes += resp->bytes;
+	st->rl_wait_ms += resp->rl_wait_ms;
+	s->xfer = NULL;
+
+	if (resp->status < 200 || resp->status > 299)
+	{
+		if (!is_empty_answer(st, s, resp))
+			psvc_http_raise(psvc_scan_build_request(st, s), resp);
+		error_context_stack = errcb.previous;
+		MemoryContextDelete(s->xfer_cxt);
+		s->xfer_cxt = NULL;
+		s->done = true;
+		s->complete = true; /* the documented "nothing here" */
+		return false;
+	}
+
+	/*
+	 * Ask for the next page now, on a cursor peeked from the body, so
+	 * that the service prepares it while this page is decoded; the
+	 * decoded cursor confirms the guess below, or the request is
+	 * dropped.  Only where prefetch would ask for the same page
+	 * anyway: under a LIMIT, only while a full page is still wanted
+	 * whatever this page holds, so that neither the size of the next
+	 * page nor whether there is one depends on this page's items.
+	 */
+	body_cxt = s->xfer_cxt;
+	s->xfer_cxt = NULL;
+	if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH) && !st->detail &&
+		st->ep->list->paging == PSVC_PAGING_CURSOR &&
+		(st->limit < 0 ||
+		 st->limit - st->rows_fetched - s->asked >=
+		 psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE)))
+	{
+		char	   *guess;
+
+		old = MemoryContextSwitchTo(st->run_cxt);
+		guess = psvc_json_peek_cursor(resp->body, resp->body_len);
+		MemoryContextSwitchTo(old);
+		/* a guess check_cursor would refuse is not sent */
+		if (guess != NULL &&
+			(guess[0] == '\0' || strlen(guess) > PSVC_SCAN_MAX_CURSOR ||
+			 (s->cursor != NULL && strcmp(guess, s->cursor) == 0)))
+		{
+			pfree(guess);
+			guess = NULL;
+		}
+		if (guess != NULL)
+		{
+			if (s->cursor)
+				pfree(s->cursor);
+			s->cursor = guess;
+			psvc_scan_start_page(st, s);
+		}
+	}
+
+	psvc_scan_release_page(st);
+	/* the page points into the body, which lives until the page does */
+	st->page_body_cxt = body_cxt;
+	old = MemoryContextSwitchTo(st->page_cxt);
+	st->page = decode_response(st, resp);
+	MemoryContextSwitchTo(old);
+	error_context_stack = errcb.previous;
+
+	st->item = 0;
+	st->n_pages++;
+	s->pages++;
+	st->rows_fetched += st->page->nitems;
+
+	next = (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR) ?
+		st->page->next_cursor : NULL;
+	if (next != NULL)
+		check_cursor(st, s, next, st->page->nitems);
+	/* a wrong guess: its page is not the next one */
+	if (s->xfer != NULL && (next == NULL || strcmp(next, s->cursor) != 0))
+		psvc_scan_drop_transfer(s);
+	if (s->xfer != NULL)
+		return true;		/* the guess was right: already asked */
+
+	if (s->cursor)
+		pfree(s->cursor);
+	s->cursor = NULL;
+	if (next != NULL)
+	{
+		s->cursor = MemoryContextStrdup(st->run_cxt, next);
+		if (st->limit >= 0 && st->rows_fetched >= st->limit)
+			s->done = true;
+		else if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH))
+			psvc_scan_start_page(st, s);
+	}
+	else
+	{
+		if (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR && st->page->has_more)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_ERROR),
+					 errmsg("GET %s answered has_more without a next_cursor", st->ep->list->route),
+					 errdetail("The listing cannot continue without a cursor.")));
+		s->done = true;
+		s->complete = true;
+	}
+	return true;
+}
+
+/*
+ * The page of a 2xx response, in CurrentMemoryContext (the page context),
+ * pointing into resp's body and decoded page, which live in the
+ * transfer's context (page_body_cxt) as long as the page.  An answer of
+ * the response cache may come with its decoded page (json_page_flat.c):
+ * then nothing is parsed.  Otherwise the body is decoded, and the page is
+ * left beside a cached answer for the next scan.
+ */
+static PsvcPage *
+decode_response(PsvcScanState *st, PsvcHttpResponse *resp)
+{
+	PsvcPage   *page = NULL;
+	char	   *flat;
+	size_t		flat_len;
+	size_t		room;
+
+	if (resp->decoded != NULL)
+		page = psvc_json_page_unflatten(resp->decoded, resp->decoded_len,
+										resp->body, resp->body_len, st->nfields);
+	if (page != NULL)
+		return page;
+	page = psvc_json_decode_page_in_place(resp->body, resp->body_len,
+										  psvc_scan_items_key(st), st->detail,
+										  st->nfields, st->fields, st->want_jsonb,
+										  psprintf("GET %s", st->detail ?
+												   st->ep->detail->route :
+												   st->ep->list->route));
+	room = psvc_http_decoded_room(resp);
+	if (room > 0)
+	{
+		flat = psvc_json_page_flatten(page, resp->body, resp->body_len,
+									  st->nfields, room, &flat_len);
+		if (flat != NULL)
+		{
+			psvc_http_keep_decoded(resp, flat, flat_len);
+			pfree(flat);
+		}
+	}
+	return page;
+}
