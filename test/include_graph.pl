@@ -287,9 +287,10 @@ for my $c (@cfiles)
 # X_int.h declares the private structs of module X: only X's own files
 # (X.c, X_*.c, in the folder of the header) may include it, so no module
 # reads another module's private struct.  The fleet quota is part of the
-# rate limiter's module (it shares the limiter's shared-memory state).
+# rate limiter's module (it shares the limiter's shared-memory state), and
+# EXPLAIN of a scan part of the scan's.
 {
-	my %members = (ratelimit => ['quota']);
+	my %members = (ratelimit => ['quota'], fdw_scan => ['fdw_explain']);
 	for my $f (@files)
 	{
 		while ($raw{$f} =~ /^\s*#\s*include\s+"([^"]+)_int\.h"/mg)

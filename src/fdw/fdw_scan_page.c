@@ -43,7 +43,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/fdw_scan_page.c
+ *		  src/fdw/fdw_scan_page.c
  *
  *-------------------------------------------------------------------------
  */

@@ -22,7 +22,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/fdw_scan_values.c
+ *		  src/fdw/fdw_scan_values.c
  *
  *-------------------------------------------------------------------------
  */

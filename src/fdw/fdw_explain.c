@@ -18,7 +18,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/fdw_explain.c
+ *		  src/fdw/fdw_explain.c
  *
  *-------------------------------------------------------------------------
  */

@@ -17,7 +17,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/fdw_quals.c
+ *		  src/fdw/fdw_quals.c
  *
  *-------------------------------------------------------------------------
  */
