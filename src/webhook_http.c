@@ -74,7 +74,10 @@
  *   grows beyond body_cap() + 1, so the same bound holds for it.
  * - The path is compared byte for byte with the raw request target (URI
  *   log callback), before libmicrohttpd decodes %XX escapes: a decoded
- *   NUL, an escape, a query or any other extra byte is a 404.
+ *   NUL, an escape, a query or any other extra byte is a 404.  So is a
+ *   target with a byte that is not visible ASCII, and one that a NUL
+ *   byte cuts short (the callback sees a C string: target_whole finds
+ *   the bytes after the NUL).
  * - The secrets (partner_svc.webhook_secret and, during a rotation,
  *   partner_svc.webhook_secret_previous) are checked against the header
  *   X-Partner-Webhook-Secret, both always, each in time independent of
@@ -114,6 +117,9 @@
 #define PSVC_WH_RETRY_AFTER "5"
 /* Rounds of MHD_run that flush the answers of released deliveries. */
 #define PSVC_WH_FLUSH_ROUNDS 8
+/* The bytes a request target may hold: '!' .. '~' (RFC 9112, no CTL, no SP). */
+#define PSVC_WH_TARGET_MIN_BYTE 0x21
+#define PSVC_WH_TARGET_MAX_BYTE 0x7e
 
 /* settings (psvc_wh_http_define_gucs) */
 static char *psvc_wh_secret = NULL;	/* partner_svc.webhook_secret, "" = none */
@@ -161,6 +167,7 @@ typedef struct WhConn
 	bool		over_budget;	/* the body did not fit: answer 503 */
 	bool		cut;			/* shut down by a limit */
 	const char *raw_env;		/* environment of the raw target, or NULL */
+	const char *raw_target;		/* the raw target in libmicrohttpd's buffer */
 	struct WhConn *prev;
 	struct WhConn *next;
 } WhConn;
@@ -275,12 +282,31 @@ secret_ok(struct MHD_Connection *conn)
 }
 
 /*
+ * True when every byte of a request target is a visible ASCII character,
+ * the only bytes RFC 9112 allows in one (no space, no control byte, no
+ * byte above 0x7e).  A target with another byte is answered 404 without
+ * being compared: whatever stands in front of the listener may read such
+ * bytes differently.
+ */
+static bool
+target_bytes_ok(const char *raw_target)
+{
+	for (const unsigned char *p = (const unsigned char *) raw_target; *p; p++)
+	{
+		if (*p < PSVC_WH_TARGET_MIN_BYTE || *p > PSVC_WH_TARGET_MAX_BYTE)
+			return false;
+	}
+	return true;
+}
+
+/*
  * The environment of a raw request target (as sent, before any %XX
  * decoding, query included), or NULL for one we do not serve.
  */
 static const char *
 environment_of(const char *raw_target)
 {
+	Assert(target_bytes_ok(raw_target));
 	if (strcmp(raw_target, "/webhooks/sandbox") == 0)
 		return "sandbox";
 	if (strcmp(raw_target, "/webhooks/production") == 0)
@@ -405,8 +431,34 @@ guard_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	WhConn	   *c = conn_state(conn);
 
 	if (c != NULL)
-		c->raw_env = uri ? environment_of(uri) : NULL;
+	{
+		c->raw_target = uri;
+		c->raw_env = (uri != NULL && target_bytes_ok(uri)) ? environment_of(uri) : NULL;
+	}
 	return NULL;
+}
+
+/*
+ * True when the raw target recorded by guard_uri is the whole target of
+ * the request line: no NUL byte cut it short.  The URI callback gets the
+ * target as a C string, so a NUL inside it hides the rest from every
+ * comparison.  libmicrohttpd (0.9.75, the version we build against) keeps
+ * the request line in its connection's memory pool and ends the target by
+ * writing a NUL over the space before the HTTP version, so the version
+ * string starts exactly one byte after the target's end; anything else
+ * means bytes after a NUL (or a request line we cannot account for), and
+ * the request is refused.  test/scenario/69_webhook_trust.t checks both
+ * ways.
+ */
+static bool
+target_whole(const WhConn *c, const char *version)
+{
+	uintptr_t	end;
+
+	if (c->raw_target == NULL || version == NULL || version[0] == '\0')
+		return false;
+	end = (uintptr_t) c->raw_target + strlen(c->raw_target) + 1;
+	return (uintptr_t) version == end;
 }
 
 /* The headers of the request are in. */
@@ -559,7 +611,8 @@ reserve_body(WhConn *c, PsvcWhDelivery *d, unsigned long long clen)
  * be decided now.  Returns NULL after queueing an answer.
  */
 static PsvcWhDelivery *
-first_call(struct MHD_Connection *conn, const char *method, enum MHD_Result *ret)
+first_call(struct MHD_Connection *conn, const char *method, const char *version,
+		   enum MHD_Result *ret)
 {
 	WhConn	   *c = conn_state(conn);
 	const char *env = c ? c->raw_env : NULL;
@@ -570,6 +623,9 @@ first_call(struct MHD_Connection *conn, const char *method, enum MHD_Result *ret
 	wh_counters.requests++;
 	if (c != NULL)
 		guard_headers_done(c);
+	/* a target with a byte no path holds is no path of ours either */
+	if (c != NULL && !target_whole(c, version))
+		env = NULL;
 	if (env == NULL && c != NULL)
 	{
 		wh_counters.not_found++;
@@ -692,7 +748,7 @@ handle_request(void *cls, struct MHD_Connection *conn, const char *url,
 
 	if (d == NULL)
 	{
-		d = first_call(conn, method, &ret);
+		d = first_call(conn, method, version, &ret);
 		*req_cls = d;
 		if (d == NULL)
 			guard_complete(conn_state(conn));
