@@ -61,7 +61,7 @@
 
 #include "webhook_int.h"
 
-/* The longest id we accept (keeps every NOTIFY payload far below 8000). */
+/* The longest id we accept. */
 #define PSVC_WH_MAX_ID 256
 #define PSVC_WH_MAX_URL 2048
 /* Bytes of a rejected body kept in webhook_rejects. */
@@ -136,7 +136,9 @@ static const WhMove status_moves[] =
 #define PSVC_WH_MAX_CHAINS 64
 
 /*
- * The events statement.  $10..$12 are the chains of status_moves (kind,
+ * The events statement.  Its NOTIFY carries the event's id and nothing
+ * else: any role may LISTEN, so the payload must tell nothing that
+ * needs SELECT on webhook_events to read.  $10..$12 are the chains of status_moves (kind,
  * from, to: every pair joined by a chain of moves, see status_chains);
  * a status replaces the stored one when (stored, new) is a chain.  Within
  * one batch, the events of one order or checkout are reduced to the
@@ -161,7 +163,7 @@ static const char events_sql[] =
 "  SELECT environment, event_type, status, unique_id, custom_id, transaction_id, pdf_url,"
 "         payload, dedupe_key FROM b ORDER BY ord"
 "  ON CONFLICT (dedupe_key) DO NOTHING"
-"  RETURNING e.id, e.environment, e.event_type, e.status, e.unique_id, e.custom_id,"
+"  RETURNING e.id, e.event_type, e.status, e.unique_id, e.custom_id,"
 "            e.transaction_id, e.pdf_url, e.payload"
 "), o AS ("
 "  INSERT INTO partner_svc.order_states AS s (unique_id, custom_id, status, pdf_url, updated_at)"
@@ -197,11 +199,7 @@ static const char events_sql[] =
 "  WHERE EXISTS (SELECT FROM m WHERE m.kind = 'checkout'"
 "                 AND m.from_status = x.status AND m.to_status = excluded.status)"
 ") "
-"SELECT pg_catalog.pg_notify('partner_svc_events',"
-"         pg_catalog.json_build_object('id', id, 'environment', environment,"
-"             'event_type', event_type, 'status', status, 'unique_id', unique_id,"
-"             'transaction_id', transaction_id)::text)"
-"FROM ins";
+"SELECT pg_catalog.pg_notify('partner_svc_events', id::text) FROM ins ORDER BY id";
 
 static const char rejects_sql[] =
 "INSERT INTO partner_svc.webhook_rejects (environment, reason, body_bytes, body)"
