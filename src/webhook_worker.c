@@ -42,7 +42,8 @@
  * - Connecting to a database that does not exist is a FATAL the worker
  *   cannot catch.  The shared flag "connecting" outlives the process: a
  *   worker that starts and finds it set connects to no database, looks the
- *   database and role up in the shared catalogues, and waits (pauses from
+ *   database and role up in the shared catalogues (heap scans: nothing
+ *   that needs a database, see shared_catalog_lookup), and waits (pauses from
  *   5 s doubling to 60 s, last_error saying why) until they exist; then it
  *   exits so that the next worker connects.  So a missing database costs
  *   one FATAL, not one every 5 s.  A missing extension in the database is
@@ -84,11 +85,12 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_database.h"
-#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -103,9 +105,9 @@
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
-#include "utils/syscache.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -390,45 +392,64 @@ pin_settings(void)
 }
 
 /*
+ * The tuple of a shared catalogue (pg_database, pg_authid) whose name
+ * column equals name, copied into the current memory context, or NULL.
+ *
+ * A heap scan, never an index or the syscache: the worker has no database,
+ * and right after a start no backend may have written the shared relcache
+ * init file yet, so the catalogue's indexes are not in the relcache, and
+ * building their entries reads pg_class, which needs a database (FATAL
+ * "cannot read pg_class without having selected a database").  The
+ * catalogues themselves are always there (nailed); postinit.c's
+ * GetDatabaseTuple scans pg_database this way for the same reason.
+ */
+static HeapTuple
+shared_catalog_lookup(Oid relid, AttrNumber name_att, const char *name)
+{
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+
+	ScanKeyInit(&key, name_att, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum(name));
+	rel = table_open(relid, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		tup = heap_copytuple(tup);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return tup;
+}
+
+/*
  * Why the worker could not connect, looked up in the shared catalogues
  * (pg_database, pg_authid): fills problem, or leaves it empty when the
- * database and role look usable.  Needs a database-less connection.
+ * database and role look usable.  Needs a database-less connection; reads
+ * no catalogue that needs a database (shared_catalog_lookup).
  */
 static void
 connect_problem(char *problem, size_t len)
 {
-	Oid			dboid;
+	HeapTuple	tup;
 
 	problem[0] = '\0';
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
-	dboid = get_database_oid(wh_database, true);
-	if (!OidIsValid(dboid))
+	tup = shared_catalog_lookup(DatabaseRelationId, Anum_pg_database_datname, wh_database);
+	if (!HeapTupleIsValid(tup))
 		snprintf(problem, len, "database \"%s\" does not exist", wh_database);
-	else
-	{
-		HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
-
-		if (HeapTupleIsValid(tup))
-		{
-			if (!((Form_pg_database) GETSTRUCT(tup))->datallowconn)
-				snprintf(problem, len, "database \"%s\" does not allow connections",
-						 wh_database);
-			ReleaseSysCache(tup);
-		}
-	}
+	else if (!((Form_pg_database) GETSTRUCT(tup))->datallowconn)
+		snprintf(problem, len, "database \"%s\" does not allow connections",
+				 wh_database);
 	if (problem[0] == '\0' && wh_role[0] != '\0')
 	{
-		HeapTuple	tup = SearchSysCache1(AUTHNAME, CStringGetDatum(wh_role));
-
+		tup = shared_catalog_lookup(AuthIdRelationId, Anum_pg_authid_rolname, wh_role);
 		if (!HeapTupleIsValid(tup))
 			snprintf(problem, len, "role \"%s\" does not exist", wh_role);
-		else
-		{
-			if (!((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin)
-				snprintf(problem, len, "role \"%s\" is not permitted to log in", wh_role);
-			ReleaseSysCache(tup);
-		}
+		else if (!((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin)
+			snprintf(problem, len, "role \"%s\" is not permitted to log in", wh_role);
 	}
 	CommitTransactionCommand();
 }
