@@ -849,8 +849,14 @@ psvc_webhook_status(PG_FUNCTION_ARGS)
 	SpinLockRelease(&wh_shared->mutex);
 
 	values[i++] = CStringGetTextDatum(copy.pid == 0 ? "stopped" : copy.state);
-	values[i++] = CStringGetTextDatum(copy.address);
-	values[i++] = Int32GetDatum(copy.port);
+
+	/*
+	 * No worker process (a standby, where it starts when recovery ends, or
+	 * between two workers): where it is configured to listen, as the
+	 * worker itself shows while it does not listen.
+	 */
+	values[i++] = CStringGetTextDatum(copy.pid == 0 ? wh_listen_address : copy.address);
+	values[i++] = Int32GetDatum(copy.pid == 0 ? wh_port : copy.port);
 	values[i++] = CStringGetTextDatum(wh_database);
 	nulls[i] = copy.pid == 0;
 	values[i++] = Int32GetDatum(copy.pid);
