@@ -117,13 +117,17 @@ extern int	psvc_wh_http_release_held(void);
 
 /*
  * Where the store reports a problem for webhook_status() (last_error):
- * set_error records msg, clear_error clears it if it is the last one.
+ * set_error records msg, clear_error clears it if it is the last one;
+ * extension_missing reports a missing extension, which the worker alone
+ * logs (one warning, however many deliveries find it missing).
  * The worker owns the status and hands the store these two.
  */
 typedef struct PsvcWhStatusSink
 {
 	void		(*set_error) (const char *msg);
 	void		(*clear_error) (const char *msg);
+	/* the extension is missing: the worker warns once and checks again */
+	void		(*extension_missing) (void);
 } PsvcWhStatusSink;
 
 /*

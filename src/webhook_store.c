@@ -85,7 +85,6 @@ typedef struct WhItem
 #define NEVENT_ARGS 12
 static SPIPlanPtr events_plan = NULL;
 static SPIPlanPtr rejects_plan = NULL;
-static TimestampTz last_missing_warning = 0;
 
 /*
  * THE RULE OF STATUSES.  The moves the orders document shows (spec 000,
@@ -675,16 +674,7 @@ store_items(WhItem *items, int n, const PsvcWhStatusSink *status)
 		return result;
 	if (missing)
 	{
-		TimestampTz now = GetCurrentTimestamp();
-
-		if (TimestampDifferenceExceeds(last_missing_warning, now, 60000))
-		{
-			ereport(WARNING,
-					(errmsg("partner_svc webhook worker answers 503: extension \"partner_svc\" is not installed in its database"),
-					 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
-			last_missing_warning = now;
-		}
-		status->set_error(PSVC_WH_NO_EXTENSION_MSG);
+		status->extension_missing();
 		for (int i = 0; i < n; i++)
 			psvc_wh_http_set_error(items[i].d, 503, "the receiver is not set up yet");
 		psvc_wh_http_count_failed(n);

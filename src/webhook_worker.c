@@ -300,9 +300,12 @@ worker_clear_error(const char *msg)
 }
 
 /* How the store reports to webhook_status() (webhook_int.h). */
+static void worker_extension_missing(void);
+
 static const PsvcWhStatusSink status_sink = {
 	.set_error = worker_set_error,
 	.clear_error = worker_clear_error,
+	.extension_missing = worker_extension_missing,
 };
 
 /* Publishes state and counters (worker only). */
@@ -517,6 +520,41 @@ wait_for_database(void)
 }
 
 /*
+ * The extension is missing in the worker's database: the one warning
+ * (when it was there, or not looked for yet), last_error, and the next
+ * look after a pause growing from 5 to 60 s.
+ */
+static void
+note_extension_missing(void)
+{
+	if (!extension_missing)
+		ereport(WARNING,
+				(errmsg("partner_svc webhook worker answers 503: extension \"partner_svc\" is not installed in database \"%s\"",
+						wh_database),
+				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
+	extension_missing = true;
+	worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
+	extension_pause_ms = extension_pause_ms == 0 ? PSVC_WH_CHECK_FIRST_MS
+		: Min(extension_pause_ms * 2, PSVC_WH_CHECK_MAX_MS);
+	next_extension_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   extension_pause_ms);
+}
+
+/*
+ * The store's report (PsvcWhStatusSink): a batch found the extension
+ * missing.  Known already: only last_error (the looks go on with their
+ * pauses); else, after a DROP EXTENSION, as check_extension would.
+ */
+static void
+worker_extension_missing(void)
+{
+	if (extension_missing)
+		worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
+	else
+		note_extension_missing();
+}
+
+/*
  * Looks for the extension in the worker's database, again after growing
  * pauses while it is missing; sets or clears last_error accordingly.
  * Deliveries meanwhile get 503 (webhook_store.c).
@@ -544,17 +582,7 @@ check_extension(void)
 		next_extension_check = DT_NOEND;	/* a batch notices a later DROP */
 		return;
 	}
-	if (!extension_missing)
-		ereport(WARNING,
-				(errmsg("partner_svc webhook worker answers 503: extension \"partner_svc\" is not installed in database \"%s\"",
-						wh_database),
-				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
-	extension_missing = true;
-	worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
-	extension_pause_ms = extension_pause_ms == 0 ? PSVC_WH_CHECK_FIRST_MS
-		: Min(extension_pause_ms * 2, PSVC_WH_CHECK_MAX_MS);
-	next_extension_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													   extension_pause_ms);
+	note_extension_missing();
 }
 
 static void
