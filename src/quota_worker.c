@@ -147,6 +147,40 @@ note_contact(void)
 }
 
 /*
+ * Makes a libpq message one line in place: each line break and the tabs
+ * that indent libpq's continuation lines become one space, and trailing
+ * blanks go.
+ */
+static void
+one_line(char *msg)
+{
+	char	   *out = msg;
+
+	for (const char *in = msg; *in; in++)
+	{
+		if (*in == '\n' || *in == '\t')
+		{
+			if (out > msg && out[-1] != ' ')
+				*out++ = ' ';
+			continue;
+		}
+		*out++ = *in;
+	}
+	while (out > msg && out[-1] == ' ')
+		out--;
+	*out = '\0';
+}
+
+/* True when msg ends with a full stop, question or exclamation mark. */
+static bool
+ends_sentence(const char *msg)
+{
+	size_t		len = strlen(msg);
+
+	return len > 0 && strchr(".?!", msg[len - 1]) != NULL;
+}
+
+/*
  * The coordinator did not answer: fallback mode, whose share may be used
  * one window plus the longest life of a lease after now (quota.c).
  */
@@ -157,11 +191,9 @@ note_failure(const char *what, const char *err)
 	int64		now = psvc_rl_now();
 	int64		from;
 	char		msg[sizeof(psvc_quota_shared->last_error)];
-	char	   *nl;
 
 	snprintf(msg, sizeof(msg), "%s: %s", what, err ? err : "");
-	while ((nl = strchr(msg, '\n')) != NULL)
-		*nl = ' ';
+	one_line(msg);
 
 	SpinLockAcquire(&psvc_quota_shared->mutex);
 	old = psvc_quota_shared->mode;
@@ -184,8 +216,9 @@ note_failure(const char *what, const char *err)
 		ereport(LOG,
 				(errmsg("partner_svc quota worker: coordinator unreachable, falling back to %g of each rate limit",
 						psvc_quota_fallback_share),
-				 errdetail("%s.  The share is used from %s on; the worker keeps trying to reach the coordinator.",
-						   msg, timestamptz_to_str(psvc_rl_timestamp(from)))));
+				 errdetail("%s%s  The share is used from %s on; the worker keeps trying to reach the coordinator.",
+						   msg, ends_sentence(msg) ? "" : ".",
+						   timestamptz_to_str(psvc_rl_timestamp(from)))));
 		wake_waiters();
 	}
 }
@@ -222,6 +255,25 @@ wait_socket(int events, int64 deadline)
 	return !got_sigterm;
 }
 
+/*
+ * libpq's notice receiver for the coordinator's connection: a NOTICE or
+ * WARNING the coordinator sends (a trigger of its own, say) goes to the
+ * server log through elog, with the log line prefix, instead of libpq's
+ * default, a bare line on stderr.  Runs inside libpq: it allocates
+ * nothing and logs at LOG, which raises no ERROR through libpq's frames
+ * (walreceiver's notice receiver does the same).
+ */
+static void
+quota_notice_receiver(void *arg, const PGresult *res)
+{
+	char		msg[1024];
+
+	strlcpy(msg, PQresultErrorMessage(res), sizeof(msg));
+	one_line(msg);
+	ereport(LOG,
+			(errmsg("partner_svc quota worker: the coordinator says: %s", msg)));
+}
+
 /* Connects to the coordinator; false (and conn NULL) on failure. */
 static bool
 connect_coordinator(void)
@@ -244,6 +296,7 @@ connect_coordinator(void)
 		close_conn();
 		return false;
 	}
+	PQsetNoticeReceiver(conn, quota_notice_receiver, NULL);
 	while (st != PGRES_POLLING_OK)
 	{
 		int			ev;
