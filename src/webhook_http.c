@@ -108,8 +108,13 @@
 
 #include "webhook_int.h"
 
+/*
+ * Connections open at once, from all addresses; also the largest cap per
+ * address (partner_svc.webhook_max_connections_per_address).
+ */
 #define PSVC_WH_CONNECTION_LIMIT 512
-#define PSVC_WH_BACKLOG 511
+/* listen(2) backlog: one less than the connections the listener serves */
+#define PSVC_WH_BACKLOG (PSVC_WH_CONNECTION_LIMIT - 1)
 #define PSVC_WH_SECRET_HEADER "X-Partner-Webhook-Secret"
 #define PSVC_WH_SWEEP_MS 200	/* how often the deadlines are checked */
 #define PSVC_WH_RATE_GRACE_MS 2000	/* body time before the rate counts */
@@ -1182,8 +1187,8 @@ psvc_wh_http_define_gucs(void)
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 	DefineCustomIntVariable("partner_svc.webhook_max_connections_per_address",
 							"Most connections open at once to the webhook listener from one source address.",
-							"0: no cap per address (the listener's total of 512 still applies).",
-							&psvc_wh_max_per_address, 64, 0, 512,
+							"0: no cap per address (the listener's total of " CppAsString2(PSVC_WH_CONNECTION_LIMIT) " still applies).",
+							&psvc_wh_max_per_address, 64, 0, PSVC_WH_CONNECTION_LIMIT,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("partner_svc.webhook_max_body_in_flight",
 							"Most webhook body bytes held at once over all open requests.",

@@ -61,6 +61,11 @@
 
 #include "webhook_int.h"
 
+/* The three event types of the orders document (spec 000, Events). */
+#define PSVC_WH_ORDER_STATUS_CHANGED "ORDER_STATUS_CHANGED"
+#define PSVC_WH_ORDER_CONFIRMATION "ORDER_CONFIRMATION_RECEIVED"
+#define PSVC_WH_CHECKOUT_STATUS_CHANGED "CHECKOUT_STATUS_CHANGED"
+
 /* The longest id we accept. */
 #define PSVC_WH_MAX_ID 256
 #define PSVC_WH_MAX_URL 2048
@@ -190,7 +195,7 @@ static const char events_sql[] =
 "         ARRAY(SELECT p OPERATOR(pg_catalog.->>) 'unique_id'"
 "               FROM pg_catalog.jsonb_array_elements(payload OPERATOR(pg_catalog.->) 'products') p),"
 "         pg_catalog.now()"
-"  FROM ins WHERE event_type = 'CHECKOUT_STATUS_CHANGED'"
+"  FROM ins WHERE event_type = '" PSVC_WH_CHECKOUT_STATUS_CHANGED "'"
 "  ORDER BY transaction_id, (SELECT pg_catalog.count(*) FROM m"
 "              WHERE m.kind = 'checkout' AND m.to_status = ins.status) DESC, id DESC"
 "  ON CONFLICT (transaction_id) DO UPDATE SET"
@@ -271,10 +276,11 @@ classify_event(Jsonb *jb, WhItem *it)
 		return err;
 	if ((err = get_string(root, "status", &it->status, true, 64)) != NULL)
 		return err;
-	if (strcmp(it->event_type, "ORDER_STATUS_CHANGED") == 0 ||
-		strcmp(it->event_type, "ORDER_CONFIRMATION_RECEIVED") == 0)
+	if (strcmp(it->event_type, PSVC_WH_ORDER_STATUS_CHANGED) == 0 ||
+		strcmp(it->event_type, PSVC_WH_ORDER_CONFIRMATION) == 0)
 	{
-		bool		confirmation = it->event_type[6] == 'C';
+		/* a confirmation must carry its pdf_url */
+		bool		confirmation = strcmp(it->event_type, PSVC_WH_ORDER_CONFIRMATION) == 0;
 		JsonbContainer *product = get_container(root, "product", false);
 
 		if (!one_of(it->status, order_statuses))
@@ -287,7 +293,7 @@ classify_event(Jsonb *jb, WhItem *it)
 			return psprintf("product: %s", err);
 		return NULL;
 	}
-	if (strcmp(it->event_type, "CHECKOUT_STATUS_CHANGED") == 0)
+	if (strcmp(it->event_type, PSVC_WH_CHECKOUT_STATUS_CHANGED) == 0)
 	{
 		JsonbContainer *products = get_container(root, "products", true);
 		int			n;
