@@ -7,7 +7,7 @@
  * Design notes:
  *
  * - A batch is every delivery libmicrohttpd finished reading in one turn
- *   of the worker's loop (webhook_http.c).  First each body is checked and
+ *   of the worker's loop (webhook_listener.c).  First each body is checked and
  *   classified, outside any transaction: valid text, JSON (jsonb_in; its
  *   error, caught, becomes the reason), and one of the three documented
  *   events.  Then one transaction stores the batch with two statements
@@ -32,7 +32,7 @@
  *   instead: one by one would only repeat it.  Nothing here raises to the
  *   caller; an ERROR outside these catches (the batch's own memory) is
  *   caught by the worker's loop, which answers the batch 503.
- * - The body is parsed where webhook_http.c holds it (NUL-terminated, its
+ * - The body is parsed where webhook_listener.c holds it (NUL-terminated, its
  *   memory reserved before it was read): no copy of a large body.
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -342,7 +342,7 @@ classify(PsvcWhDelivery *d, WhItem *it)
 		it->reject = "the body is not valid UTF-8 text";
 		return;
 	}
-	/* webhook_http.c NUL-terminates a complete body: no copy of it here */
+	/* webhook_listener.c NUL-terminates a complete body: no copy of it here */
 	PG_TRY();
 	{
 		it->payload = DirectFunctionCall1(jsonb_in, CStringGetDatum(d->body));

@@ -7,7 +7,7 @@
  *
  * THE INVARIANT (containment): no ERROR, FATAL or signal path leaves a
  * libmicrohttpd connection suspended.  A suspended connection is a held
- * delivery (webhook_http.c keeps every one, pending or taken, on its two
+ * delivery (webhook_listener.c keeps every one, pending or taken, on its two
  * lists), and MHD_stop_daemon with one still suspended aborts the process,
  * which makes the postmaster restart the whole cluster.  So:
  *   - an ERROR anywhere in the loop comes back to the sigsetjmp point of
@@ -58,7 +58,7 @@
  * - The loop waits on one WaitEventSet: the latch (SIGHUP, SIGTERM), the
  *   postmaster's death (WL_EXIT_ON_PM_DEATH), and libmicrohttpd's epoll
  *   descriptor, with libmicrohttpd's own timeout.  Each turn runs
- *   libmicrohttpd once (webhook_http.c), which reads whatever is ready and
+ *   libmicrohttpd once (webhook_listener.c), which reads whatever is ready and
  *   leaves complete deliveries suspended; the worker stores them as one
  *   batch in one transaction (webhook_store.c), then answers them all.
  *   While deliveries are still pending the wait does not sleep.
@@ -66,7 +66,7 @@
  *   timeout are PGC_SIGHUP: after a reload the listener is reopened if its
  *   address, port or timeout changed; the others apply to the next
  *   request or batch.  The listener's limits on hostile clients are
- *   PGC_SIGHUP too (defined here, read by webhook_http.c);
+ *   PGC_SIGHUP too (defined in webhook_http.c);
  *   psvc_wh_http_stale() says when one of them needs the listener
  *   reopened (the cap per address, or a secret removed from a listener
  *   that is not on loopback).  Database and role are PGC_POSTMASTER.
