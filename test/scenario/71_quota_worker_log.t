@@ -4,6 +4,9 @@
 #   log_line_prefix, not as a bare line on stderr;
 # - the DETAIL of "coordinator unreachable" has no doubled full stop after
 #   libpq's message (which ends with its own punctuation).
+# - a multi-host coordinator string whose first host hangs (accepts and
+#   never answers): leases come from the second host within the per-host
+#   deadline plus one backoff (item 12).
 # The node is its own coordinator, as in 60_fleet_quota.t.
 use strict;
 use warnings;
@@ -11,6 +14,7 @@ use FindBin;
 use lib "$FindBin::Bin/../sandbox/lib";
 use lib "$FindBin::Bin/lib";
 
+use IO::Socket::INET;
 use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -94,6 +98,43 @@ my ($detail) = $log =~ /(DETAIL:  connecting to the quota coordinator: [^\n]*por
 $detail //= '';
 unlike($detail, qr/[.?!]\s*\.\s/, 'no doubled full stop in the DETAIL') or diag $detail;
 like($detail, qr/[.?!]  The share is used from /, 'the DETAIL goes on with the share');
+
+# --- item 12: a multi-host coordinator whose first host hangs ---
+# The first host accepts the connection (the kernel does, for the backlog
+# of a socket nobody accepts on) and never answers.  Each host has its own
+# deadline (connect_timeout, 2 s here), so the worker reaches the second
+# host, this node, within that deadline plus one backoff (1 s).
+$node->safe_psql('postgres', "ALTER SYSTEM SET partner_svc.quota_coordinator = ''");
+$node->reload;
+ok($node->poll_query_until('postgres', "SELECT mode = 'local' FROM partner_svc.quota_status()"),
+	'coordinator emptied: the node is local again');
+my $hang = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
+	Listen => 16, Proto => 'tcp', ReuseAddr => 1) or die "listen: $!";
+my $hang_port = $hang->sockport;
+my $multi = "host=127.0.0.1," . $node->host . " port=$hang_port," . $node->port
+  . " dbname=postgres target_session_attrs=read-write";
+$node->safe_psql('postgres', "ALTER SYSTEM SET partner_svc.quota_coordinator = '$multi'");
+$node->reload;
+my $t0 = time;
+my $leased_after;
+$deadline = time + 40;
+while (time < $deadline)
+{
+	poll_status();
+	if ($node->safe_psql('postgres', 'SELECT mode FROM partner_svc.quota_status()') eq 'leased')
+	{
+		$leased_after = time - $t0;
+		last;
+	}
+	sleep 0.2;
+}
+ok(defined $leased_after, 'first host hangs: leases come from the second host')
+  or diag $node->safe_psql('postgres', 'SELECT * FROM partner_svc.quota_status()');
+cmp_ok($leased_after // 999, '<', 2 + 1 + 4,
+	'within the per-host deadline (2 s) plus one backoff (1 s), and a little slack');
+my ($ok_calls) = $node->psql('postgres', "SELECT partner_svc.order_status('QL-1', 'orders') IS NOT NULL");
+is($ok_calls, 0, 'a limited request is served with a leased unit');
+close $hang;
 
 $node->stop;
 $sb->stop if $sb->can('stop');
