@@ -114,6 +114,14 @@ extern void psvc_wh_http_set_error(PsvcWhDelivery *d, int status, const char *ms
  */
 extern int	psvc_wh_http_release_held(void);
 
+/*
+ * in webhook_checks.c: why connecting to database as role ("": the
+ * bootstrap superuser) fails, into problem ("" when it should not); for a
+ * worker without a database, in a transaction of its own.
+ */
+extern void psvc_wh_connect_problem(const char *database, const char *role,
+									char *problem, size_t len);
+
 /* in webhook_store.c: validation and storage of a batch */
 
 /*

@@ -42,8 +42,9 @@
  * - Connecting to a database that does not exist is a FATAL the worker
  *   cannot catch.  The shared flag "connecting" outlives the process: a
  *   worker that starts and finds it set connects to no database, looks the
- *   database and role up in the shared catalogues (heap scans: nothing
- *   that needs a database, see shared_catalog_lookup), and waits (pauses from
+ *   database and role up in the shared catalogues (webhook_checks.c: heap
+ *   scans, nothing
+ *   that needs a database), and waits (pauses from
  *   5 s doubling to 60 s, last_error saying why) until they exist; then it
  *   exits so that the next worker connects.  So a missing database costs
  *   one FATAL, not one every 5 s.  A missing extension in the database is
@@ -85,12 +86,7 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
 #include "access/xact.h"
-#include "catalog/pg_authid.h"
-#include "catalog/pg_database.h"
 #include "commands/extension.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -105,7 +101,6 @@
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timeout.h"
@@ -395,69 +390,6 @@ pin_settings(void)
 }
 
 /*
- * The tuple of a shared catalogue (pg_database, pg_authid) whose name
- * column equals name, copied into the current memory context, or NULL.
- *
- * A heap scan, never an index or the syscache: the worker has no database,
- * and right after a start no backend may have written the shared relcache
- * init file yet, so the catalogue's indexes are not in the relcache, and
- * building their entries reads pg_class, which needs a database (FATAL
- * "cannot read pg_class without having selected a database").  The
- * catalogues themselves are always there (nailed); postinit.c's
- * GetDatabaseTuple scans pg_database this way for the same reason.
- */
-static HeapTuple
-shared_catalog_lookup(Oid relid, AttrNumber name_att, const char *name)
-{
-	Relation	rel;
-	SysScanDesc scan;
-	ScanKeyData key;
-	HeapTuple	tup;
-
-	ScanKeyInit(&key, name_att, BTEqualStrategyNumber, F_NAMEEQ,
-				CStringGetDatum(name));
-	rel = table_open(relid, AccessShareLock);
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-		tup = heap_copytuple(tup);
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return tup;
-}
-
-/*
- * Why the worker could not connect, looked up in the shared catalogues
- * (pg_database, pg_authid): fills problem, or leaves it empty when the
- * database and role look usable.  Needs a database-less connection; reads
- * no catalogue that needs a database (shared_catalog_lookup).
- */
-static void
-connect_problem(char *problem, size_t len)
-{
-	HeapTuple	tup;
-
-	problem[0] = '\0';
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	tup = shared_catalog_lookup(DatabaseRelationId, Anum_pg_database_datname, wh_database);
-	if (!HeapTupleIsValid(tup))
-		snprintf(problem, len, "database \"%s\" does not exist", wh_database);
-	else if (!((Form_pg_database) GETSTRUCT(tup))->datallowconn)
-		snprintf(problem, len, "database \"%s\" does not allow connections",
-				 wh_database);
-	if (problem[0] == '\0' && wh_role[0] != '\0')
-	{
-		tup = shared_catalog_lookup(AuthIdRelationId, Anum_pg_authid_rolname, wh_role);
-		if (!HeapTupleIsValid(tup))
-			snprintf(problem, len, "role \"%s\" does not exist", wh_role);
-		else if (!((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin)
-			snprintf(problem, len, "role \"%s\" is not permitted to log in", wh_role);
-	}
-	CommitTransactionCommand();
-}
-
-/*
  * The previous worker died connecting (see the file header).  Connects to
  * no database, and checks with growing pauses until the database and role
  * can be used; then exits (code 1) so that the postmaster starts a worker
@@ -485,7 +417,7 @@ wait_for_database(void)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		connect_problem(problem, sizeof(problem));
+		psvc_wh_connect_problem(wh_database, wh_role, problem, sizeof(problem));
 		if (problem[0] == '\0' && failures <= 1)
 		{
 			ereport(LOG,
