@@ -43,9 +43,8 @@
  *   cannot catch.  The shared flag "connecting" outlives the process: a
  *   worker that starts and finds it set connects to no database, looks the
  *   database and role up in the shared catalogues (webhook_checks.c: heap
- *   scans, nothing
- *   that needs a database), and waits (pauses from
- *   5 s doubling to 60 s, last_error saying why) until they exist; then it
+ *   scans, nothing that needs a database), and waits (pauses from 5 s
+ *   doubling to 60 s, last_error saying why) until they exist; then it
  *   exits so that the next worker connects.  So a missing database costs
  *   one FATAL, not one every 5 s.  A missing extension in the database is
  *   found after connecting: last_error says so, deliveries get 503, and it
