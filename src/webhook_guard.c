@@ -192,6 +192,8 @@ psvc_wh_guard_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	if (c != NULL)
 	{
 		c->raw_target = uri;
+		/* now: libmicrohttpd cuts and decodes the target in place later */
+		c->raw_len = uri ? strlen(uri) : 0;
 		c->raw_env = (uri != NULL && target_bytes_ok(uri)) ? environment_of(uri) : NULL;
 	}
 	return NULL;
@@ -216,7 +218,7 @@ psvc_wh_guard_target_whole(const PsvcWhConn *c, const char *version)
 
 	if (c->raw_target == NULL || version == NULL || version[0] == '\0')
 		return false;
-	end = (uintptr_t) c->raw_target + strlen(c->raw_target) + 1;
+	end = (uintptr_t) c->raw_target + c->raw_len + 1;
 	return (uintptr_t) version == end;
 }
 

@@ -77,6 +77,7 @@ typedef struct PsvcWhConn
 	bool		cut;			/* shut down by a limit */
 	const char *raw_env;		/* environment of the raw target, or NULL */
 	const char *raw_target;		/* the raw target in libmicrohttpd's buffer */
+	size_t		raw_len;		/* its length when the callback saw it */
 	struct PsvcWhConn *prev;
 	struct PsvcWhConn *next;
 } PsvcWhConn;
