@@ -11,7 +11,7 @@
  *   a PsvcWhConn (MHD_OPTION_NOTIFY_CONNECTION, its socket context) that
  *   records where its current request is: waiting for its headers, in
  *   its body, or complete (held in a batch or being answered).  After
- *   each MHD_run, at most every PSVC_WH_SWEEP_MS, guard_sweep cuts off
+ *   each MHD_run, at most every PSVC_WH_SWEEP_MS, psvc_wh_guard_sweep cuts off
  *   the connections that missed the header deadline, the request
  *   deadline or the minimum body rate, by shutdown(2) of their socket:
  *   libmicrohttpd then sees the end of the stream and closes them itself
@@ -22,19 +22,19 @@
  *   cap per source address (MHD_OPTION_PER_IP_CONNECTION_LIMIT).
  * - Body bytes in flight: one global budget
  *   (partner_svc.webhook_max_body_in_flight) counts the memory that the
- *   bodies hold, one accounting with the containment of webhook_listener.c: a request
- *   reserves its Content-Length and the NUL before reserve_body mallocs
- *   them, and a chunked body each time its buffer grows; the reservation
- *   is given back whenever the body is freed (dropped, answered,
- *   connection closed).  A request that does not fit is answered 503
+ *   bodies hold, one accounting with the containment of
+ *   webhook_listener.c: a request reserves its Content-Length and the NUL
+ *   before the listener mallocs them (reserve_body there), and a chunked
+ *   body each time its buffer grows; the reservation is given back
+ *   whenever the body is freed (dropped, answered, connection closed).  A request that does not fit is answered 503
  *   with Retry-After.  With the defaults one address (64 connections of
  *   at most 64 kB) cannot take the whole budget.
  * - The path is compared byte for byte with the raw request target (URI
  *   log callback), before libmicrohttpd decodes %XX escapes: a decoded
  *   NUL, an escape, a query or any other extra byte is a 404.  So is a
  *   target with a byte that is not visible ASCII, and one that a NUL
- *   byte cuts short (the callback sees a C string: target_whole finds
- *   the bytes after the NUL).
+ *   byte cuts short (the callback sees a C string:
+ *   psvc_wh_guard_target_whole finds the bytes after the NUL).
  *
  * Copyright (c) 2026, The partner_svc Developers
  *

@@ -9,13 +9,14 @@
  *
  * - The listener owns its settings (the secrets, the body limit, the
  *   limits on hostile clients): psvc_wh_http_define_gucs defines them.
- * - The largest body read is psvc_wh_http_body_cap(): partner_svc.webhook_max_body, or
- *   less when the in-flight budget could not hold such a body (and its
- *   NUL) even with nothing else in flight.  A 503 says "retry later", and
+ * - The largest body read is psvc_wh_http_body_cap():
+ *   partner_svc.webhook_max_body, or less when the in-flight budget could
+ *   not hold such a body (and its NUL) even with nothing else in flight.  A 503 says "retry later", and
  *   a sender would retry for ever a body that can never fit, so such a
  *   body is answered 413 instead; the worker logs a WARNING naming both
  *   settings (psvc_wh_http_check_limits).  A chunked body's buffer never
- *   grows beyond psvc_wh_http_body_cap() + 1, so the same bound holds for it.
+ *   grows beyond psvc_wh_http_body_cap() + 1, so the same bound holds
+ *   for it.
  * - The secrets (partner_svc.webhook_secret and, during a rotation,
  *   partner_svc.webhook_secret_previous) are checked against the header
  *   X-Partner-Webhook-Secret, both always, each in time independent of
@@ -120,8 +121,8 @@ psvc_wh_http_body_cap(void)
 /*
  * Warns when partner_svc.webhook_max_body_in_flight cannot hold one body
  * of partner_svc.webhook_max_body: the listener then answers 413 above
- * psvc_wh_http_body_cap().  Both are PGC_SIGHUP and a check hook cannot see the other's
- * new value, so the worker calls this when the listener starts and after
+ * psvc_wh_http_body_cap().  Both are PGC_SIGHUP and a check hook cannot
+ * see the other's new value, so the worker calls this when the listener starts and after
  * each reload; a pair of values is reported once per worker.  Runs in the
  * worker, outside any libmicrohttpd callback.
  */

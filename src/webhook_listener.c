@@ -15,11 +15,12 @@
  * - The callbacks must not palloc, ereport or longjmp (they run inside
  *   library frames): they use malloc, and record what they decided in the
  *   PsvcWhDelivery of the request.  The counters of what was answered
- *   are plain integers owned by this file (psvc_wh_counters); the store adds
+ *   are plain integers (psvc_wh_counters, webhook_http.c); the store adds
  *   to them through psvc_wh_http_count_*, the worker reads a copy.
  * - What can be decided from the request line and the headers is answered
- *   at once, without the database: 404 (path), 405 (method), 401 (secret),
- *   413 (Content-Length over partner_svc.webhook_max_body).  A chunked body
+ *   at once, without the database: 404 (path, webhook_guard.c), 405
+ *   (method), 401 (secret, webhook_http.c), 413 (Content-Length over the
+ *   body limit).  A chunked body
  *   that grows over the limit is read to its end and then answered 413.
  * - A complete body is put on the pending list and its connection is
  *   suspended (MHD_suspend_connection).  After MHD_run returns, the worker
