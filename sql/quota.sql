@@ -58,4 +58,23 @@ RESET ROLE;
 REVOKE USAGE ON SCHEMA partner_svc FROM quota_nobody;
 DROP ROLE quota_nobody;
 
+-- pruning: at most once a minute, quota_lease deletes the rows that hold
+-- nothing any more (every bucket out of the window, no block); a row still
+-- blocked stays, and a row that dies after a pruning waits for the next one
+INSERT INTO partner_svc.quota_windows (key, window_ms, "limit", buckets, counts, updated_at)
+VALUES ('t|GET /r|old', 60000, 15, '{1}', '{3}', now() - interval '1 day'),
+       ('t|GET /r|blocked', 60000, 15, '{1}', '{3}', now() - interval '1 day'),
+       ('t|GET /r|empty', 60000, 15, '{}', '{}', now() - interval '1 day');
+UPDATE partner_svc.quota_windows SET blocked_until = now() + interval '1 hour'
+WHERE key = 't|GET /r|blocked';
+UPDATE partner_svc.quota_prune SET pruned_at = '-infinity';
+SELECT granted FROM partner_svc.quota_lease('t|GET /r|g', 60000, 15, 1);
+SELECT key FROM partner_svc.quota_windows
+WHERE key IN ('t|GET /r|old', 't|GET /r|blocked', 't|GET /r|empty', 't|GET /r|g') ORDER BY key;
+SELECT pruned_at > now() - interval '1 minute' AS pruned_now FROM partner_svc.quota_prune;
+INSERT INTO partner_svc.quota_windows (key, window_ms, "limit", buckets, counts)
+VALUES ('t|GET /r|old2', 60000, 15, '{1}', '{3}');
+SELECT granted FROM partner_svc.quota_lease('t|GET /r|g', 60000, 15, 1);
+SELECT count(*) AS not_yet FROM partner_svc.quota_windows WHERE key = 't|GET /r|old2';
+
 DELETE FROM partner_svc.quota_windows WHERE key LIKE 't|%';

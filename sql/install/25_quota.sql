@@ -24,6 +24,21 @@ CREATE UNIQUE INDEX quota_windows_key ON @extschema@.quota_windows (key, window_
 COMMENT ON TABLE @extschema@.quota_windows
 IS 'the fleet quota at the coordinator: units counted per key and window (partner_svc.quota_lease)';
 
+-- When quota_lease last pruned quota_windows (one row).  A row of
+-- quota_windows whose buckets have all left the window and whose key is
+-- not blocked holds nothing: the next lease of its key would start from
+-- the same empty count.  Rows of keys no node asks for any more (one per
+-- order id of the per-id routes, say) would stay for ever, so quota_lease
+-- deletes such rows, at most once a minute (at its end).
+CREATE TABLE @extschema@.quota_prune (
+    only_row pg_catalog.bool PRIMARY KEY DEFAULT true CHECK (only_row),
+    pruned_at pg_catalog.timestamptz NOT NULL DEFAULT '-infinity'
+);
+INSERT INTO @extschema@.quota_prune DEFAULT VALUES;
+
+COMMENT ON TABLE @extschema@.quota_prune
+IS 'when partner_svc.quota_lease last deleted the rows of quota_windows that hold nothing';
+
 -- Grants up to want units of key (at most the limit within any window,
 -- counting every unit from its grant until hold_ms later, or until a node
 -- reports it), after applying a node's reports: moved units ended (count
@@ -153,6 +168,26 @@ BEGIN
            granted = q.granted + quota_lease.granted,
            updated_at = now_ts
      WHERE q.key = lease_key AND q.window_ms = win_ms;
+
+    -- once a minute (the one row of quota_prune says when), delete the
+    -- rows that hold nothing: every bucket out of its window (of its own
+    -- width), no block.  SKIP LOCKED: a row another call holds is in use,
+    -- and no call ever waits here for another.
+    UPDATE @extschema@.quota_prune AS p SET pruned_at = now_ts
+     WHERE p.pruned_at < now_ts - interval '1 minute'
+       AND p.ctid = (SELECT p2.ctid FROM @extschema@.quota_prune AS p2
+                      FOR UPDATE SKIP LOCKED);
+    IF FOUND THEN
+        DELETE FROM @extschema@.quota_windows AS q
+         WHERE q.ctid IN (
+               SELECT d.ctid FROM @extschema@.quota_windows AS d
+                WHERE (d.blocked_until IS NULL OR d.blocked_until <= now_ts)
+                  AND NOT EXISTS (
+                      SELECT FROM unnest(d.buckets) AS u(bb)
+                       WHERE u.bb >= now_us / ((d.window_ms::int8 * 1000
+                                 + greatest(d.window_ms::int8, 1000) + 59) / 60) - 60)
+                FOR UPDATE SKIP LOCKED);
+    END IF;
 END
 $fn$;
 

@@ -67,8 +67,10 @@ CREATE TABLE @extschema@.webhook_rejects (
 COMMENT ON TABLE @extschema@.webhook_rejects
 IS 'webhook deliveries answered 400, with the reason and the body (truncated to 8 kB)';
 
--- The order of statuses; higher wins.  Unknown statuses never get here
--- (the worker answers them 400).
+-- The order of statuses; a status moves only to a higher rank.  The worker
+-- applies the table of moves in src/webhook_store.c (status_moves); these
+-- ranks give the same order, for readers of order_states and transactions.
+-- Unknown statuses never get here (the worker answers them 400).
 CREATE FUNCTION @extschema@.webhook_status_rank(status text)
 RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -78,8 +80,8 @@ RETURN CASE status
   WHEN 'DEFERRED' THEN 2
   WHEN 'ACTIVE' THEN 3
   WHEN 'REFUNDED' THEN 4
-  WHEN 'SUCCESS' THEN 2
   WHEN 'FAILED' THEN 2
+  WHEN 'SUCCESS' THEN 3
   ELSE 0
 END;
 

@@ -22,7 +22,9 @@
  * and postmaster death are honoured while it connects or waits for an
  * answer, with a deadline of partner_svc.connect_timeout for each.  A
  * multi-host connection string with target_session_attrs=read-write finds
- * the new primary after a failover.  On any failure the node falls back
+ * the new primary after a failover: each host is tried alone, in order,
+ * with a deadline of its own (connect_coordinator), since libpq ignores
+ * connect_timeout under PQconnectPoll.  On any failure the node falls back
  * (quota.c) and the worker connects again after a backoff that doubles
  * from one second to thirty; each change of mode is logged once.
  *
@@ -147,6 +149,40 @@ note_contact(void)
 }
 
 /*
+ * Makes a libpq message one line in place: each line break and the tabs
+ * that indent libpq's continuation lines become one space, and trailing
+ * blanks go.
+ */
+static void
+one_line(char *msg)
+{
+	char	   *out = msg;
+
+	for (const char *in = msg; *in; in++)
+	{
+		if (*in == '\n' || *in == '\t')
+		{
+			if (out > msg && out[-1] != ' ')
+				*out++ = ' ';
+			continue;
+		}
+		*out++ = *in;
+	}
+	while (out > msg && out[-1] == ' ')
+		out--;
+	*out = '\0';
+}
+
+/* True when msg ends with a full stop, question or exclamation mark. */
+static bool
+ends_sentence(const char *msg)
+{
+	size_t		len = strlen(msg);
+
+	return len > 0 && strchr(".?!", msg[len - 1]) != NULL;
+}
+
+/*
  * The coordinator did not answer: fallback mode, whose share may be used
  * one window plus the longest life of a lease after now (quota.c).
  */
@@ -157,11 +193,9 @@ note_failure(const char *what, const char *err)
 	int64		now = psvc_rl_now();
 	int64		from;
 	char		msg[sizeof(psvc_quota_shared->last_error)];
-	char	   *nl;
 
 	snprintf(msg, sizeof(msg), "%s: %s", what, err ? err : "");
-	while ((nl = strchr(msg, '\n')) != NULL)
-		*nl = ' ';
+	one_line(msg);
 
 	SpinLockAcquire(&psvc_quota_shared->mutex);
 	old = psvc_quota_shared->mode;
@@ -184,8 +218,9 @@ note_failure(const char *what, const char *err)
 		ereport(LOG,
 				(errmsg("partner_svc quota worker: coordinator unreachable, falling back to %g of each rate limit",
 						psvc_quota_fallback_share),
-				 errdetail("%s.  The share is used from %s on; the worker keeps trying to reach the coordinator.",
-						   msg, timestamptz_to_str(psvc_rl_timestamp(from)))));
+				 errdetail("%s%s  The share is used from %s on; the worker keeps trying to reach the coordinator.",
+						   msg, ends_sentence(msg) ? "" : ".",
+						   timestamptz_to_str(psvc_rl_timestamp(from)))));
 		wake_waiters();
 	}
 }
@@ -222,44 +257,66 @@ wait_socket(int events, int64 deadline)
 	return !got_sigterm;
 }
 
-/* Connects to the coordinator; false (and conn NULL) on failure. */
-static bool
-connect_coordinator(void)
+/*
+ * libpq's notice receiver for the coordinator's connection: a NOTICE or
+ * WARNING the coordinator sends (a trigger of its own, say) goes to the
+ * server log through elog, with the log line prefix, instead of libpq's
+ * default, a bare line on stderr.  Runs inside libpq: it allocates
+ * nothing and logs at LOG, which raises no ERROR through libpq's frames
+ * (walreceiver's notice receiver does the same).
+ */
+static void
+quota_notice_receiver(void *arg, const PGresult *res)
 {
-	const char *keys[] = {"dbname", "fallback_application_name", NULL};
-	const char *vals[] = {psvc_quota_coordinator, "partner_svc quota worker", NULL};
+	char		msg[1024];
+
+	strlcpy(msg, PQresultErrorMessage(res), sizeof(msg));
+	one_line(msg);
+	ereport(LOG,
+			(errmsg("partner_svc quota worker: the coordinator says: %s", msg)));
+}
+
+/*
+ * One attempt to connect with the given libpq parameters, within its own
+ * deadline of partner_svc.connect_timeout.  Returns true with conn open
+ * (non-blocking, its notices routed to the log); else false, conn NULL,
+ * and why in err, or false with got_sigterm set.
+ */
+static bool
+connect_attempt(const char *const *keys, const char *const *vals,
+				char *err, size_t errlen)
+{
 	int64		deadline = psvc_rl_now() + (int64) psvc_guc_connect_timeout * 1000;
 	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
 
 	close_conn();
-	conn = PQconnectStartParams(keys, vals, 1);
+	conn = PQconnectStartParams(keys, vals, 0);
 	if (conn == NULL)
 	{
-		note_failure("connecting to the quota coordinator", "out of memory");
+		strlcpy(err, "out of memory", errlen);
 		return false;
 	}
 	if (PQstatus(conn) == CONNECTION_BAD)
 	{
-		note_failure("connecting to the quota coordinator", PQerrorMessage(conn));
+		strlcpy(err, PQerrorMessage(conn), errlen);
 		close_conn();
 		return false;
 	}
+	PQsetNoticeReceiver(conn, quota_notice_receiver, NULL);
 	while (st != PGRES_POLLING_OK)
 	{
 		int			ev;
 
 		if (st == PGRES_POLLING_FAILED)
 		{
-			note_failure("connecting to the quota coordinator", PQerrorMessage(conn));
+			strlcpy(err, PQerrorMessage(conn), errlen);
 			close_conn();
 			return false;
 		}
 		ev = (st == PGRES_POLLING_READING) ? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
 		if (!wait_socket(ev, deadline))
 		{
-			if (!got_sigterm)
-				note_failure("connecting to the quota coordinator",
-							 "timeout (partner_svc.connect_timeout)");
+			strlcpy(err, "timeout (partner_svc.connect_timeout)", errlen);
 			close_conn();
 			return false;
 		}
@@ -267,15 +324,155 @@ connect_coordinator(void)
 	}
 	if (PQsetnonblocking(conn, 1) != 0)
 	{
-		note_failure("connecting to the quota coordinator", PQerrorMessage(conn));
+		strlcpy(err, PQerrorMessage(conn), errlen);
 		close_conn();
 		return false;
 	}
-	if (conn_string)
-		pfree(conn_string);
-	conn_string = MemoryContextStrdup(TopMemoryContext, psvc_quota_coordinator);
-	note_contact();
 	return true;
+}
+
+/*
+ * Element i of a comma-separated libpq host, hostaddr or port list
+ * (allocated in the current context); a list of one element applies to
+ * every host, as libpq reads it.  NULL when the list is absent or empty.
+ */
+static char *
+host_list_element(const char *list, int i)
+{
+	const char *p = list;
+
+	if (list == NULL || list[0] == '\0')
+		return NULL;
+	if (strchr(list, ',') == NULL)
+		return pstrdup(list);
+	for (int k = 0; k < i && p != NULL; k++)
+	{
+		p = strchr(p, ',');
+		if (p != NULL)
+			p++;
+	}
+	if (p == NULL)
+		return NULL;
+	return pnstrdup(p, strcspn(p, ","));
+}
+
+/* Elements of a comma-separated list; 0 for an absent or empty one. */
+static int
+host_list_length(const char *list)
+{
+	int			n = 1;
+
+	if (list == NULL || list[0] == '\0')
+		return 0;
+	for (const char *p = list; *p; p++)
+		n += (*p == ',');
+	return n;
+}
+
+/*
+ * Connects to the coordinator; false (and conn NULL) on failure.
+ *
+ * Each host of a multi-host connection string is tried alone, in order,
+ * with its own deadline of partner_svc.connect_timeout.  libpq moves to
+ * the next host after connect_timeout only in its blocking PQconnectdb;
+ * under PQconnectPoll it ignores connect_timeout, so a first host that
+ * drops packets (or accepts and never answers) would spend the whole
+ * deadline of one attempt shared by all hosts, and the worker would never
+ * reach the second.  So the string is split (PQconninfoParse: keywords or
+ * a URI) into one set of parameters per host, each keeping every other
+ * parameter: libpq then checks target_session_attrs on each connection,
+ * and a standby is passed over for the next host as before.  Allocates
+ * in the current (cycle) context.
+ */
+static bool
+connect_coordinator(void)
+{
+	char	   *perr = NULL;
+	PQconninfoOption *opts = PQconninfoParse(psvc_quota_coordinator, &perr);
+	const char *hosts = NULL;
+	const char *addrs = NULL;
+	const char *ports = NULL;
+	int			nopts = 0;
+	int			nhosts;
+	StringInfoData errs;
+
+	if (opts == NULL)
+	{
+		note_failure("connecting to the quota coordinator",
+					 perr ? perr : "out of memory");
+		if (perr)
+			PQfreemem(perr);
+		return false;
+	}
+	for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
+	{
+		nopts++;
+		if (o->val == NULL)
+			continue;
+		if (strcmp(o->keyword, "host") == 0)
+			hosts = o->val;
+		else if (strcmp(o->keyword, "hostaddr") == 0)
+			addrs = o->val;
+		else if (strcmp(o->keyword, "port") == 0)
+			ports = o->val;
+	}
+	nhosts = Max(Max(host_list_length(hosts), host_list_length(addrs)), 1);
+	initStringInfo(&errs);
+
+	for (int i = 0; i < nhosts && !got_sigterm; i++)
+	{
+		const char **keys = palloc0(sizeof(char *) * (nopts + 2));
+		const char **vals = palloc0(sizeof(char *) * (nopts + 2));
+		char		err[512];
+		int			n = 0;
+		bool		app_name = false;
+		char	   *host = host_list_element(hosts, i);
+		char	   *addr = host_list_element(addrs, i);
+
+		for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
+		{
+			const char *v = o->val;
+
+			if (strcmp(o->keyword, "host") == 0)
+				v = host;
+			else if (strcmp(o->keyword, "hostaddr") == 0)
+				v = addr;
+			else if (strcmp(o->keyword, "port") == 0)
+				v = host_list_element(ports, i);
+			if (v == NULL || v[0] == '\0')
+				continue;
+			app_name |= strcmp(o->keyword, "fallback_application_name") == 0;
+			keys[n] = o->keyword;
+			vals[n++] = v;
+		}
+		if (!app_name)
+		{
+			keys[n] = "fallback_application_name";
+			vals[n++] = "partner_svc quota worker";
+		}
+		keys[n] = NULL;
+		if (connect_attempt(keys, vals, err, sizeof(err)))
+		{
+			PQconninfoFree(opts);
+			if (conn_string)
+				pfree(conn_string);
+			conn_string = MemoryContextStrdup(TopMemoryContext, psvc_quota_coordinator);
+			note_contact();
+			return true;
+		}
+		if (got_sigterm)
+			break;
+		if (nhosts > 1)
+			appendStringInfo(&errs, "%shost \"%s\": ", errs.len > 0 ? "; " : "",
+							 host ? host : addr ? addr : "");
+		else if (errs.len > 0)
+			appendStringInfoString(&errs, "; ");
+		appendStringInfoString(&errs, err);
+	}
+	PQconninfoFree(opts);
+	if (!got_sigterm)
+		note_failure("connecting to the quota coordinator", errs.data);
+	return false;
 }
 
 /* Appends s to buf as an element of a text array literal. */

@@ -8,7 +8,10 @@
  * (partner_svc.c) defines its settings and registers it.  The module is
  * webhook_worker.c (the worker's loop, its settings and its status in
  * shared memory), webhook_store.c (validation and storage of a batch,
- * with SPI) and webhook_http.c (the libmicrohttpd listener); their shared
+ * with SPI) and the listener: webhook_listener.c (libmicrohttpd),
+ * webhook_guard.c (hostile clients) and webhook_http.c (its settings,
+ * secrets and counters), and webhook_checks.c (the database and role,
+ * looked up before connecting); their shared
  * internals are in webhook_int.h.  It uses no other module.
  *
  * Memory: nothing here returns allocated memory; the worker works in its

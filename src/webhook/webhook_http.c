@@ -1,80 +1,22 @@
 /*-------------------------------------------------------------------------
  *
  * webhook_http.c
- *		  The webhook listener: libmicrohttpd driven from the worker's own
- *		  wait loop, and the HTTP-level checks of a delivery.
+ *		  The webhook listener's settings, the checks of the secrets and of
+ *		  the body limit, the counters of what it answered, and the error
+ *		  bodies of the answers.
  *
  * Design notes:
  *
- * - libmicrohttpd runs in "external epoll" mode: no thread of its own.
- *   Its epoll descriptor (psvc_wh_http_fd) sits in the worker's
- *   WaitEventSet beside the latch; when it is readable, or when
- *   psvc_wh_http_timeout says so, the worker calls psvc_wh_http_run, and
- *   every callback below runs in the worker's one thread, inside
- *   MHD_run.  No thread ever touches PostgreSQL state.
- * - The callbacks must not palloc, ereport or longjmp (they run inside
- *   library frames): they use malloc, and record what they decided in the
- *   PsvcWhDelivery of the request.  The counters of what was answered
- *   are plain integers owned by this file (wh_counters); the store adds
- *   to them through psvc_wh_http_count_*, the worker reads a copy.
  * - The listener owns its settings (the secrets, the body limit, the
  *   limits on hostile clients): psvc_wh_http_define_gucs defines them.
- * - What can be decided from the request line and the headers is answered
- *   at once, without the database: 404 (path), 405 (method), 401 (secret),
- *   413 (Content-Length over partner_svc.webhook_max_body).  A chunked body
- *   that grows over the limit is read to its end and then answered 413.
- * - A complete body is put on the pending list and its connection is
- *   suspended (MHD_suspend_connection).  After MHD_run returns, the worker
- *   takes the whole list as one batch, stores it in one transaction, sets
- *   each delivery's status and calls psvc_wh_http_answer, which resumes
- *   the connections; libmicrohttpd then calls the handler once more and
- *   the handler queues the answer.  So no 200 leaves before its commit,
- *   and all deliveries read in one run share one commit.
- * - Containment (see the invariant in webhook_worker.c): every suspended
- *   connection is on the pending list or is the batch the worker took
- *   (held_batch), and psvc_wh_http_release_held answers both (503 with
- *   Retry-After unless already decided) without palloc or ereport, for
- *   the worker's error recovery and exit callback.  The memory of a body
- *   is reserved from its Content-Length before it is read; when malloc
- *   fails there or while a chunked body grows, the rest is read and
- *   dropped and the answer is 503 (no_memory), decided in the callback.
- * - A suspended connection never times out and is never freed, so batch
- *   entries stay valid until answered.  A client that stalls before its
- *   body is complete is closed after partner_svc.webhook_client_timeout
- *   seconds of silence (MHD_OPTION_CONNECTION_TIMEOUT); it never blocks
- *   anybody else.
- * - Hostile clients (the "guard" functions below): every connection has
- *   a WhConn (MHD_OPTION_NOTIFY_CONNECTION, its socket context) that
- *   records where its current request is: waiting for its headers, in
- *   its body, or complete (held in a batch or being answered).  After
- *   each MHD_run, at most every PSVC_WH_SWEEP_MS, guard_sweep cuts off
- *   the connections that missed the header deadline, the request
- *   deadline or the minimum body rate, by shutdown(2) of their socket:
- *   libmicrohttpd then sees the end of the stream and closes them itself
- *   (it owns the descriptor).  A request's clock starts when its
- *   connection opens or when the previous request on it was answered, so
- *   an idle kept-alive connection also ends at the header deadline.
- *   Complete requests are never cut.  libmicrohttpd itself enforces the
- *   cap per source address (MHD_OPTION_PER_IP_CONNECTION_LIMIT).
- * - Body bytes in flight: one global budget
- *   (partner_svc.webhook_max_body_in_flight) counts the memory that the
- *   bodies hold, one accounting with the containment above: a request
- *   reserves its Content-Length and the NUL before reserve_body mallocs
- *   them, and a chunked body each time its buffer grows; the reservation
- *   is given back whenever the body is freed (dropped, answered,
- *   connection closed).  A request that does not fit is answered 503
- *   with Retry-After.  With the defaults one address (64 connections of
- *   at most 64 kB) cannot take the whole budget.
- * - The largest body read is body_cap(): partner_svc.webhook_max_body, or
- *   less when the in-flight budget could not hold such a body (and its
- *   NUL) even with nothing else in flight.  A 503 says "retry later", and
+ * - The largest body read is psvc_wh_http_body_cap():
+ *   partner_svc.webhook_max_body, or less when the in-flight budget could
+ *   not hold such a body (and its NUL) even with nothing else in flight.  A 503 says "retry later", and
  *   a sender would retry for ever a body that can never fit, so such a
  *   body is answered 413 instead; the worker logs a WARNING naming both
  *   settings (psvc_wh_http_check_limits).  A chunked body's buffer never
- *   grows beyond body_cap() + 1, so the same bound holds for it.
- * - The path is compared byte for byte with the raw request target (URI
- *   log callback), before libmicrohttpd decodes %XX escapes: a decoded
- *   NUL, an escape, a query or any other extra byte is a 404.
+ *   grows beyond psvc_wh_http_body_cap() + 1, so the same bound holds
+ *   for it.
  * - The secrets (partner_svc.webhook_secret and, during a rotation,
  *   partner_svc.webhook_secret_previous) are checked against the header
  *   X-Partner-Webhook-Secret, both always, each in time independent of
@@ -90,138 +32,27 @@
  */
 #include "postgres.h"
 
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <microhttpd.h>
-
 #include "mb/pg_wchar.h"
 #include "utils/guc.h"
 #include "utils/json.h"
 
-#include "webhook_int.h"
+#include "webhook_http_int.h"
 
-#define PSVC_WH_CONNECTION_LIMIT 512
-#define PSVC_WH_BACKLOG 511
-#define PSVC_WH_SECRET_HEADER "X-Partner-Webhook-Secret"
-#define PSVC_WH_SWEEP_MS 200	/* how often the deadlines are checked */
-#define PSVC_WH_RATE_GRACE_MS 2000	/* body time before the rate counts */
-/* Seconds a sender is asked to wait after any 503 (Retry-After). */
-#define PSVC_WH_RETRY_AFTER "5"
-/* Rounds of MHD_run that flush the answers of released deliveries. */
-#define PSVC_WH_FLUSH_ROUNDS 8
-
-/* settings (psvc_wh_http_define_gucs) */
-static char *psvc_wh_secret = NULL;	/* partner_svc.webhook_secret, "" = none */
-static int	psvc_wh_max_body = 65536;	/* bytes */
-static char *psvc_wh_secret_previous = NULL;	/* accepted too, during a
-												 * rotation */
-static int	psvc_wh_header_timeout = 10;	/* s, for the headers of a
-											 * request */
-static int	psvc_wh_request_timeout = 30;	/* s, for a whole request */
-static int	psvc_wh_min_rate = 1024;	/* body bytes per second, 0 = any */
-static int	psvc_wh_max_per_address = 64;	/* connections, 0 = no cap */
-static int	psvc_wh_max_in_flight = 16 * 1024 * 1024;	/* bytes the bodies of
-														 * all open requests
-														 * hold */
-
-/* what was answered since the worker started (webhook_int.h) */
-static PsvcWhCounters wh_counters;
-
-static struct MHD_Daemon *daemon_h = NULL;
-static int	daemon_fd = -1;
-static int	running_per_address = 0;	/* the cap the daemon was started with */
-static bool running_loopback = true;	/* it listens on a loopback address */
-
-/* Where a connection's current request is (see the file header). */
-typedef enum WhPhase
-{
-	WH_HEADERS,					/* waiting for the request's headers */
-	WH_BODY,					/* headers read, body incomplete */
-	WH_COMPLETE					/* body complete: held or being answered */
-} WhPhase;
+/* settings (psvc_wh_http_define_gucs; webhook_http_int.h says what each is) */
+char	   *psvc_wh_secret = NULL;
+int			psvc_wh_max_body = 65536;
+char	   *psvc_wh_secret_previous = NULL;
+int			psvc_wh_header_timeout = 10;
+int			psvc_wh_request_timeout = 30;
+int			psvc_wh_min_rate = 1024;
+int			psvc_wh_max_per_address = 64;
+int			psvc_wh_max_in_flight = 16 * 1024 * 1024;
 
 /*
- * One open connection, for the deadlines and the in-flight budget.
- * malloc'd in the connection-start notification, freed when
- * libmicrohttpd closes the connection.
+ * What was answered since the worker started (webhook_int.h): the guard
+ * and the listener add to it, the store through psvc_wh_http_count_*.
  */
-typedef struct WhConn
-{
-	int			fd;				/* the socket (owned by libmicrohttpd) */
-	WhPhase		phase;
-	uint64		request_start;	/* ms: opened, or previous request done */
-	uint64		body_start;		/* ms: headers complete */
-	size_t		body_bytes;		/* received so far in this request */
-	size_t		reserved;		/* bytes of the in-flight budget held */
-	bool		over_budget;	/* the body did not fit: answer 503 */
-	bool		cut;			/* shut down by a limit */
-	const char *raw_env;		/* environment of the raw target, or NULL */
-	struct WhConn *prev;
-	struct WhConn *next;
-} WhConn;
-
-static WhConn *conns = NULL;	/* every open connection */
-static size_t in_flight = 0;	/* sum of the reservations */
-static uint64 next_sweep = 0;	/* ms */
-
-/* Complete deliveries waiting for the next batch, oldest first. */
-static PsvcWhDelivery *pending_head = NULL;
-static PsvcWhDelivery *pending_tail = NULL;
-static int	pending_n = 0;
-
-/*
- * The batch the worker took and has not answered yet.  With the pending
- * list it is every suspended connection: psvc_wh_http_release_held walks
- * both, so no error or exit path can leave one suspended.
- */
-static PsvcWhDelivery *held_batch = NULL;
-
-static const char ok_body[] = "{\"status\":\"ok\"}";
-
-/*
- * Queues the answer of a request: status and a JSON body (the static "ok"
- * body when json is NULL).  Runs inside a libmicrohttpd callback.
- */
-static enum MHD_Result
-queue_answer(struct MHD_Connection *conn, int status, const char *json)
-{
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-
-	if (json == NULL && status != MHD_HTTP_OK)
-		json = "{\"error\":\"request failed\"}";
-	if (json == NULL)
-		r = MHD_create_response_from_buffer(sizeof(ok_body) - 1, (void *) ok_body,
-											MHD_RESPMEM_PERSISTENT);
-	else
-		r = MHD_create_response_from_buffer(strlen(json), (void *) json,
-											MHD_RESPMEM_MUST_COPY);
-	if (r == NULL)
-		return MHD_NO;			/* out of memory: libmicrohttpd closes it */
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "POST");
-	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, PSVC_WH_RETRY_AFTER);
-	ret = MHD_queue_response(conn, (unsigned int) status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-/* A fixed error answer (no escaping needed: msg is ours). */
-static enum MHD_Result
-queue_error(struct MHD_Connection *conn, int status, const char *msg)
-{
-	char		buf[256];
-
-	snprintf(buf, sizeof(buf), "{\"error\":\"%s\"}", msg);
-	return queue_answer(conn, status, buf);
-}
+PsvcWhCounters psvc_wh_counters;
 
 /*
  * True when given equals the secret.  Takes the same time whatever the
@@ -245,8 +76,8 @@ secret_matches(const char *given, const char *secret)
 }
 
 /* True when a secret (current or previous) is set. */
-static bool
-any_secret(void)
+bool
+psvc_wh_http_any_secret(void)
 {
 	return (psvc_wh_secret != NULL && psvc_wh_secret[0] != '\0') ||
 		(psvc_wh_secret_previous != NULL && psvc_wh_secret_previous[0] != '\0');
@@ -257,14 +88,14 @@ any_secret(void)
  * one of the set secrets.  Both are always compared (no early exit), so
  * the time does not tell which one matched.
  */
-static bool
-secret_ok(struct MHD_Connection *conn)
+bool
+psvc_wh_http_secret_ok(struct MHD_Connection *conn)
 {
 	const char *given;
 	bool		cur = false;
 	bool		prev = false;
 
-	if (!any_secret())
+	if (!psvc_wh_http_any_secret())
 		return true;
 	given = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, PSVC_WH_SECRET_HEADER);
 	if (psvc_wh_secret != NULL && psvc_wh_secret[0] != '\0')
@@ -275,786 +106,23 @@ secret_ok(struct MHD_Connection *conn)
 }
 
 /*
- * The environment of a raw request target (as sent, before any %XX
- * decoding, query included), or NULL for one we do not serve.
- */
-static const char *
-environment_of(const char *raw_target)
-{
-	if (strcmp(raw_target, "/webhooks/sandbox") == 0)
-		return "sandbox";
-	if (strcmp(raw_target, "/webhooks/production") == 0)
-		return "production";
-	return NULL;
-}
-
-/* ---------------------------------------------------------------------
- * The guard: per-connection state, deadlines, minimum rate, and the
- * budget of body bytes in flight.  All of it runs in the worker's thread,
- * inside libmicrohttpd callbacks or right after MHD_run; malloc only.
- * ---------------------------------------------------------------------
- */
-
-/* Monotonic milliseconds. */
-static uint64
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64) ts.tv_sec * 1000 + (uint64) ts.tv_nsec / 1000000;
-}
-
-/* The WhConn of a connection (NULL when its allocation failed). */
-static WhConn *
-conn_state(struct MHD_Connection *conn)
-{
-	const union MHD_ConnectionInfo *ci;
-
-	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	return ci ? (WhConn *) ci->socket_context : NULL;
-}
-
-/* Gives back what a request holds of the in-flight budget. */
-static void
-budget_release(WhConn *c)
-{
-	Assert(in_flight >= c->reserved);
-	in_flight -= c->reserved;
-	c->reserved = 0;
-}
-
-/*
- * Makes the request's reservation at least total bytes; false (and
- * nothing reserved beyond what was) when the budget has no room.
- */
-static bool
-budget_reserve(WhConn *c, size_t total)
-{
-	size_t		more;
-
-	if (total <= c->reserved)
-		return true;
-	more = total - c->reserved;
-	if (in_flight + more > (size_t) psvc_wh_max_in_flight)
-		return false;
-	in_flight += more;
-	c->reserved = total;
-	return true;
-}
-
-/*
  * The largest body the listener reads: partner_svc.webhook_max_body, or
  * the largest body whose reservation (its bytes and the NUL) fits in an
  * empty in-flight budget, whichever is smaller (see the file header).
  */
-static size_t
-body_cap(void)
+size_t
+psvc_wh_http_body_cap(void)
 {
 	size_t		fits = (size_t) psvc_wh_max_in_flight - 1;
 
 	return Min((size_t) psvc_wh_max_body, fits);
 }
 
-/* libmicrohttpd opened or closed a connection. */
-static void
-guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
-			 enum MHD_ConnectionNotificationCode code)
-{
-	WhConn	   *c = *socket_context;
-
-	if (code == MHD_CONNECTION_NOTIFY_STARTED)
-	{
-		const union MHD_ConnectionInfo *ci;
-
-		c = calloc(1, sizeof(WhConn));
-		*socket_context = c;
-		if (c == NULL)
-			return;				/* its requests are answered 503 */
-		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-		c->fd = ci ? ci->connect_fd : -1;
-		c->phase = WH_HEADERS;
-		c->request_start = now_ms();
-		c->next = conns;
-		if (conns)
-			conns->prev = c;
-		conns = c;
-		return;
-	}
-	if (c == NULL)
-		return;
-	budget_release(c);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	free(c);
-	*socket_context = NULL;
-}
-
-/*
- * The request line is in: records whether its raw target is one of our
- * paths.  Returns NULL, which libmicrohttpd makes the request's initial
- * *req_cls (so the handler still sees NULL on its first call).
- */
-static void *
-guard_uri(void *cls, const char *uri, struct MHD_Connection *conn)
-{
-	WhConn	   *c = conn_state(conn);
-
-	if (c != NULL)
-		c->raw_env = uri ? environment_of(uri) : NULL;
-	return NULL;
-}
-
-/* The headers of the request are in. */
-static void
-guard_headers_done(WhConn *c)
-{
-	c->phase = WH_BODY;
-	c->body_start = now_ms();
-	c->body_bytes = 0;
-	c->over_budget = false;
-}
-
-/* The request is complete (held in a batch, or answered at once). */
-static void
-guard_complete(WhConn *c)
-{
-	if (c != NULL)
-		c->phase = WH_COMPLETE;
-}
-
-/* libmicrohttpd is done with the request; the connection may stay open. */
-static void
-guard_request_done(WhConn *c)
-{
-	if (c == NULL)
-		return;
-	budget_release(c);
-	c->phase = WH_HEADERS;
-	c->request_start = now_ms();
-}
-
-/* True when a connection has missed a deadline or the minimum rate. */
-static bool
-guard_too_slow(const WhConn *c, uint64 now)
-{
-	uint64		age = now - c->request_start;
-
-	if (c->phase == WH_HEADERS)
-		return age >= (uint64) psvc_wh_header_timeout * 1000 ||
-			age >= (uint64) psvc_wh_request_timeout * 1000;
-	if (c->phase == WH_BODY)
-	{
-		uint64		body_ms = now - c->body_start;
-
-		if (age >= (uint64) psvc_wh_request_timeout * 1000)
-			return true;
-		if (psvc_wh_min_rate > 0 && body_ms >= PSVC_WH_RATE_GRACE_MS &&
-			(uint64) c->body_bytes * 1000 < (uint64) psvc_wh_min_rate * body_ms)
-			return true;
-	}
-	return false;
-}
-
-/*
- * Cuts off the connections that are too slow (shutdown: libmicrohttpd
- * sees the end of the stream at its next run and closes them).  At most
- * every PSVC_WH_SWEEP_MS; a walk over every open connection.
- */
-static void
-guard_sweep(void)
-{
-	uint64		now = now_ms();
-
-	if (now < next_sweep)
-		return;
-	next_sweep = now + PSVC_WH_SWEEP_MS;
-	for (WhConn *c = conns; c != NULL; c = c->next)
-	{
-		if (c->cut || c->fd < 0 || !guard_too_slow(c, now))
-			continue;
-		c->cut = true;
-		wh_counters.timed_out++;
-		(void) shutdown(c->fd, SHUT_RDWR);
-	}
-}
-
-/*
- * Forgets every connection once the daemon is gone (libmicrohttpd
- * notifies each close while stopping, so normally nothing is left).
- */
-static void
-guard_forget(void)
-{
-	while (conns != NULL)
-	{
-		WhConn	   *c = conns;
-
-		conns = c->next;
-		free(c);
-	}
-	in_flight = 0;
-}
-
-/* Milliseconds until the next sweep is due, -1 when nothing waits. */
-static long
-guard_timeout(void)
-{
-	uint64		now;
-
-	if (conns == NULL)
-		return -1;
-	now = now_ms();
-	return now >= next_sweep ? 0 : (long) (next_sweep - now);
-}
-
-/*
- * Checks of the in-flight budget at the first call: reserves what the
- * announced body will hold in memory (Content-Length and its NUL, see
- * reserve_body).  False after queueing a 503.
- */
-static bool
-budget_admit(struct MHD_Connection *conn, WhConn *c, const char *clen,
-			 unsigned long long clen_n, enum MHD_Result *ret)
-{
-	if (c != NULL &&
-		(clen == NULL || budget_reserve(c, (size_t) clen_n + 1)))
-		return true;
-	wh_counters.failed++;
-	*ret = queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-					   c == NULL ? "out of memory" : "too many webhook bodies in flight: retry later");
-	return false;
-}
-
-/*
- * Containment: obtains the memory of a body announced by Content-Length
- * before any of it is read, with room for the NUL the worker needs, so
- * that running out of memory is a 503 decided here, never a failure later
- * while the delivery is held.  The in-flight budget already holds these
- * bytes (budget_admit); they are given back when malloc fails.  Returns
- * false when malloc fails.  (The body is still read, and dropped, so that
- * the sender, still writing it, gets the 503 rather than a reset
- * connection.)
- */
-static bool
-reserve_body(WhConn *c, PsvcWhDelivery *d, unsigned long long clen)
-{
-	d->body = malloc((size_t) clen + 1);
-	if (d->body == NULL)
-	{
-		if (c != NULL)
-			budget_release(c);
-		return false;
-	}
-	d->cap = (size_t) clen + 1;
-	return true;
-}
-
-/*
- * First call for a request (headers read, body not yet): decides what can
- * be decided now.  Returns NULL after queueing an answer.
- */
-static PsvcWhDelivery *
-first_call(struct MHD_Connection *conn, const char *method, enum MHD_Result *ret)
-{
-	WhConn	   *c = conn_state(conn);
-	const char *env = c ? c->raw_env : NULL;
-	const char *clen;
-	unsigned long long clen_n = 0;
-	PsvcWhDelivery *d;
-
-	wh_counters.requests++;
-	if (c != NULL)
-		guard_headers_done(c);
-	if (env == NULL && c != NULL)
-	{
-		wh_counters.not_found++;
-		*ret = queue_error(conn, MHD_HTTP_NOT_FOUND, "no such path: webhooks are POST /webhooks/sandbox or /webhooks/production");
-		return NULL;
-	}
-	if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
-	{
-		wh_counters.bad_method++;
-		*ret = queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: use POST");
-		return NULL;
-	}
-	if (!secret_ok(conn))
-	{
-		wh_counters.unauthorized++;
-		*ret = queue_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong " PSVC_WH_SECRET_HEADER);
-		return NULL;
-	}
-	clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-									   MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (clen != NULL)
-		clen_n = strtoull(clen, NULL, 10);
-	if (clen_n > (unsigned long long) body_cap())
-	{
-		wh_counters.too_large++;
-		*ret = queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
-		return NULL;
-	}
-	if (!budget_admit(conn, c, clen, clen_n, ret))
-		return NULL;
-	d = calloc(1, sizeof(PsvcWhDelivery));
-	if (d == NULL)
-	{
-		budget_release(c);
-		wh_counters.failed++;
-		*ret = queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
-		return NULL;
-	}
-	d->conn = conn;
-	d->environment = env;
-	/* no memory: the body is read and dropped, then answered 503 */
-	if (clen != NULL && !reserve_body(c, d, clen_n))
-		d->no_memory = true;
-	*ret = MHD_YES;
-	return d;
-}
-
-/* Frees what a body holds, and its share of the in-flight budget. */
-static void
-drop_body(WhConn *c, PsvcWhDelivery *d)
-{
-	free(d->body);
-	d->body = NULL;
-	d->len = d->cap = 0;
-	if (c != NULL)
-		budget_release(c);
-}
-
-/*
- * Appends a piece of the body.  Past body_cap() (too_large), once memory
- * ran out (no_memory) or once the in-flight budget had no room for a
- * chunked body that grows (over_budget), it only reads it: such requests
- * are answered 413 or 503 when the body is complete.  Keeps room for the
- * terminating NUL.  The reservation in the budget is always the memory
- * the body holds (its cap), so the budget counts what malloc holds.
- */
-static bool
-append_body(WhConn *c, PsvcWhDelivery *d, const char *data, size_t size)
-{
-	bool		over_budget = (c != NULL && c->over_budget);
-
-	if (c != NULL)
-		c->body_bytes += size;
-	if (d->too_large || d->no_memory || over_budget ||
-		d->len + size > body_cap())
-	{
-		if (!d->no_memory && !over_budget)
-			d->too_large = true;
-		drop_body(c, d);
-		return true;
-	}
-	if (d->len + size + 1 > d->cap)
-	{
-		size_t		cap = d->cap ? d->cap : 1024;
-		char	   *b;
-
-		while (cap < d->len + size + 1)
-			cap *= 2;
-		/* never more than the largest body and its NUL (body_cap) */
-		cap = Min(cap, body_cap() + 1);
-		if (c != NULL && !budget_reserve(c, cap))
-		{
-			c->over_budget = true;
-			drop_body(c, d);
-			return true;
-		}
-		b = realloc(d->body, cap);
-		if (b == NULL)
-		{
-			d->no_memory = true;
-			drop_body(c, d);
-			return true;
-		}
-		d->body = b;
-		d->cap = cap;
-	}
-	memcpy(d->body + d->len, data, size);
-	d->len += size;
-	return true;
-}
-
-/* libmicrohttpd's access handler: see the file header for the protocol. */
-static enum MHD_Result
-handle_request(void *cls, struct MHD_Connection *conn, const char *url,
-			   const char *method, const char *version, const char *upload_data,
-			   size_t *upload_data_size, void **req_cls)
-{
-	PsvcWhDelivery *d = *req_cls;
-	enum MHD_Result ret;
-
-	if (d == NULL)
-	{
-		d = first_call(conn, method, &ret);
-		*req_cls = d;
-		if (d == NULL)
-			guard_complete(conn_state(conn));
-		return ret;
-	}
-	if (*upload_data_size > 0)
-	{
-		bool		ok = append_body(conn_state(conn), d, upload_data,
-									 *upload_data_size);
-
-		*upload_data_size = 0;
-		return ok ? MHD_YES : MHD_NO;
-	}
-	/* the body is complete, or we were resumed with an answer */
-	guard_complete(conn_state(conn));
-	if (d->status != 0)
-		return queue_answer(conn, d->status, d->answer);
-	if (d->too_large)
-	{
-		wh_counters.too_large++;
-		return queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
-	}
-	if (conn_state(conn) != NULL && conn_state(conn)->over_budget)
-	{
-		wh_counters.failed++;
-		return queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-						   "too many webhook bodies in flight: retry later");
-	}
-	if (d->no_memory)
-	{
-		wh_counters.failed++;
-		return queue_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory: retry later");
-	}
-	if (d->body != NULL)
-		d->body[d->len] = '\0';	/* cap > len always */
-	d->suspended = true;
-	d->next = NULL;
-	if (pending_tail)
-		pending_tail->next = d;
-	else
-		pending_head = d;
-	pending_tail = d;
-	pending_n++;
-	MHD_suspend_connection(conn);
-	return MHD_YES;
-}
-
-/* libmicrohttpd is done with a request: frees its delivery. */
-static void
-request_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
-				  enum MHD_RequestTerminationCode toe)
-{
-	PsvcWhDelivery *d = *req_cls;
-
-	if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
-		wh_counters.timed_out++;
-	guard_request_done(conn_state(conn));
-	if (d == NULL)
-		return;
-	free(d->body);
-	free(d->answer);
-	free(d);
-	*req_cls = NULL;
-}
-
-/* True for 127.0.0.0/8, ::1 and IPv4-mapped 127.x addresses. */
-static bool
-address_is_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-	{
-		const struct sockaddr_in *in4 = (const struct sockaddr_in *) sa;
-
-		return (ntohl(in4->sin_addr.s_addr) >> 24) == 127;
-	}
-	if (sa->sa_family == AF_INET6)
-	{
-		const struct in6_addr *a = &((const struct sockaddr_in6 *) sa)->sin6_addr;
-
-		if (IN6_IS_ADDR_LOOPBACK(a))
-			return true;
-		return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
-	}
-	return false;
-}
-
-/*
- * Opens the listening socket ourselves, so a failure to bind has a clear
- * reason (libmicrohttpd only says that it failed).  Without a secret, an
- * address that is not loopback is refused before anything is bound.
- * Returns -1 and fills err on failure.
- */
-static int
-open_listener(const char *address, int port, char *err, size_t errlen)
-{
-	struct addrinfo hints;
-	struct addrinfo *ai = NULL;
-	char		portstr[16];
-	int			rc;
-	int			fd;
-	int			one = 1;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
-	snprintf(portstr, sizeof(portstr), "%d", port);
-	rc = getaddrinfo(address, portstr, &hints, &ai);
-	if (rc != 0 || ai == NULL)
-	{
-		snprintf(err, errlen, "could not resolve \"%s\": %s", address, gai_strerror(rc));
-		return -1;
-	}
-	running_loopback = address_is_loopback(ai->ai_addr);
-	if (!running_loopback && !any_secret())
-	{
-		snprintf(err, errlen, "refusing to listen on \"%s\": it is not a loopback address and partner_svc.webhook_secret is not set",
-				 address);
-		freeaddrinfo(ai);
-		return -1;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-	{
-		snprintf(err, errlen, "could not create socket: %s", strerror(errno));
-		freeaddrinfo(ai);
-		return -1;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
-		listen(fd, PSVC_WH_BACKLOG) != 0)
-	{
-		snprintf(err, errlen, "could not listen on %s port %d: %s",
-				 address, port, strerror(errno));
-		close(fd);
-		freeaddrinfo(ai);
-		return -1;
-	}
-	freeaddrinfo(ai);
-	return fd;
-}
-
-/*
- * Starts listening.  Returns false and fills err (for the log) when the
- * address cannot be used.
- */
-bool
-psvc_wh_http_start(const char *address, int port, int timeout_s,
-				   char *err, size_t errlen)
-{
-	int			lfd;
-	const union MHD_DaemonInfo *info;
-
-	Assert(daemon_h == NULL);
-	lfd = open_listener(address, port, err, errlen);
-	if (lfd < 0)
-		return false;
-	running_per_address = psvc_wh_max_per_address;
-	daemon_h = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME,
-								(uint16_t) port, NULL, NULL,
-								handle_request, NULL,
-								MHD_OPTION_LISTEN_SOCKET, lfd,
-								MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) timeout_s,
-								MHD_OPTION_CONNECTION_LIMIT, (unsigned int) PSVC_WH_CONNECTION_LIMIT,
-								MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int) running_per_address,
-								MHD_OPTION_NOTIFY_CONNECTION, guard_notify, NULL,
-								MHD_OPTION_URI_LOG_CALLBACK, guard_uri, NULL,
-								MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
-								MHD_OPTION_END);
-	if (daemon_h == NULL)
-	{
-		close(lfd);
-		snprintf(err, errlen, "could not start the HTTP server (libmicrohttpd)");
-		return false;
-	}
-	info = MHD_get_daemon_info(daemon_h, MHD_DAEMON_INFO_EPOLL_FD);
-	if (info == NULL)
-	{
-		MHD_stop_daemon(daemon_h);
-		daemon_h = NULL;
-		snprintf(err, errlen, "libmicrohttpd has no epoll descriptor");
-		return false;
-	}
-	daemon_fd = info->epoll_fd;
-	return true;
-}
-
-/*
- * True when the running listener no longer matches the settings that
- * only a restart applies: the cap per source address changed, or the
- * address is not loopback and no secret is set any more.
- */
-bool
-psvc_wh_http_stale(void)
-{
-	if (daemon_h == NULL)
-		return false;
-	return running_per_address != psvc_wh_max_per_address ||
-		(!running_loopback && !any_secret());
-}
-
-/*
- * Stops listening and closes every connection.  Every delivery still held
- * is answered first (503 unless it has its answer), and libmicrohttpd is
- * given a few rounds to send those answers: MHD_stop_daemon must never
- * see a suspended connection (it aborts the process).  Never raises: it
- * runs from the worker's exit callback too.
- */
-void
-psvc_wh_http_stop(void)
-{
-	if (daemon_h == NULL)
-		return;
-	psvc_wh_http_release_held();
-	MHD_stop_daemon(daemon_h);
-	daemon_h = NULL;
-	daemon_fd = -1;
-	guard_forget();
-}
-
-/* Answers one list of held deliveries; returns how many got 503. */
-static int
-release_list(PsvcWhDelivery *d)
-{
-	int			n503 = 0;
-
-	while (d != NULL)
-	{
-		PsvcWhDelivery *next = d->next;
-
-		if (d->status == 0)
-		{
-			/* the static body of queue_answer: nothing to allocate here */
-			free(d->answer);
-			d->answer = NULL;
-			d->status = MHD_HTTP_SERVICE_UNAVAILABLE;
-			n503++;
-		}
-		d->next = NULL;
-		d->suspended = false;
-		MHD_resume_connection(d->conn);
-		d = next;
-	}
-	return n503;
-}
-
-int
-psvc_wh_http_release_held(void)
-{
-	PsvcWhDelivery *held = held_batch;
-	PsvcWhDelivery *pending = pending_head;
-	int			n503;
-
-	held_batch = NULL;
-	pending_head = pending_tail = NULL;
-	pending_n = 0;
-	n503 = release_list(held) + release_list(pending);
-	wh_counters.failed += n503;
-	if (daemon_h != NULL && (held != NULL || pending != NULL))
-	{
-		/* resumed connections get their answer queued, then written */
-		for (int i = 0; i < PSVC_WH_FLUSH_ROUNDS; i++)
-			MHD_run(daemon_h);
-	}
-	return n503;
-}
-
-bool
-psvc_wh_http_running(void)
-{
-	return daemon_h != NULL;
-}
-
-int
-psvc_wh_http_fd(void)
-{
-	return daemon_fd;
-}
-
-/*
- * How long the worker may wait before calling psvc_wh_http_run: what
- * libmicrohttpd asks for, and no longer than the next sweep of the
- * deadlines.
- */
-long
-psvc_wh_http_timeout(void)
-{
-	MHD_UNSIGNED_LONG_LONG t;
-	long		ms;
-	long		sweep;
-
-	if (daemon_h == NULL)
-		return -1;
-	if (MHD_get_timeout(daemon_h, &t) != MHD_YES)
-		ms = -1;
-	else
-		ms = t > 60000 ? 60000 : (long) t;
-	sweep = guard_timeout();
-	if (sweep >= 0 && (ms < 0 || sweep < ms))
-		ms = sweep;
-	return ms;
-}
-
-/* Lets libmicrohttpd do whatever is ready, then the deadlines; never blocks. */
-void
-psvc_wh_http_run(void)
-{
-	if (daemon_h == NULL)
-		return;
-	MHD_run(daemon_h);
-	guard_sweep();
-}
-
-int
-psvc_wh_http_pending(void)
-{
-	return pending_n;
-}
-
-PsvcWhDelivery *
-psvc_wh_http_take_batch(int *n)
-{
-	PsvcWhDelivery *b = pending_head;
-
-	Assert(held_batch == NULL);
-	*n = pending_n;
-	pending_head = pending_tail = NULL;
-	pending_n = 0;
-	held_batch = b;
-	return b;
-}
-
-/*
- * Resumes every connection of the batch; the handler then queues the
- * answer.  A delivery without a status (cannot happen) gets 500.
- */
-void
-psvc_wh_http_answer(PsvcWhDelivery *batch)
-{
-	PsvcWhDelivery *d = batch;
-
-	if (batch == held_batch)
-		held_batch = NULL;
-	while (d != NULL)
-	{
-		PsvcWhDelivery *next = d->next;
-
-		if (d->status == 0)
-			d->status = MHD_HTTP_INTERNAL_SERVER_ERROR;
-		d->next = NULL;
-		d->suspended = false;
-		MHD_resume_connection(d->conn);
-		d = next;
-	}
-}
-
-
 /*
  * Warns when partner_svc.webhook_max_body_in_flight cannot hold one body
  * of partner_svc.webhook_max_body: the listener then answers 413 above
- * body_cap().  Both are PGC_SIGHUP and a check hook cannot see the other's
- * new value, so the worker calls this when the listener starts and after
+ * psvc_wh_http_body_cap().  Both are PGC_SIGHUP and a check hook cannot
+ * see the other's new value, so the worker calls this when the listener starts and after
  * each reload; a pair of values is reported once per worker.  Runs in the
  * worker, outside any libmicrohttpd callback.
  */
@@ -1064,7 +132,7 @@ psvc_wh_http_check_limits(void)
 	static int	warned_body = -1;
 	static int	warned_in_flight = -1;
 
-	if (body_cap() >= (size_t) psvc_wh_max_body)
+	if (psvc_wh_http_body_cap() >= (size_t) psvc_wh_max_body)
 	{
 		warned_body = warned_in_flight = -1;
 		return;
@@ -1078,7 +146,7 @@ psvc_wh_http_check_limits(void)
 			 errmsg("partner_svc.webhook_max_body_in_flight (%d bytes) cannot hold one body of partner_svc.webhook_max_body (%d bytes)",
 					psvc_wh_max_in_flight, psvc_wh_max_body),
 			 errdetail("Webhook bodies larger than %zu bytes are answered 413, since a body also holds one byte more than its length.",
-					   body_cap()),
+					   psvc_wh_http_body_cap()),
 			 errhint("Set partner_svc.webhook_max_body_in_flight to at least %d bytes, or lower partner_svc.webhook_max_body, and reload.",
 					 psvc_wh_max_body + 1)));
 }
@@ -1126,8 +194,8 @@ psvc_wh_http_define_gucs(void)
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 	DefineCustomIntVariable("partner_svc.webhook_max_connections_per_address",
 							"Most connections open at once to the webhook listener from one source address.",
-							"0: no cap per address (the listener's total of 512 still applies).",
-							&psvc_wh_max_per_address, 64, 0, 512,
+							"0: no cap per address (the listener's total of " CppAsString2(PSVC_WH_CONNECTION_LIMIT) " still applies).",
+							&psvc_wh_max_per_address, 64, 0, PSVC_WH_CONNECTION_LIMIT,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("partner_svc.webhook_max_body_in_flight",
 							"Most webhook body bytes held at once over all open requests.",
@@ -1140,21 +208,21 @@ psvc_wh_http_define_gucs(void)
 void
 psvc_wh_http_counters(PsvcWhCounters *c)
 {
-	*c = wh_counters;
+	*c = psvc_wh_counters;
 }
 
 /* Starts the counters again from zero (a new worker). */
 void
 psvc_wh_http_reset_counters(void)
 {
-	memset(&wh_counters, 0, sizeof(wh_counters));
+	memset(&psvc_wh_counters, 0, sizeof(psvc_wh_counters));
 }
 
 /* n deliveries were answered 500 or 503: they could not be stored. */
 void
 psvc_wh_http_count_failed(int n)
 {
-	wh_counters.failed += n;
+	psvc_wh_counters.failed += n;
 }
 
 /*
@@ -1164,12 +232,12 @@ psvc_wh_http_count_failed(int n)
 void
 psvc_wh_http_count_batch(int n, int64 accepted, int64 duplicates, int64 rejected)
 {
-	wh_counters.accepted += accepted;
-	wh_counters.duplicates += duplicates;
-	wh_counters.rejected += rejected;
-	wh_counters.batches++;
-	if (n > wh_counters.max_batch)
-		wh_counters.max_batch = n;
+	psvc_wh_counters.accepted += accepted;
+	psvc_wh_counters.duplicates += duplicates;
+	psvc_wh_counters.rejected += rejected;
+	psvc_wh_counters.batches++;
+	if (n > psvc_wh_counters.max_batch)
+		psvc_wh_counters.max_batch = n;
 }
 
 /*

@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * webhook_int.h
- *		  Internals shared by webhook_worker.c, webhook_store.c and
- *		  webhook_http.c, and by no other file.
+ *		  Internals shared by webhook_worker.c, webhook_store.c and the
+ *		  listener (webhook_listener.c, webhook_guard.c, webhook_http.c;
+ *		  its own internals in webhook_http_int.h), and by no other file.
  *
  * The layers of the module point one way: the worker (webhook_worker.c)
- * drives the store (webhook_store.c) and the listener (webhook_http.c);
+ * drives the store (webhook_store.c) and the listener (webhook_listener.c);
  * the store answers deliveries through the listener; the listener calls
  * neither.  The listener owns its settings (the limits on hostile
  * clients, the secret) and the counters of what it answered; the worker
@@ -69,7 +70,7 @@ extern void psvc_wh_http_define_gucs(void);
 
 /*
  * One webhook request, from its first byte to its answer.  Allocated with
- * malloc by webhook_http.c (libmicrohttpd callbacks must not palloc or
+ * malloc by webhook_listener.c (libmicrohttpd callbacks must not palloc or
  * ereport), freed when libmicrohttpd is done with the connection.
  */
 typedef struct PsvcWhDelivery
@@ -87,7 +88,7 @@ typedef struct PsvcWhDelivery
 	struct PsvcWhDelivery *next;	/* in the batch */
 } PsvcWhDelivery;
 
-/* in webhook_http.c: the listener (libmicrohttpd in external-epoll mode) */
+/* in webhook_listener.c: the listener (libmicrohttpd in external-epoll mode) */
 extern bool psvc_wh_http_start(const char *address, int port, int timeout_s,
 							   char *err, size_t errlen);
 extern void psvc_wh_http_stop(void);
@@ -104,7 +105,7 @@ extern int	psvc_wh_http_pending(void);	/* complete deliveries not taken yet */
 extern PsvcWhDelivery *psvc_wh_http_take_batch(int *n);
 /* Answers every delivery of the batch with its status (after the commit). */
 extern void psvc_wh_http_answer(PsvcWhDelivery *batch);
-/* Sets d->status and a JSON answer {"error": msg} (msg escaped). */
+/* in webhook_http.c: sets d->status and a JSON answer {"error": msg} (escaped). */
 extern void psvc_wh_http_set_error(PsvcWhDelivery *d, int status, const char *msg);
 /*
  * Answers every delivery still held (taken or pending) that has no status
@@ -113,17 +114,29 @@ extern void psvc_wh_http_set_error(PsvcWhDelivery *d, int status, const char *ms
  */
 extern int	psvc_wh_http_release_held(void);
 
+/*
+ * in webhook_checks.c: why connecting to database as role ("": the
+ * bootstrap superuser) fails, into problem ("" when it should not); for a
+ * worker without a database, in a transaction of its own.
+ */
+extern void psvc_wh_connect_problem(const char *database, const char *role,
+									char *problem, size_t len);
+
 /* in webhook_store.c: validation and storage of a batch */
 
 /*
  * Where the store reports a problem for webhook_status() (last_error):
- * set_error records msg, clear_error clears it if it is the last one.
+ * set_error records msg, clear_error clears it if it is the last one;
+ * extension_missing reports a missing extension, which the worker alone
+ * logs (one warning, however many deliveries find it missing).
  * The worker owns the status and hands the store these two.
  */
 typedef struct PsvcWhStatusSink
 {
 	void		(*set_error) (const char *msg);
 	void		(*clear_error) (const char *msg);
+	/* the extension is missing: the worker warns once and checks again */
+	void		(*extension_missing) (void);
 } PsvcWhStatusSink;
 
 /*

@@ -7,7 +7,7 @@
  * Design notes:
  *
  * - A batch is every delivery libmicrohttpd finished reading in one turn
- *   of the worker's loop (webhook_http.c).  First each body is checked and
+ *   of the worker's loop (webhook_listener.c).  First each body is checked and
  *   classified, outside any transaction: valid text, JSON (jsonb_in; its
  *   error, caught, becomes the reason), and one of the three documented
  *   events.  Then one transaction stores the batch with two statements
@@ -18,9 +18,9 @@
  * - Retries are stored once: webhook_events.dedupe_key is sha256 of the
  *   environment, a NUL byte and the raw body, and the insert is ON
  *   CONFLICT DO NOTHING; a duplicate is answered 200 again.
- * - order_states and transactions only move up the status rank of
- *   partner_svc.webhook_status_rank (40_webhooks.sql); a pdf_url, once
- *   known, is never set back to null.
+ * - order_states and transactions only move along the chains of
+ *   status_moves (below: the rule of statuses, as data), never back; a
+ *   pdf_url, once known, is never set back to null.
  * - Catching jsonb_in's ERROR without a subtransaction is safe because
  *   it runs outside any transaction and holds no resource: only memory
  *   of the batch context.
@@ -32,7 +32,7 @@
  *   instead: one by one would only repeat it.  Nothing here raises to the
  *   caller; an ERROR outside these catches (the batch's own memory) is
  *   caught by the worker's loop, which answers the batch 503.
- * - The body is parsed where webhook_http.c holds it (NUL-terminated, its
+ * - The body is parsed where webhook_listener.c holds it (NUL-terminated, its
  *   memory reserved before it was read): no copy of a large body.
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -61,7 +61,12 @@
 
 #include "webhook_int.h"
 
-/* The longest id we accept (keeps every NOTIFY payload far below 8000). */
+/* The three event types of the orders document (spec 000, Events). */
+#define PSVC_WH_ORDER_STATUS_CHANGED "ORDER_STATUS_CHANGED"
+#define PSVC_WH_ORDER_CONFIRMATION "ORDER_CONFIRMATION_RECEIVED"
+#define PSVC_WH_CHECKOUT_STATUS_CHANGED "CHECKOUT_STATUS_CHANGED"
+
+/* The longest id we accept. */
 #define PSVC_WH_MAX_ID 256
 #define PSVC_WH_MAX_URL 2048
 /* Bytes of a rejected body kept in webhook_rejects. */
@@ -82,11 +87,69 @@ typedef struct WhItem
 	Datum		payload;		/* jsonb */
 } WhItem;
 
-#define NEVENT_ARGS 9
+#define NEVENT_ARGS 12
 static SPIPlanPtr events_plan = NULL;
 static SPIPlanPtr rejects_plan = NULL;
-static TimestampTz last_missing_warning = 0;
 
+/*
+ * THE RULE OF STATUSES.  The moves the orders document shows (spec 000,
+ * "States and transitions", and the meanings of CHECKOUT_STATUS_CHANGED),
+ * as data: order_states and transactions store a status only when it can
+ * be reached from the stored one by a chain of these moves.
+ *
+ * - Webhooks may arrive late (the partner retries after 1, 5 and 15
+ *   minutes) or never, so a status may follow any chain: an order seen
+ *   CREATED moves to ACTIVE when its PENDING was lost.
+ * - No move leads back, so a late or replayed event never moves an order
+ *   or a checkout to an earlier status (ACTIVE stays ACTIVE when the
+ *   PENDING retried 15 minutes late arrives).
+ * - Statuses that no chain joins do not replace each other: an order is
+ *   PENDING or DEFERRED, whichever came first.
+ * - REFUNDED (by cancel or chargeback): the document shows no source
+ *   states; every status of a live order may be refunded.
+ * - A checkout that FAILED (an error during payment) may still succeed:
+ *   the payment is tried again and captured.  SUCCESS (captured) is
+ *   final.
+ *
+ * partner_svc.webhook_status_rank(text) gives ranks in the same order,
+ * for readers of the tables; this table is what the worker applies.
+ */
+typedef struct WhMove
+{
+	const char *kind;			/* "order" (order_states), "checkout" */
+	const char *from;
+	const char *to;
+} WhMove;
+
+static const WhMove status_moves[] =
+{
+	{.kind = "order", .from = "CREATED", .to = "PENDING"},
+	{.kind = "order", .from = "CREATED", .to = "DEFERRED"},
+	{.kind = "order", .from = "PENDING", .to = "ACTIVE"},
+	{.kind = "order", .from = "DEFERRED", .to = "ACTIVE"},
+	{.kind = "order", .from = "CREATED", .to = "REFUNDED"},
+	{.kind = "order", .from = "PENDING", .to = "REFUNDED"},
+	{.kind = "order", .from = "DEFERRED", .to = "REFUNDED"},
+	{.kind = "order", .from = "ACTIVE", .to = "REFUNDED"},
+	{.kind = "checkout", .from = "CREATED", .to = "FAILED"},
+	{.kind = "checkout", .from = "CREATED", .to = "SUCCESS"},
+	{.kind = "checkout", .from = "FAILED", .to = "SUCCESS"},
+};
+
+/* Room for the chains of status_moves (every pair of 5 order statuses). */
+#define PSVC_WH_MAX_CHAINS 64
+
+/*
+ * The events statement.  Its NOTIFY carries the event's id and nothing
+ * else: any role may LISTEN, so the payload must tell nothing that
+ * needs SELECT on webhook_events to read.  $10..$12 are the chains of status_moves (kind,
+ * from, to: every pair joined by a chain of moves, see status_chains);
+ * a status replaces the stored one when (stored, new) is a chain.  Within
+ * one batch, the events of one order or checkout are reduced to the
+ * status furthest along (the one with the most statuses before it); among
+ * equals, the first received of an order, the last of a checkout (whose
+ * order_ids it sets).
+ */
 static const char events_sql[] =
 "WITH b AS ("
 "  SELECT * FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[]),"
@@ -95,30 +158,35 @@ static const char events_sql[] =
 "      pg_catalog.unnest($9::bytea[]))"
 "    WITH ORDINALITY AS b(environment, event_type, status, unique_id, custom_id,"
 "                         transaction_id, pdf_url, payload, dedupe_key, ord)"
+"), m AS ("
+"  SELECT * FROM ROWS FROM (pg_catalog.unnest($10::text[]), pg_catalog.unnest($11::text[]),"
+"      pg_catalog.unnest($12::text[])) AS m(kind, from_status, to_status)"
 "), ins AS ("
 "  INSERT INTO partner_svc.webhook_events AS e (environment, event_type, status, unique_id,"
 "         custom_id, transaction_id, pdf_url, payload, dedupe_key)"
 "  SELECT environment, event_type, status, unique_id, custom_id, transaction_id, pdf_url,"
 "         payload, dedupe_key FROM b ORDER BY ord"
 "  ON CONFLICT (dedupe_key) DO NOTHING"
-"  RETURNING e.id, e.environment, e.event_type, e.status, e.unique_id, e.custom_id,"
+"  RETURNING e.id, e.event_type, e.status, e.unique_id, e.custom_id,"
 "            e.transaction_id, e.pdf_url, e.payload"
 "), o AS ("
 "  INSERT INTO partner_svc.order_states AS s (unique_id, custom_id, status, pdf_url, updated_at)"
 "  SELECT unique_id,"
 "         (pg_catalog.array_agg(custom_id ORDER BY id DESC) FILTER (WHERE custom_id IS NOT NULL))[1],"
-"         (pg_catalog.array_agg(status ORDER BY partner_svc.webhook_status_rank(status) DESC, id))[1],"
+"         (pg_catalog.array_agg(status ORDER BY (SELECT pg_catalog.count(*) FROM m"
+"              WHERE m.kind = 'order' AND m.to_status = ins.status) DESC, id))[1],"
 "         (pg_catalog.array_agg(pdf_url ORDER BY id DESC) FILTER (WHERE pdf_url IS NOT NULL))[1],"
 "         pg_catalog.now()"
 "  FROM ins WHERE unique_id IS NOT NULL GROUP BY unique_id"
 "  ON CONFLICT (unique_id) DO UPDATE SET"
-"    status = CASE WHEN partner_svc.webhook_status_rank(excluded.status)"
-"                       > partner_svc.webhook_status_rank(s.status)"
+"    status = CASE WHEN EXISTS (SELECT FROM m WHERE m.kind = 'order'"
+"                                AND m.from_status = s.status AND m.to_status = excluded.status)"
 "                  THEN excluded.status ELSE s.status END,"
 "    custom_id = COALESCE(excluded.custom_id, s.custom_id),"
 "    pdf_url = COALESCE(excluded.pdf_url, s.pdf_url),"
 "    updated_at = excluded.updated_at"
-"  WHERE partner_svc.webhook_status_rank(excluded.status) > partner_svc.webhook_status_rank(s.status)"
+"  WHERE EXISTS (SELECT FROM m WHERE m.kind = 'order'"
+"                 AND m.from_status = s.status AND m.to_status = excluded.status)"
 "     OR (excluded.pdf_url IS NOT NULL AND excluded.pdf_url IS DISTINCT FROM s.pdf_url)"
 "     OR (excluded.custom_id IS NOT NULL AND excluded.custom_id IS DISTINCT FROM s.custom_id)"
 "), t AS ("
@@ -127,17 +195,15 @@ static const char events_sql[] =
 "         ARRAY(SELECT p OPERATOR(pg_catalog.->>) 'unique_id'"
 "               FROM pg_catalog.jsonb_array_elements(payload OPERATOR(pg_catalog.->) 'products') p),"
 "         pg_catalog.now()"
-"  FROM ins WHERE event_type = 'CHECKOUT_STATUS_CHANGED'"
-"  ORDER BY transaction_id, partner_svc.webhook_status_rank(status) DESC, id DESC"
+"  FROM ins WHERE event_type = '" PSVC_WH_CHECKOUT_STATUS_CHANGED "'"
+"  ORDER BY transaction_id, (SELECT pg_catalog.count(*) FROM m"
+"              WHERE m.kind = 'checkout' AND m.to_status = ins.status) DESC, id DESC"
 "  ON CONFLICT (transaction_id) DO UPDATE SET"
 "    status = excluded.status, order_ids = excluded.order_ids, updated_at = excluded.updated_at"
-"  WHERE partner_svc.webhook_status_rank(excluded.status) > partner_svc.webhook_status_rank(x.status)"
+"  WHERE EXISTS (SELECT FROM m WHERE m.kind = 'checkout'"
+"                 AND m.from_status = x.status AND m.to_status = excluded.status)"
 ") "
-"SELECT pg_catalog.pg_notify('partner_svc_events',"
-"         pg_catalog.json_build_object('id', id, 'environment', environment,"
-"             'event_type', event_type, 'status', status, 'unique_id', unique_id,"
-"             'transaction_id', transaction_id)::text)"
-"FROM ins";
+"SELECT pg_catalog.pg_notify('partner_svc_events', id::text) FROM ins ORDER BY id";
 
 static const char rejects_sql[] =
 "INSERT INTO partner_svc.webhook_rejects (environment, reason, body_bytes, body)"
@@ -210,10 +276,11 @@ classify_event(Jsonb *jb, WhItem *it)
 		return err;
 	if ((err = get_string(root, "status", &it->status, true, 64)) != NULL)
 		return err;
-	if (strcmp(it->event_type, "ORDER_STATUS_CHANGED") == 0 ||
-		strcmp(it->event_type, "ORDER_CONFIRMATION_RECEIVED") == 0)
+	if (strcmp(it->event_type, PSVC_WH_ORDER_STATUS_CHANGED) == 0 ||
+		strcmp(it->event_type, PSVC_WH_ORDER_CONFIRMATION) == 0)
 	{
-		bool		confirmation = it->event_type[6] == 'C';
+		/* a confirmation must carry its pdf_url */
+		bool		confirmation = strcmp(it->event_type, PSVC_WH_ORDER_CONFIRMATION) == 0;
 		JsonbContainer *product = get_container(root, "product", false);
 
 		if (!one_of(it->status, order_statuses))
@@ -226,7 +293,7 @@ classify_event(Jsonb *jb, WhItem *it)
 			return psprintf("product: %s", err);
 		return NULL;
 	}
-	if (strcmp(it->event_type, "CHECKOUT_STATUS_CHANGED") == 0)
+	if (strcmp(it->event_type, PSVC_WH_CHECKOUT_STATUS_CHANGED) == 0)
 	{
 		JsonbContainer *products = get_container(root, "products", true);
 		int			n;
@@ -275,7 +342,7 @@ classify(PsvcWhDelivery *d, WhItem *it)
 		it->reject = "the body is not valid UTF-8 text";
 		return;
 	}
-	/* webhook_http.c NUL-terminates a complete body: no copy of it here */
+	/* webhook_listener.c NUL-terminates a complete body: no copy of it here */
 	PG_TRY();
 	{
 		it->payload = DirectFunctionCall1(jsonb_in, CStringGetDatum(d->body));
@@ -305,6 +372,51 @@ classify(PsvcWhDelivery *d, WhItem *it)
 	PG_END_TRY();
 	if (it->reject == NULL && !it->transient)
 		it->reject = classify_event(DatumGetJsonbP(it->payload), it);
+}
+
+/*
+ * Every (kind, from, to) joined by a chain of status_moves (their
+ * transitive closure), into the three arrays; returns how many.  A few
+ * dozen pairs: recomputed per batch, in the batch context.
+ */
+static int
+status_chains(const char **kind, const char **from, const char **to)
+{
+	int			n = 0;
+	bool		grew = true;
+
+	for (int i = 0; i < lengthof(status_moves); i++)
+	{
+		kind[n] = status_moves[i].kind;
+		from[n] = status_moves[i].from;
+		to[n] = status_moves[i].to;
+		n++;
+	}
+	while (grew)
+	{
+		grew = false;
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+			{
+				bool		known = false;
+
+				if (strcmp(kind[i], kind[j]) != 0 || strcmp(to[i], from[j]) != 0)
+					continue;
+				for (int k = 0; k < n && !known; k++)
+					known = strcmp(kind[k], kind[i]) == 0 &&
+						strcmp(from[k], from[i]) == 0 && strcmp(to[k], to[j]) == 0;
+				if (known)
+					continue;
+				if (n >= PSVC_WH_MAX_CHAINS)
+					elog(ERROR, "too many chains of webhook status moves");
+				kind[n] = kind[i];
+				from[n] = from[i];
+				to[n] = to[j];
+				n++;
+				grew = true;
+			}
+	}
+	return n;
 }
 
 /* A text[] of n values (NULL elements allowed). */
@@ -368,7 +480,7 @@ prepare_plans(void)
 {
 	Oid			etypes[NEVENT_ARGS] = {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
 		TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, JSONBARRAYOID,
-	BYTEAARRAYOID};
+	BYTEAARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID};
 	Oid			rtypes[4] = {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID, TEXTARRAYOID};
 
 	if (events_plan == NULL)
@@ -398,6 +510,10 @@ static int64
 insert_events(WhItem **items, int n)
 {
 	const char **cols[7];
+	const char *chain_kind[PSVC_WH_MAX_CHAINS];
+	const char *chain_from[PSVC_WH_MAX_CHAINS];
+	const char *chain_to[PSVC_WH_MAX_CHAINS];
+	int			nchains;
 	Datum	   *payloads = palloc(sizeof(Datum) * n);
 	Datum	   *keys = palloc(sizeof(Datum) * n);
 	Datum		args[NEVENT_ARGS];
@@ -427,6 +543,10 @@ insert_events(WhItem **items, int n)
 												 -1, false, TYPALIGN_INT));
 	args[8] = PointerGetDatum(construct_md_array(keys, NULL, 1, dims, lbs, BYTEAOID,
 												 -1, false, TYPALIGN_INT));
+	nchains = status_chains(chain_kind, chain_from, chain_to);
+	args[9] = text_array(chain_kind, nchains);
+	args[10] = text_array(chain_from, nchains);
+	args[11] = text_array(chain_to, nchains);
 	rc = SPI_execute_plan(events_plan, args, NULL, false, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "webhook events statement failed: %s", SPI_result_code_string(rc));
@@ -560,16 +680,7 @@ store_items(WhItem *items, int n, const PsvcWhStatusSink *status)
 		return result;
 	if (missing)
 	{
-		TimestampTz now = GetCurrentTimestamp();
-
-		if (TimestampDifferenceExceeds(last_missing_warning, now, 60000))
-		{
-			ereport(WARNING,
-					(errmsg("partner_svc webhook worker answers 503: extension \"partner_svc\" is not installed in its database"),
-					 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
-			last_missing_warning = now;
-		}
-		status->set_error(PSVC_WH_NO_EXTENSION_MSG);
+		status->extension_missing();
 		for (int i = 0; i < n; i++)
 			psvc_wh_http_set_error(items[i].d, 503, "the receiver is not set up yet");
 		psvc_wh_http_count_failed(n);

@@ -7,7 +7,7 @@
  *
  * THE INVARIANT (containment): no ERROR, FATAL or signal path leaves a
  * libmicrohttpd connection suspended.  A suspended connection is a held
- * delivery (webhook_http.c keeps every one, pending or taken, on its two
+ * delivery (webhook_listener.c keeps every one, pending or taken, on its two
  * lists), and MHD_stop_daemon with one still suspended aborts the process,
  * which makes the postmaster restart the whole cluster.  So:
  *   - an ERROR anywhere in the loop comes back to the sigsetjmp point of
@@ -42,8 +42,9 @@
  * - Connecting to a database that does not exist is a FATAL the worker
  *   cannot catch.  The shared flag "connecting" outlives the process: a
  *   worker that starts and finds it set connects to no database, looks the
- *   database and role up in the shared catalogues, and waits (pauses from
- *   5 s doubling to 60 s, last_error saying why) until they exist; then it
+ *   database and role up in the shared catalogues (webhook_checks.c: heap
+ *   scans, nothing that needs a database), and waits (pauses from 5 s
+ *   doubling to 60 s, last_error saying why) until they exist; then it
  *   exits so that the next worker connects.  So a missing database costs
  *   one FATAL, not one every 5 s.  A missing extension in the database is
  *   found after connecting: last_error says so, deliveries get 503, and it
@@ -57,7 +58,7 @@
  * - The loop waits on one WaitEventSet: the latch (SIGHUP, SIGTERM), the
  *   postmaster's death (WL_EXIT_ON_PM_DEATH), and libmicrohttpd's epoll
  *   descriptor, with libmicrohttpd's own timeout.  Each turn runs
- *   libmicrohttpd once (webhook_http.c), which reads whatever is ready and
+ *   libmicrohttpd once (webhook_listener.c), which reads whatever is ready and
  *   leaves complete deliveries suspended; the worker stores them as one
  *   batch in one transaction (webhook_store.c), then answers them all.
  *   While deliveries are still pending the wait does not sleep.
@@ -65,7 +66,7 @@
  *   timeout are PGC_SIGHUP: after a reload the listener is reopened if its
  *   address, port or timeout changed; the others apply to the next
  *   request or batch.  The listener's limits on hostile clients are
- *   PGC_SIGHUP too (defined here, read by webhook_http.c);
+ *   PGC_SIGHUP too (defined in webhook_http.c);
  *   psvc_wh_http_stale() says when one of them needs the listener
  *   reopened (the cap per address, or a secret removed from a listener
  *   that is not on loopback).  Database and role are PGC_POSTMASTER.
@@ -84,11 +85,7 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "access/xact.h"
-#include "catalog/pg_authid.h"
-#include "catalog/pg_database.h"
-#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -105,7 +102,6 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
-#include "utils/syscache.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -298,9 +294,12 @@ worker_clear_error(const char *msg)
 }
 
 /* How the store reports to webhook_status() (webhook_int.h). */
+static void worker_extension_missing(void);
+
 static const PsvcWhStatusSink status_sink = {
 	.set_error = worker_set_error,
 	.clear_error = worker_clear_error,
+	.extension_missing = worker_extension_missing,
 };
 
 /* Publishes state and counters (worker only). */
@@ -390,50 +389,6 @@ pin_settings(void)
 }
 
 /*
- * Why the worker could not connect, looked up in the shared catalogues
- * (pg_database, pg_authid): fills problem, or leaves it empty when the
- * database and role look usable.  Needs a database-less connection.
- */
-static void
-connect_problem(char *problem, size_t len)
-{
-	Oid			dboid;
-
-	problem[0] = '\0';
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	dboid = get_database_oid(wh_database, true);
-	if (!OidIsValid(dboid))
-		snprintf(problem, len, "database \"%s\" does not exist", wh_database);
-	else
-	{
-		HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
-
-		if (HeapTupleIsValid(tup))
-		{
-			if (!((Form_pg_database) GETSTRUCT(tup))->datallowconn)
-				snprintf(problem, len, "database \"%s\" does not allow connections",
-						 wh_database);
-			ReleaseSysCache(tup);
-		}
-	}
-	if (problem[0] == '\0' && wh_role[0] != '\0')
-	{
-		HeapTuple	tup = SearchSysCache1(AUTHNAME, CStringGetDatum(wh_role));
-
-		if (!HeapTupleIsValid(tup))
-			snprintf(problem, len, "role \"%s\" does not exist", wh_role);
-		else
-		{
-			if (!((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin)
-				snprintf(problem, len, "role \"%s\" is not permitted to log in", wh_role);
-			ReleaseSysCache(tup);
-		}
-	}
-	CommitTransactionCommand();
-}
-
-/*
  * The previous worker died connecting (see the file header).  Connects to
  * no database, and checks with growing pauses until the database and role
  * can be used; then exits (code 1) so that the postmaster starts a worker
@@ -461,7 +416,7 @@ wait_for_database(void)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		connect_problem(problem, sizeof(problem));
+		psvc_wh_connect_problem(wh_database, wh_role, problem, sizeof(problem));
 		if (problem[0] == '\0' && failures <= 1)
 		{
 			ereport(LOG,
@@ -496,6 +451,41 @@ wait_for_database(void)
 }
 
 /*
+ * The extension is missing in the worker's database: the one warning
+ * (when it was there, or not looked for yet), last_error, and the next
+ * look after a pause growing from 5 to 60 s.
+ */
+static void
+note_extension_missing(void)
+{
+	if (!extension_missing)
+		ereport(WARNING,
+				(errmsg("partner_svc webhook worker answers 503: extension \"partner_svc\" is not installed in database \"%s\"",
+						wh_database),
+				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
+	extension_missing = true;
+	worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
+	extension_pause_ms = extension_pause_ms == 0 ? PSVC_WH_CHECK_FIRST_MS
+		: Min(extension_pause_ms * 2, PSVC_WH_CHECK_MAX_MS);
+	next_extension_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   extension_pause_ms);
+}
+
+/*
+ * The store's report (PsvcWhStatusSink): a batch found the extension
+ * missing.  Known already: only last_error (the looks go on with their
+ * pauses); else, after a DROP EXTENSION, as check_extension would.
+ */
+static void
+worker_extension_missing(void)
+{
+	if (extension_missing)
+		worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
+	else
+		note_extension_missing();
+}
+
+/*
  * Looks for the extension in the worker's database, again after growing
  * pauses while it is missing; sets or clears last_error accordingly.
  * Deliveries meanwhile get 503 (webhook_store.c).
@@ -523,17 +513,7 @@ check_extension(void)
 		next_extension_check = DT_NOEND;	/* a batch notices a later DROP */
 		return;
 	}
-	if (!extension_missing)
-		ereport(WARNING,
-				(errmsg("partner_svc webhook worker answers 503: extension \"partner_svc\" is not installed in database \"%s\"",
-						wh_database),
-				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
-	extension_missing = true;
-	worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
-	extension_pause_ms = extension_pause_ms == 0 ? PSVC_WH_CHECK_FIRST_MS
-		: Min(extension_pause_ms * 2, PSVC_WH_CHECK_MAX_MS);
-	next_extension_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													   extension_pause_ms);
+	note_extension_missing();
 }
 
 static void
@@ -828,8 +808,14 @@ psvc_webhook_status(PG_FUNCTION_ARGS)
 	SpinLockRelease(&wh_shared->mutex);
 
 	values[i++] = CStringGetTextDatum(copy.pid == 0 ? "stopped" : copy.state);
-	values[i++] = CStringGetTextDatum(copy.address);
-	values[i++] = Int32GetDatum(copy.port);
+
+	/*
+	 * No worker process (a standby, where it starts when recovery ends, or
+	 * between two workers): where it is configured to listen, as the
+	 * worker itself shows while it does not listen.
+	 */
+	values[i++] = CStringGetTextDatum(copy.pid == 0 ? wh_listen_address : copy.address);
+	values[i++] = Int32GetDatum(copy.pid == 0 ? wh_port : copy.port);
 	values[i++] = CStringGetTextDatum(wh_database);
 	nulls[i] = copy.pid == 0;
 	values[i++] = Int32GetDatum(copy.pid);

@@ -114,12 +114,11 @@ my $out = $listener->query('SELECT 1');
 my @notes = $out =~ /Asynchronous notification "partner_svc_events" with payload "(.*?)" received/g;
 @notes = map { s/\\"/"/gr } @notes;
 is(scalar @notes, $expected, 'one notification per event');
-my @ids = sort { $a <=> $b } map { $json->decode($_)->{id} } @notes;
+# the payload is the event's id alone (docs/webhooks.md, NOTIFY)
+is(scalar(grep { !/^\d+$/ } @notes), 0, 'notification payloads are event ids, nothing else');
+my @ids = sort { $a <=> $b } @notes;
 is(join(',', @ids), $node->safe_psql('postgres', "SELECT string_agg(id::text, ',' ORDER BY id) FROM partner_svc.webhook_events"),
 	'notifications name the stored events');
-my ($one) = grep { $json->decode($_)->{event_type} eq 'ORDER_CONFIRMATION_RECEIVED' } @notes;
-is_deeply([sort keys %{ $json->decode($one) }], [qw(environment event_type id status transaction_id unique_id)],
-	'notification payload members');
 $listener->quit;
 
 # the production environment goes to its own path and is recorded
