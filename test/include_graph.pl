@@ -288,9 +288,15 @@ for my $c (@cfiles)
 # (X.c, X_*.c, in the folder of the header) may include it, so no module
 # reads another module's private struct.  The fleet quota is part of the
 # rate limiter's module (it shares the limiter's shared-memory state), and
-# EXPLAIN of a scan part of the scan's.
+# EXPLAIN of a scan part of the scan's, the listener's files (its
+# libmicrohttpd loop and its guard against hostile clients) part of the
+# webhook_http module.
 {
-	my %members = (ratelimit => ['quota'], fdw_scan => ['fdw_explain']);
+	my %members = (
+		ratelimit => ['quota'],
+		fdw_scan => ['fdw_explain'],
+		webhook_http => ['webhook_listener', 'webhook_guard'],
+	);
 	for my $f (@files)
 	{
 		while ($raw{$f} =~ /^\s*#\s*include\s+"([^"]+)_int\.h"/mg)

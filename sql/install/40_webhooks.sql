@@ -68,7 +68,7 @@ COMMENT ON TABLE @extschema@.webhook_rejects
 IS 'webhook deliveries answered 400, with the reason and the body (truncated to 8 kB)';
 
 -- The order of statuses; a status moves only to a higher rank.  The worker
--- applies the table of moves in src/webhook_store.c (status_moves); these
+-- applies the table of moves in src/webhook/webhook_store.c (status_moves); these
 -- ranks give the same order, for readers of order_states and transactions.
 -- Unknown statuses never get here (the worker answers them 400).
 CREATE FUNCTION @extschema@.webhook_status_rank(status text)

@@ -1,5 +1,5 @@
 -- 60_webhook_rank.sql: a checkout that FAILED and then succeeded is
--- SUCCESS (src/webhook_store.c, status_moves; docs/webhooks.md)
+-- SUCCESS (src/webhook/webhook_store.c, status_moves; docs/webhooks.md)
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION partner_svc" to load this file. \quit

@@ -1,5 +1,5 @@
 -- 61_quota_prune.sql: quota_lease deletes, once a minute, the rows of
--- quota_windows that hold nothing (src/quota.c, docs/scale-out.md)
+-- quota_windows that hold nothing (src/shmem/quota.c, docs/scale-out.md)
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION partner_svc" to load this file. \quit

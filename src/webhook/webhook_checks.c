@@ -16,7 +16,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/webhook_checks.c
+ *		  src/webhook/webhook_checks.c
  *
  *-------------------------------------------------------------------------
  */

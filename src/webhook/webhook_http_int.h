@@ -15,7 +15,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/webhook_http_int.h
+ *		  src/webhook/webhook_http_int.h
  *
  *-------------------------------------------------------------------------
  */

@@ -39,7 +39,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/webhook_guard.c
+ *		  src/webhook/webhook_guard.c
  *
  *-------------------------------------------------------------------------
  */

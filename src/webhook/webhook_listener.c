@@ -46,7 +46,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/webhook_listener.c
+ *		  src/webhook/webhook_listener.c
  *
  *-------------------------------------------------------------------------
  */
