@@ -14,6 +14,8 @@ SELECT shop.place_order('LJ GH-012', 'S-1', (date '2026-11-26')::text);
 -- to_char() (or SET DateStyle = ISO) sends what the partner reads
 SELECT shop.place_order('LJ GH-012', 'S-2', to_char(date '2026-11-26', 'YYYY-MM-DD')) IS NOT NULL
        AS booked_with_to_char;
+-- json and jsonb write dates in ISO whatever DateStyle says
+SELECT jsonb_build_object('start_date', date '2026-11-26') AS in_jsonb;
 SET DateStyle = ISO;
 SELECT date '2026-11-26'::text AS date_as_text_iso;
 RESET DateStyle;
