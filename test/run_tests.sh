@@ -143,8 +143,9 @@ downstream_new_suite()
 	partner_svc_regress "$new" >"$work/downstream_new.log" 2>&1
 	rc=$?
 	if [ "$rc" -eq 0 ] || [ ! -d "$new/expected" ] ||
-		! grep -q '^partner_svc_regress: webhooks: no expected file' "$work/downstream_new.log"; then
-		echo "partner_svc_regress without expected/ (rc $rc): no failure, no expected/ or no message"
+		! grep -q '^partner_svc_regress: webhooks: no expected file' "$work/downstream_new.log" ||
+		! grep -q "^partner_svc_regress: note: pg_regress's sessions run with DateStyle 'Postgres, MDY'" "$work/downstream_new.log"; then
+		echo "partner_svc_regress without expected/ (rc $rc): no failure, no expected/, no message or no DateStyle note"
 		cat "$work/downstream_new.log"
 		return 1
 	fi
