@@ -159,7 +159,7 @@ sub listen_script
 	close $bf;
 	# the webhook arrives while this client is idle, as a LISTEN loop is
 	return "LISTEN partner_svc_events;\n"
-	  . "\\! curl -s -o /dev/null -X POST --data-binary \@$dir/body$n.json http://127.0.0.1:$whport/webhooks/sandbox\n"
+	  . "\\! curl -s --noproxy '*' -o /dev/null -X POST --data-binary \@$dir/body$n.json http://127.0.0.1:$whport/webhooks/sandbox\n"
 	  . "\\! sleep 1\n"
 	  . "SELECT 'after';\n";
 }
