@@ -23,7 +23,7 @@ DATA = $(filter-out sql/partner_svc--$(EXTVERSION).sql $(UPGRADE_SCRIPTS),\
 DATA_built = sql/partner_svc--$(EXTVERSION).sql $(UPGRADE_SCRIPTS)
 # The kit for downstream test suites (docs/testing-with-the-sandbox.md): the
 # helpers extension and the runner.
-DATA += kit/partner_svc_sandbox_helpers--1.0.sql
+DATA += kit/partner_svc_sandbox_helpers--1.0.sql kit/partner_svc_sandbox_helpers--1.0--1.1.sql
 SCRIPTS = kit/partner_svc_regress
 # The extension's sources: one folder per layer under src/ (the sandbox
 # apart), docs/architecture.md; headers are found through -I of each.

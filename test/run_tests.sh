@@ -13,8 +13,9 @@
 #   5. checks that make installcheck fails when a regression test or a TAP
 #      test fails,
 #   6. the example downstream suite through the installed kit, exactly as a
-#      user runs it (partner_svc_regress test/downstream), and that the
-#      runner fails on a wrong expected file,
+#      user runs it (partner_svc_regress test/downstream), that the runner
+#      fails on a wrong expected file, and that a new suite without
+#      expected/ gets it, fails, and passes after --accept,
 #   7. the shell commands shown in README.md, in a throwaway environment
 #      (test/readme_check.sh),
 # stops everything it started, and exits non-zero on any failure.
@@ -127,6 +128,38 @@ downstream()
 		return 1
 	fi
 	echo "a wrong expected file: partner_svc_regress failed (rc $rc), as it must"
+	downstream_new_suite
+}
+
+# A new suite, as a project starts one: sql/ and a schedule, no expected/.
+# The runner creates expected/, fails saying which files are missing,
+# writes them with --accept, and then passes; the files it wrote are
+# exactly the example's (stable output, webhooks included).
+downstream_new_suite()
+{
+	local rc new=$work/downstream_new t
+	mkdir -p "$new"
+	cp -r test/downstream/sql test/downstream/schedule "$new/"
+	partner_svc_regress "$new" >"$work/downstream_new.log" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ] || [ ! -d "$new/expected" ] ||
+		! grep -q '^partner_svc_regress: webhooks: no expected file' "$work/downstream_new.log" ||
+		! grep -q "^partner_svc_regress: note: pg_regress's sessions run with DateStyle 'Postgres, MDY'" "$work/downstream_new.log"; then
+		echo "partner_svc_regress without expected/ (rc $rc): no failure, no expected/, no message or no DateStyle note"
+		cat "$work/downstream_new.log"
+		return 1
+	fi
+	partner_svc_regress --accept "$new" >"$work/downstream_accept.log" 2>&1 ||
+		{ echo "partner_svc_regress --accept failed"; cat "$work/downstream_accept.log"; return 1; }
+	grep -q 'wrote expected/setup.out: read it before you commit it' "$work/downstream_accept.log" ||
+		{ echo "--accept did not say what it wrote"; cat "$work/downstream_accept.log"; return 1; }
+	for t in setup orders webhooks session; do
+		cmp "$new/expected/$t.out" "test/downstream/expected/$t.out" ||
+			{ echo "--accept wrote another expected/$t.out"; diff -u "test/downstream/expected/$t.out" "$new/expected/$t.out"; return 1; }
+	done
+	partner_svc_regress "$new" >"$work/downstream_again.log" 2>&1 ||
+		{ echo "the accepted suite failed"; cat "$work/downstream_again.log"; return 1; }
+	echo "a new suite: expected/ created, --accept wrote the example's files, the suite then passed"
 }
 
 suite "static checks" bash test/static_checks.sh

@@ -9,7 +9,7 @@ packages=(
 	gcc make perl curl ca-certificates
 	postgresql-common postgresql-15 postgresql-client-15 postgresql-server-dev-15
 	libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libjansson-dev libipc-run-perl
-	openssl socat
+	openssl socat pgbouncer
 )
 
 missing=()
