@@ -6,6 +6,9 @@
 #     it provides), and no source file writes a version literal of its own;
 #   - the frozen install scripts and the upgrade directories make a path
 #     from every released version to EXTVERSION;
+#   - released files are frozen: no symbolic link under sql/upgrade/, and
+#     the install script and upgrade files of every released version match
+#     sql/released.sha256;
 #   - test/schedule lists every regression test (sql/*.sql but the install
 #     scripts) and nothing else, so make installcheck skips none;
 #   - docs/*.md, README.md and test/downstream/README.md name no file
@@ -63,6 +66,39 @@ for d in sql/upgrade/*--*; do
 	ls "$d"/*.sql >/dev/null 2>&1 || bad "$d holds no .sql file"
 done
 
+# --- released files are frozen: no link under sql/upgrade/ (a link follows
+# whatever its target becomes), and every file of a released version (its
+# install script, the files of the upgrade directory that leads to it) is
+# listed in sql/released.sha256 with the checksum it was released with ---
+links=$(find sql/upgrade -type l 2>/dev/null; git ls-files -s sql/upgrade 2>/dev/null | awk '$1 == "120000" { print $4 }')
+if [ -n "$links" ]; then
+	bad "symbolic links under sql/upgrade/ (an upgrade step is a file of its own):"
+	echo "$links" | sort -u | sed 's/^/    /' >&2
+fi
+manifest=sql/released.sha256
+if [ ! -f "$manifest" ]; then
+	bad "$manifest is missing"
+else
+	released=$(for f in sql/partner_svc--*.sql; do
+		v=$(basename "$f" .sql); v=${v#partner_svc--}
+		case "$v" in *--*|"$ver") continue ;; esac
+		echo "$f"
+		for d in sql/upgrade/*--"$v"; do
+			[ -d "$d" ] && ls "$d"/* 2>/dev/null
+		done
+	done | sort)
+	listed=$(awk '{ sub(/^\*/, "", $2); print $2 }' "$manifest" | sort)
+	if [ "$released" != "$listed" ]; then
+		bad "the files of released versions and $manifest differ (< released, not listed; > listed, not released):"
+		diff <(echo "$released") <(echo "$listed") | grep '^[<>]' | sed 's/^/    /' >&2
+	fi
+	changed=$(sha256sum --quiet -c "$manifest" 2>&1 | grep -v "^sha256sum: WARNING")
+	if [ -n "$changed" ]; then
+		bad "files of released versions changed (they are frozen; docs/upgrades.md):"
+		echo "$changed" | sed 's/^/    /' >&2
+	fi
+fi
+
 # --- test/schedule and sql/ agree ---
 scheduled=$(sed -e 's/#.*//' test/schedule | tr -s '[:space:]' '\n' | sed '/^$/d' | sort)
 tests=$(for f in sql/*.sql; do b=$(basename "$f" .sql); case "$b" in partner_svc--*) ;; *) echo "$b" ;; esac; done | sort)
@@ -101,5 +137,5 @@ perl test/include_graph.pl -q || bad "the include graph is broken (perl test/inc
 # --- no route of a partner service outside the operation catalogue ---
 bash test/route_strings.sh "$root" || bad "route strings outside the catalogue (test/route_strings.sh)"
 
-[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs, include graph, route strings: ok"
+[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, released files, schedule, docs, include graph, route strings: ok"
 exit "$fail"
