@@ -1,5 +1,5 @@
 -- 31_stats.sql: the request stats per server and route, with the answers of
--- the response cache (src/ratelimit_views.c, docs/ratelimit.md).  The
+-- the response cache (src/shmem/ratelimit_views.c, docs/ratelimit.md).  The
 -- update 0.2 -> 0.3 drops the 0.2 view and function and runs this file
 -- again (sql/upgrade/0.2--0.3/41_stats.sql links here).
 

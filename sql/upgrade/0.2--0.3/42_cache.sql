@@ -1,4 +1,4 @@
--- 35_cache.sql: the shared response cache (src/cache.c, docs/cache.md);
+-- 35_cache.sql: the shared response cache (src/shmem/cache.c, docs/cache.md);
 -- its hits and misses per route are columns of partner_svc.stats
 -- (31_stats.sql)
 

@@ -1,5 +1,5 @@
 -- 50_estimates.sql: row estimates learned from complete scans
--- (src/estimates.c, docs/estimates.md)
+-- (src/shmem/estimates.c, docs/estimates.md)
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION partner_svc" to load this file. \quit
