@@ -18,7 +18,10 @@
 #     between files, no header included by more than half of the .c
 #     files, the sandbox shares no header with the extension;
 #   - no route string of a partner service outside the operation
-#     catalogue (test/route_strings.sh).
+#     catalogue (test/route_strings.sh);
+#   - no C file of the extension (the sandbox apart) is longer than 900
+#     lines: a file that needs a table of contents wants splitting by
+#     concern (docs/architecture.md).
 # Run from anywhere; exits non-zero and says why on the first kind of
 # failure found (all failures of that kind are listed).
 set -uo pipefail
@@ -137,5 +140,14 @@ perl test/include_graph.pl -q || bad "the include graph is broken (perl test/inc
 # --- no route of a partner service outside the operation catalogue ---
 bash test/route_strings.sh "$root" || bad "route strings outside the catalogue (test/route_strings.sh)"
 
-[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, released files, schedule, docs, include graph, route strings: ok"
+
+# --- file sizes ---
+for f in src/*.c src/*/*.c; do
+	case "$f" in src/sandbox/*) continue ;; esac
+	[ -f "$f" ] || continue
+	n=$(wc -l <"$f")
+	[ "$n" -le 900 ] || bad "$f has $n lines (at most 900: split it by concern)"
+done
+
+[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, released files, schedule, docs, include graph, route strings, file sizes: ok"
 exit "$fail"
