@@ -424,7 +424,7 @@ psvc_fdw_iterate(ForeignScanState *node)
 		if (++st->since_poll >= 8)
 		{
 			st->since_poll = 0;
-			psvc_http_poll();
+			psvc_call_poll();
 		}
 		fill_slot(st, slot, &st->page->items[st->item++]);
 		if (st->recheck == NULL)

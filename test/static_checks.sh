@@ -15,7 +15,10 @@
 #     between files, no header included by more than half of the .c
 #     files, the sandbox shares no header with the extension;
 #   - no route string of a partner service outside the operation
-#     catalogue (test/route_strings.sh).
+#     catalogue (test/route_strings.sh);
+#   - no call to a partner service built, and no field of a catalogue row
+#     re-encoded, outside the call module; the HTTP transport private to
+#     it (test/call_check.sh).
 # Run from anywhere; exits non-zero and says why on the first kind of
 # failure found (all failures of that kind are listed).
 set -uo pipefail
@@ -101,5 +104,8 @@ perl test/include_graph.pl -q || bad "the include graph is broken (perl test/inc
 # --- no route of a partner service outside the operation catalogue ---
 bash test/route_strings.sh "$root" || bad "route strings outside the catalogue (test/route_strings.sh)"
 
-[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs, include graph, route strings: ok"
+# --- calls are built by the call module only ---
+bash test/call_check.sh "$root" || bad "calls built or catalogue fields re-encoded outside the call module (test/call_check.sh)"
+
+[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs, include graph, route strings, calls: ok"
 exit "$fail"
