@@ -36,7 +36,8 @@
  *
  * The API key is the user mapping of the role PostgreSQL checks the
  * table's permissions as (the view owner through a view), as postgres_fdw
- * does; a missing mapping is an error before any request (http.c).
+ * does; a missing mapping is an error before any request (the call
+ * module).
  *
  * Copyright (c) 2026, The partner_svc Developers
  *

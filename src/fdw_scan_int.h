@@ -14,8 +14,8 @@
  *	  next page, the transfer, the response (or the decoded page the
  *	  response cache kept) decoded into a page, the prefetch of the next
  *	  one, and the checks on the cursor it names;
- *	- fdw_explain.c: EXPLAIN, which describes the first request as the
- *	  page source would build it.
+ *	- fdw_explain.c: EXPLAIN, which describes the first page's call as
+ *	  the page source's one builder of calls makes it from the plan.
  * fdw_scan.c calls fdw_scan_values.c; it, fdw_scan_values.c and
  * fdw_explain.c call fdw_scan_page.c; never the reverse.
  *

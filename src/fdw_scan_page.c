@@ -37,7 +37,8 @@
  * A 404 on a stream's first page whose error code the list operation
  * names as "nothing here" (catalog.c: movies' content_not_available, an
  * unknown user or nested-list detail) gives no rows; so does a 404 of a
- * detail read.  Any other failure is an ERROR raised by http.c, with this
+ * detail read.  Any other result is raised by the call module
+ * (psvc_call_raise, with the call the page was asked with), with this
  * scan's table and page in its context.
  *
  * Copyright (c) 2026, The partner_svc Developers
