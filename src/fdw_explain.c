@@ -92,7 +92,8 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 		const PsvcColumnDef *c = psvc_endpoint_column(st->ep, st->missing);
 		const char *param = c ? c->param : st->missing;
 
-		psvc_call_set_placeholder(call, param, psprintf("{%s}", param));
+		if (psvc_op_param(call->op, param, strlen(param)) != NULL)
+			psvc_call_set_placeholder(call, param, psprintf("{%s}", param));
 	}
 	ExplainPropertyText("Partner Request", psvc_call_describe(call), es);
 	if (st->missing)
