@@ -84,9 +84,8 @@ extern Jsonb *psvc_exec_payload(const PsvcCall *call, const PsvcResult *res);
  */
 extern Jsonb *psvc_exec_send(const PsvcCall *call);
 /*
- * The string member of an answer's payload the caller needs (what, for
- * the message: "a string member \"status\" in \"data\""); raises naming
- * the call when it is missing.
+ * The string member of the payload of an answer to call; raises naming
+ * the call and the row's envelope when it is missing or not a string.
  */
 extern char *psvc_exec_text_member(const PsvcCall *call, Jsonb *payload,
 								   const char *member);
