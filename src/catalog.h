@@ -284,20 +284,27 @@ typedef struct PsvcColumnDef
 													 * and what to send for
 													 * each; NULL = send the
 													 * value as it is */
+	bool		filter_closed;	/* FIELD with filter_values: they are every
+								 * value the column can hold (an enum of
+								 * the documents), so an equality with any
+								 * other value matches no row and is not
+								 * sent, and = ANY(...) fans out over the
+								 * documented values it names */
 	const char *echo_if_in;		/* FIELD without a member: echo the filter
 								 * value only when this array member holds
 								 * it (case-insensitively); NULL = always */
 } PsvcColumnDef;
 
 /*
- * One value of a filter whose query values differ from the column values
- * they select (the orders status filter "WILL BE ACTIVE" lists DEFERRED
- * orders).  A list ends with a NULL value.
+ * One value of a filter: a column value and the query value that selects
+ * it, where they differ (the orders status filter "WILL BE ACTIVE" lists
+ * DEFERRED orders).  A list ends with a NULL value.
  */
 typedef struct PsvcFilterValue
 {
 	const char *value;			/* the column's value */
-	const char *param_value;	/* the query parameter's value selecting it */
+	const char *param_value;	/* the query parameter's value selecting it;
+								 * NULL = the column's value itself */
 } PsvcFilterValue;
 
 
@@ -362,5 +369,10 @@ extern bool psvc_endpoint_is_detail_key(const PsvcEndpoint *ep, const PsvcColumn
  * (then the scan lists without the filter and checks locally).
  */
 extern const char *psvc_endpoint_filter_param(const PsvcColumnDef *col, const char *value);
+/*
+ * Whether no row can hold value in col: col's filter values are closed
+ * (a documented enum) and value, compared exactly, is none of them.
+ */
+extern bool psvc_endpoint_filter_excludes(const PsvcColumnDef *col, const char *value);
 
 #endif							/* PSVC_CATALOG_H */

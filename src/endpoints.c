@@ -53,6 +53,34 @@ static const PsvcFilterValue order_status_filter[] = {
 	{NULL, NULL}
 };
 
+/*
+ * Filters whose values are a documented enum of the member they filter on,
+ * sent as they are: every value the column can hold (filter_closed), so an
+ * equality with another value, in any other case too, matches no row and
+ * is not sent (the service answers it with a 400).  FAQ sections: document
+ * 001's "section (enum summary, ending, info: ...)", read as the sandbox
+ * does (docs/sandbox-movies.md, "FAQ sections"); personas and
+ * answerability values: document 002, "Resources".
+ */
+static const PsvcFilterValue faq_section_filter[] = {
+	{"summary"}, {"ending"}, {"info"}, {NULL}
+};
+
+static const PsvcFilterValue persona_filter[] = {
+	{"geschaeftsfuehrung"}, {"einkauf"}, {"kalkulation"}, {"hr"}, {NULL}
+};
+
+static const PsvcFilterValue answerability_filter[] = {
+	{"available_snapshot"},
+	{"available_limited_scope"},
+	{"partial_evidence"},
+	{"available_with_owner_prioritization"},
+	{"source_required"},
+	{"source_and_semantics_required"},
+	{"source_and_owner_required"},
+	{NULL}
+};
+
 /* "Any {id} accepts the service order id or the partner custom_id" (000). */
 static const PsvcColumnDef orders_cols[] = {
 	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
@@ -114,7 +142,8 @@ static const PsvcColumnDef characters_cols[] = {
 static const PsvcColumnDef faqs_cols[] = {
 	MOVIE_KEY,
 	{"position", "integer", PSVC_COL_FIELD, "position", NULL, false},
-	{"section", "text", PSVC_COL_FIELD, "section", "section", false},
+	{"section", "text", PSVC_COL_FIELD, "section", "section", false,
+	.filter_values = faq_section_filter, .filter_closed = true},
 	{"question", "text", PSVC_COL_FIELD, "question", NULL, false},
 	{"answer", "text", PSVC_COL_FIELD, "answer", NULL, false},
 	{"foreshadowing_note", "text", PSVC_COL_FIELD, "foreshadowing_note", NULL, false},
@@ -123,9 +152,11 @@ static const PsvcColumnDef faqs_cols[] = {
 
 static const PsvcColumnDef questions_cols[] = {
 	{"id", "text", PSVC_COL_FIELD, "id", NULL, false},
-	{"persona", "text", PSVC_COL_FIELD, "persona", "persona", false},
+	{"persona", "text", PSVC_COL_FIELD, "persona", "persona", false,
+	.filter_values = persona_filter, .filter_closed = true},
 	{"question", "text", PSVC_COL_FIELD, "question", NULL, false},
-	{"answerability", "text", PSVC_COL_FIELD, "answerability", "answerability", false},
+	{"answerability", "text", PSVC_COL_FIELD, "answerability", "answerability", false,
+	.filter_values = answerability_filter, .filter_closed = true},
 	{"answer_class", "text", PSVC_COL_FIELD, "answer_class", NULL, false},
 	{"product_key", "text", PSVC_COL_FIELD, "product_key", NULL, false},
 	{"product_route", "text", PSVC_COL_FIELD, "product_route", NULL, false},
@@ -428,6 +459,17 @@ psvc_endpoint_filter_param(const PsvcColumnDef *col, const char *value)
 		return value;
 	for (const PsvcFilterValue *f = col->filter_values; f->value; f++)
 		if (strcmp(f->value, value) == 0)
-			return f->param_value;
+			return f->param_value ? f->param_value : f->value;
 	return NULL;
+}
+
+bool
+psvc_endpoint_filter_excludes(const PsvcColumnDef *col, const char *value)
+{
+	if (!col->filter_closed || col->filter_values == NULL)
+		return false;
+	for (const PsvcFilterValue *f = col->filter_values; f->value; f++)
+		if (strcmp(f->value, value) == 0)
+			return false;
+	return true;
 }

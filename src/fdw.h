@@ -6,6 +6,7 @@
  *
  * The module is fdw_handler.c (the FdwRoutine), fdw_plan.c (paths, plans,
  * pushed-down equalities, the endpoint and columns of a table),
+ * fdw_quals.c (the equality shapes the planner recognises),
  * fdw_scan.c (the generic scan engine: executor callbacks, streams, rows
  * built from the catalogue's columns), fdw_scan_values.c (the pushed
  * values of a run), fdw_scan_page.c (a stream's pages,
@@ -72,6 +73,9 @@ enum PsvcPushedIndex
 	PSVC_PUSHED_COLUMN,			/* String: the table column's catalogue name */
 	PSVC_PUSHED_EXPR,			/* Integer: index of its value in fdw_exprs */
 	PSVC_PUSHED_IS_ARRAY,		/* Integer: 1 = col = ANY(array) */
+	PSVC_PUSHED_CLOSED,			/* Integer: 1 = a filter of documented values
+								 * (catalog.h: filter_closed) compared
+								 * exactly: other values are not sent */
 	PSVC_PUSHED_COUNT			/* (the length of an element) */
 };
 
@@ -95,6 +99,20 @@ extern const PsvcEndpoint *psvc_fdw_endpoint(Oid relid, struct PsvcServer **serv
 struct ForeignTable;
 extern const PsvcEndpoint *psvc_fdw_endpoint_of(const struct ForeignTable *ft,
 												struct PsvcServer **server);
+
+/* in fdw_quals.c */
+
+/*
+ * Recognises "col = expr", "expr = col", "col = ANY(expr)" and an OR of
+ * such equalities on one column (given as col = ANY of an array of their
+ * values) where col is a column of relation relid and expr does not use
+ * it.  Returns the attnum, or 0; *collid receives the collation the
+ * equality compares with.  Allocates in CurrentMemoryContext.
+ */
+extern AttrNumber psvc_fdw_match_equality(Expr *clause, Index relid, Expr **value,
+										  bool *is_array, Oid *collid);
+/* Does equality on the column, under collid, compare text exactly? */
+extern bool psvc_fdw_compares_exactly(Form_pg_attribute att, Oid collid);
 
 /* in fdw_scan.c */
 extern void psvc_fdw_begin(ForeignScanState *node, int eflags);

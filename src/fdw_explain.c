@@ -9,8 +9,11 @@
  * described by the call module (psvc_call_describe), so EXPLAIN shows
  * what the scan sends, not a description kept apart that could drift from
  * it, and touches none of the scan's run state.  Values the plan knows
- * (constants) are shown as they are; the others, and the values of an
- * = ANY(...), as {name} placeholders.  The API key is never part of it.
+ * (constants) are shown as they are sent; the others, and the values of
+ * an = ANY(...), as {name} placeholders.  A value that a filter of
+ * documented values rules out (catalog.h: filter_closed) makes the
+ * request "none": the scan sends nothing and returns no row.  The API key
+ * is never part of it.
  *
  * Memory: everything in CurrentMemoryContext (the EXPLAIN's).
  *
@@ -31,9 +34,54 @@
 #include "fdw_scan_int.h"
 
 /*
+ * The number of distinct values of a closed filter's constant array that
+ * are documented values: the streams it makes (fdw_scan_values.c).
+ * Allocates in CurrentMemoryContext.
+ */
+static int
+closed_array_values(const PushedValue *pv, Const *c)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
+	Oid			et = ARR_ELEMTYPE(arr);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	char	  **seen;
+	int			m = 0;
+	Oid			out;
+	bool		varlena;
+
+	get_typlenbyvalalign(et, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, et, typlen, typbyval, typalign, &elems, &nulls, &n);
+	getTypeOutputInfo(et, &out, &varlena);
+	seen = palloc(sizeof(char *) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		char	   *text;
+		bool		dup = false;
+
+		if (nulls[i])
+			continue;
+		text = OidOutputFunctionCall(out, elems[i]);
+		if (psvc_endpoint_filter_excludes(pv->def, text))
+			continue;
+		/* documented values are few: a linear search is enough */
+		for (int k = 0; k < m && !dup; k++)
+			dup = strcmp(seen[k], text) == 0;
+		if (!dup)
+			seen[m++] = text;
+	}
+	return m;
+}
+
+/*
  * The call(s) a scan will send, as the plan has them: the values the plan
- * knows (constants) as they are, placeholders ({name}) for values known
- * only at run time, the first page.  Described by the call module
+ * knows (constants) as they are sent, placeholders ({name}) for values
+ * known only at run time, the first page; or "none" when a closed filter
+ * leaves no value to send.  Described by the call module
  * (psvc_call_describe) from the plan alone: the scan's run state is
  * neither read nor changed.
  */
@@ -47,6 +95,7 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 	bool	   *placeholders = palloc0(sizeof(bool) * Max(st->npushed, 1));
 	PsvcCall   *call;
 	int			nreq = 1;
+	const char *none = NULL;
 	ListCell   *lc;
 	int			i = 0;
 
@@ -65,15 +114,31 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 
 			getTypeOutputInfo(c->consttype, &out, &varlena);
 			texts[i] = OidOutputFunctionCall(out, c->constvalue);
+			if (pv->closed && psvc_endpoint_filter_excludes(pv->def, texts[i]))
+				none = pv->def->name;
 		}
 		else
 		{
 			/* an array fans out: one call per element, named by its parameter */
 			if (IsA(expr, Const) && !((Const *) expr)->constisnull)
 			{
-				ArrayType  *arr = DatumGetArrayTypeP(((Const *) expr)->constvalue);
+				Const	   *c = (Const *) expr;
+				int			n;
 
-				nreq *= ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+				if (pv->closed)
+				{
+					/* only the documented values it names are sent */
+					n = closed_array_values(pv, c);
+					if (n == 0)
+						none = pv->def->name;
+				}
+				else
+				{
+					ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
+
+					n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+				}
+				nreq *= Max(n, 1);
 				texts[i] = psprintf("{%s}", pv->def->param);
 			}
 			else
@@ -95,10 +160,14 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 		if (psvc_op_param(call->op, param, strlen(param)) != NULL)
 			psvc_call_set_placeholder(call, param, psprintf("{%s}", param));
 	}
-	ExplainPropertyText("Partner Request", psvc_call_describe(call), es);
+	if (none != NULL)
+		ExplainPropertyText("Partner Request",
+							psprintf("none (no documented value of %s)", none), es);
+	else
+		ExplainPropertyText("Partner Request", psvc_call_describe(call), es);
 	if (st->missing)
 		ExplainPropertyText("Partner Missing Key", st->missing, es);
-	if (nreq > 1)
+	if (nreq > 1 && none == NULL)
 		ExplainPropertyInteger("Partner Fan-out", NULL, nreq, es);
 	if (st->limit >= 0)
 		ExplainPropertyInteger("Partner Limit", NULL, st->limit, es);

@@ -16,7 +16,14 @@
  *	  (for a route with two, type and collection, each from its own
  *	  join clause).
  *	- "col = value" on a column with a filter parameter becomes that query
- *	  parameter (status, genre, section, persona, answerability).
+ *	  parameter (status, genre, section, persona, answerability).  A filter
+ *	  whose values the documents enumerate (catalog.h: filter_closed;
+ *	  section, persona, answerability) also takes "col = ANY(array)", one
+ *	  stream per documented value, and a value outside the set is never
+ *	  sent: the scan gives no row for it, as no row can hold it.
+ *	- "col = a OR col = b ..." (arms may be = ANY of a constant array) on
+ *	  one column is read as "col = ANY(ARRAY[a, b, ...])", so it pushes
+ *	  down wherever = ANY does and sends the same requests.
  *	- "col = value" on a detail key (id of orders and user_jobs, and
  *	  custom_id of orders: its detail route takes either) turns the scan
  *	  into a single-object read; one key per scan, the others filter.
@@ -62,14 +69,10 @@
 #include <math.h>
 
 #include "access/table.h"
-#include "catalog/pg_am.h"
 #include "commands/defrem.h"
-#include "utils/fmgroids.h"
 #include "foreign/fdwapi.h"
 #include "foreign/foreign.h"
 #include "nodes/makefuncs.h"
-#include "nodes/nodeFuncs.h"
-#include "optimizer/clauses.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
@@ -80,7 +83,6 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/typcache.h"
 
 #include "fdw.h"
 #include "options.h"
@@ -93,6 +95,9 @@ typedef struct PushedQual
 	const PsvcColumnDef *col;
 	Expr	   *value;			/* the side without our columns */
 	bool		is_array;		/* col = ANY(value) */
+	bool		closed;			/* a filter of documented values, compared
+								 * exactly: values outside them are not
+								 * sent (catalog.h: filter_closed) */
 } PushedQual;
 
 /* Planner state of one foreign table, kept in baserel->fdw_private. */
@@ -203,77 +208,10 @@ psvc_fdw_field_index(const PsvcColumnDef *def, const char **fields, int *nfields
 }
 
 /*
- * Recognises "col = expr", "expr = col" and "col = ANY(expr)" where col is
- * a column of this relation and expr does not use it, with the equality
- * operator of the column's type.  Returns the attnum, or 0.
- */
-static AttrNumber
-match_equality(Expr *clause, Index relid, Expr **value, bool *is_array)
-{
-	Node	   *left,
-			   *right;
-	Oid			opno;
-	Var		   *var;
-	Node	   *other;
-
-	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
-	{
-		OpExpr	   *op = (OpExpr *) clause;
-
-		left = linitial(op->args);
-		right = lsecond(op->args);
-		opno = op->opno;
-		*is_array = false;
-	}
-	else if (IsA(clause, ScalarArrayOpExpr) && ((ScalarArrayOpExpr *) clause)->useOr)
-	{
-		ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) clause;
-
-		left = linitial(op->args);
-		right = lsecond(op->args);
-		opno = op->opno;
-		*is_array = true;
-	}
-	else
-		return 0;
-
-	if (IsA(left, RelabelType))
-		left = (Node *) ((RelabelType *) left)->arg;
-	if (!*is_array && IsA(right, RelabelType) && IsA(((RelabelType *) right)->arg, Var))
-		right = (Node *) ((RelabelType *) right)->arg;
-
-	if (IsA(left, Var) && ((Var *) left)->varno == relid && ((Var *) left)->varlevelsup == 0)
-	{
-		var = (Var *) left;
-		other = right;
-	}
-	else if (!*is_array && IsA(right, Var) && ((Var *) right)->varno == relid &&
-			 ((Var *) right)->varlevelsup == 0)
-	{
-		var = (Var *) right;
-		other = left;
-	}
-	else
-		return 0;
-
-	/*
-	 * Equality, also across types (bigint = integer): an operator estimated
-	 * as equality that the column's btree family knows.  The value is sent
-	 * as text, so its own type does not matter.
-	 */
-	if (var->varattno <= 0 ||
-		bms_is_member(relid, pull_varnos(NULL, other)) ||
-		contain_volatile_functions(other) ||
-		get_oprrest(opno) != F_EQSEL ||
-		!op_in_opfamily(opno, get_opclass_family(GetDefaultOpClass(var->vartype, BTREE_AM_OID))))
-		return 0;
-	*value = (Expr *) other;
-	return var->varattno;
-}
-
-/*
  * The pushable form of a clause for this table, or NULL.  Path columns
- * take a value or an array; filter and detail columns a single value.
+ * take a value or an array (also an OR of equalities); filter and detail
+ * columns a single value; a closed filter (catalog.h: filter_closed) also
+ * an array, whose documented values the scan fans out over.
  */
 static PushedQual *
 classify(PlannerInfo *root, RelOptInfo *baserel, Oid relid,
@@ -281,20 +219,28 @@ classify(PlannerInfo *root, RelOptInfo *baserel, Oid relid,
 {
 	Expr	   *value;
 	bool		is_array;
-	AttrNumber	attno = match_equality(rinfo->clause, baserel->relid, &value, &is_array);
+	Oid			collid = InvalidOid;
+	AttrNumber	attno = psvc_fdw_match_equality(rinfo->clause, baserel->relid, &value,
+												&is_array, &collid);
 	Relation	rel;
+	Form_pg_attribute att;
 	const PsvcColumnDef *col;
+	bool		closed;
 	PushedQual *pq;
 
 	if (attno == 0)
 		return NULL;
 	rel = table_open(relid, NoLock);
-	col = psvc_fdw_column_def(ep, relid, TupleDescAttr(RelationGetDescr(rel), attno - 1));
+	att = TupleDescAttr(RelationGetDescr(rel), attno - 1);
+	col = psvc_fdw_column_def(ep, relid, att);
+	closed = col->kind == PSVC_COL_FIELD && col->filter_closed && col->field != NULL &&
+		col->param != NULL && !psvc_endpoint_is_detail_key(ep, col) &&
+		psvc_fdw_compares_exactly(att, collid);
 	table_close(rel, NoLock);
 
 	if (col->kind == PSVC_COL_PATH)
 		;
-	else if (col->kind == PSVC_COL_FIELD && !is_array &&
+	else if (col->kind == PSVC_COL_FIELD && (!is_array || closed) &&
 			 (col->param != NULL || psvc_endpoint_is_detail_key(ep, col)))
 		;
 	else
@@ -305,6 +251,7 @@ classify(PlannerInfo *root, RelOptInfo *baserel, Oid relid,
 	pq->col = col;
 	pq->value = value;
 	pq->is_array = is_array;
+	pq->closed = closed;
 	return pq;
 }
 
@@ -719,6 +666,7 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 			item[PSVC_PUSHED_COLUMN] = (Node *) makeString(pstrdup(pq->col->name));
 			item[PSVC_PUSHED_EXPR] = (Node *) makeInteger(list_length(fdw_exprs) - 1);
 			item[PSVC_PUSHED_IS_ARRAY] = (Node *) makeInteger(pq->is_array ? 1 : 0);
+			item[PSVC_PUSHED_CLOSED] = (Node *) makeInteger(pq->closed ? 1 : 0);
 			pushed_priv = lappend(pushed_priv, list_from_items(item, PSVC_PUSHED_COUNT));
 		}
 	}

@@ -30,9 +30,12 @@
  * plan's fdw_recheck_quals, fdw_plan.c) are evaluated on each row before
  * it is returned or counted against a pushed LIMIT, so a service that
  * ignores a filter, or a detail read that answers for another identifier,
- * only costs the rows it should not have sent.  A filter column the items
- * do not carry takes the value the query asked for (echo), except where
- * the catalogue names a member that must hold it (genre in genres).
+ * only costs the rows it should not have sent; a stream fanned out over a
+ * filter of documented values keeps only the rows of its own value
+ * (stream_holds), so such a service cannot make a row come twice.  A
+ * filter column the items do not carry takes the value the query asked
+ * for (echo), except where the catalogue names a member that must hold it
+ * (genre in genres).
  *
  * The API key is the user mapping of the role PostgreSQL checks the
  * table's permissions as (the view owner through a view), as postgres_fdw
@@ -279,6 +282,33 @@ fill_slot(PsvcScanState *st, TupleTableSlot *slot, PsvcItem *it)
 	ExecStoreVirtualTuple(slot);
 }
 
+/*
+ * Does a row of the current stream hold the stream's value of each closed
+ * filter the scan fans out over (compared exactly, as the filter's values
+ * are)?  The recheck of the = ANY(...) alone would keep a row of one value
+ * in the stream of another, so a service that ignores the filter would
+ * make each row come back once per value.
+ */
+static bool
+stream_holds(PsvcScanState *st, PsvcItem *it)
+{
+	Stream	   *s = &st->streams[st->cur];
+
+	for (int i = 0; i < st->npushed; i++)
+	{
+		PushedValue *pv = &st->pushed[i];
+		const char *got;
+
+		if (pv->field < 0)
+			continue;
+		got = it->values[pv->field];
+		if (got == NULL ||
+			strcmp(got, pv->texts[psvc_scan_value_index(st, i, s->value)]) != 0)
+			return false;
+	}
+	return true;
+}
+
 void
 psvc_fdw_begin(ForeignScanState *node, int eflags)
 {
@@ -324,6 +354,8 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		if (pv->def == NULL)
 			elog(ERROR, "pushed column \"%s\" not found", colname);
 		pv->is_array = intVal(list_nth(p, PSVC_PUSHED_IS_ARRAY)) != 0;
+		pv->closed = intVal(list_nth(p, PSVC_PUSHED_CLOSED)) != 0;
+		pv->field = -1;
 		pv->type = exprType((Node *) expr);
 		if (pv->is_array)
 			pv->type = get_element_type(pv->type);
@@ -333,8 +365,11 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 
 	st->ncols = list_length(attrs);
 	st->cols = palloc0(sizeof(ScanColumn) * Max(st->ncols, 1));
-	/* room for each column's member and the member an echo is checked in */
-	st->fields = palloc0(sizeof(char *) * Max(2 * st->ncols, 1));
+	/*
+	 * room for each column's member, the member an echo is checked in, and
+	 * the member of each closed filter that fans out
+	 */
+	st->fields = palloc0(sizeof(char *) * Max(2 * st->ncols + st->npushed, 1));
 	i = 0;
 	foreach(lc, attrs)
 	{
@@ -372,6 +407,11 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		}
 	}
 
+	for (int p = 0; p < st->npushed; p++)
+		if (st->pushed[p].closed && st->pushed[p].is_array)
+			st->pushed[p].field = psvc_fdw_field_index(st->pushed[p].def, st->fields,
+														&st->nfields);
+
 	st->decoded_sig = psvc_json_decode_signature(psvc_scan_items_key(st), st->detail,
 												 st->nfields, st->fields,
 												 st->want_jsonb,
@@ -408,6 +448,7 @@ psvc_fdw_iterate(ForeignScanState *node)
 	PsvcScanState *st = node->fdw_state;
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
 	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	PsvcItem   *it;
 
 	if (!st->started)
 		start_scan(node, st);
@@ -427,12 +468,16 @@ psvc_fdw_iterate(ForeignScanState *node)
 			st->since_poll = 0;
 			psvc_call_poll();
 		}
-		fill_slot(st, slot, &st->page->items[st->item++]);
-		if (st->recheck == NULL)
-			break;
-		econtext->ecxt_scantuple = slot;
-		if (ExecQual(st->recheck, econtext))
-			break;
+		it = &st->page->items[st->item++];
+		fill_slot(st, slot, it);
+		if (stream_holds(st, it))
+		{
+			if (st->recheck == NULL)
+				break;
+			econtext->ecxt_scantuple = slot;
+			if (ExecQual(st->recheck, econtext))
+				break;
+		}
 		/* a row the service should not have sent: its values go too */
 		st->rows_rejected++;
 		ResetExprContext(econtext);

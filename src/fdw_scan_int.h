@@ -67,6 +67,12 @@ typedef struct PushedValue
 	char	  **texts;			/* as sent */
 	int			stride;			/* array: streams per step of its index
 								 * (mixed radix over all the arrays) */
+	bool		closed;			/* a filter of documented values on a column
+								 * compared exactly: the others are dropped
+								 * (psvc_endpoint_filter_excludes) */
+	int			field;			/* closed array: index in fields[] of the
+								 * member each stream's rows must hold its
+								 * value in, or -1 */
 } PushedValue;
 
 typedef struct Stream

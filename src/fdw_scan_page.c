@@ -151,6 +151,15 @@ psvc_scan_make_call(PsvcScanState *st, const char *const *texts,
 			if (st->detail)
 				set_path(call, psvc_scan_detail_param(st->ep), value, placeholder);
 		}
+		else if (!st->detail && placeholder && pv->closed)
+		{
+			/*
+			 * a closed filter always sends its value (the others are never
+			 * asked for, fdw_scan_values.c): its placeholder stands for one
+			 * of its documented values, so it is shown where they go
+			 */
+			psvc_call_add_query(call, pv->def->param, value, true);
+		}
 		else if (!st->detail)
 		{
 			/* a value no filter value selects exactly: list, then recheck */

@@ -11,7 +11,9 @@
  * first occurrence; with arrays on several path columns the scan makes
  * one stream per combination (psvc_scan_value_index, fdw_scan_int.h), at
  * most PSVC_SCAN_MAX_COMBINATIONS.  A NULL, or an array without a
- * non-null value, makes the scan empty.  Every value that goes into a
+ * non-null value, makes the scan empty; so does a filter of documented
+ * values (catalog.h: filter_closed) left without one, since no row can hold
+ * another: such a value is never sent.  Every value that goes into a
  * path is checked before any request is sent.
  *
  * Memory: the values and their texts in CurrentMemoryContext, the scan's
@@ -164,9 +166,34 @@ check_path_values(PsvcScanState *st)
 }
 
 /*
+ * Drops the values of a closed filter that no row can hold (an enum of the
+ * documents, compared exactly: catalog.h), keeping the order of the rest:
+ * they are not sent, and an equality left without a value matches no row.
+ */
+static void
+drop_excluded(PushedValue *pv)
+{
+	int			m = 0;
+
+	if (!pv->closed)
+		return;
+	for (int k = 0; k < pv->nvalues; k++)
+	{
+		if (k % PSVC_SCAN_INTERRUPT_EVERY == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (psvc_endpoint_filter_excludes(pv->def, pv->texts[k]))
+			continue;
+		pv->values[m] = pv->values[k];
+		pv->texts[m++] = pv->texts[k];
+	}
+	pv->nvalues = m;
+}
+
+/*
  * Evaluates the pushed values for this (re)scan into st->pushed, sets
- * st->empty when no row can match (a NULL, or an array without a non-null
- * value), and checks the values that go into a path.  Returns the number
+ * st->empty when no row can match (a NULL, an array without a non-null
+ * value, or only values a closed filter rules out), and checks the values
+ * that go into a path.  Returns the number
  * of combinations of the array values: the streams of the scan.
  * Allocates in CurrentMemoryContext (run_cxt).
  */
@@ -194,6 +221,7 @@ psvc_scan_eval_values(PsvcScanState *st, ExprContext *econtext)
 		if (pv->is_array)
 		{
 			distinct_values(pv, DatumGetArrayTypeP(d), out);
+			drop_excluded(pv);
 			if (pv->nvalues == 0)
 				st->empty = true;
 			/* the arrays before this one vary faster (psvc_scan_value_index) */
@@ -219,6 +247,9 @@ psvc_scan_eval_values(PsvcScanState *st, ExprContext *econtext)
 			pv->values[0] = datumCopy(d, typbyval, typlen);
 			pv->texts[0] = OidOutputFunctionCall(out, d);
 			pv->nvalues = 1;
+			drop_excluded(pv);
+			if (pv->nvalues == 0)
+				st->empty = true;
 		}
 	}
 	if (!st->empty)

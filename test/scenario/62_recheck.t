@@ -10,6 +10,8 @@
 #   - custom_id = / id = of another order than the one the detail route
 #     answers give nothing;
 #   - genre = gives only movies whose genres hold it;
+#   - persona IN (...), fanned out over its documented values, gives each
+#     question once: a stream keeps only the rows of its own value;
 #   - EXPLAIN ANALYZE counts the rows the recheck removed.
 use strict;
 use warnings;
@@ -29,11 +31,15 @@ my $movies = '[{"id":1,"slug":"one","title":"One","genres":["drama","war"]},'
   . '{"id":2,"slug":"two","title":"Two","genres":["comedy"]},'
   . '{"id":3,"slug":"three","title":"Three","genres":["Drama"]}]';
 my $nopage = '"pagination":{"limit":100,"has_more":false,"next_cursor":null}';
+my $questions = '[{"id":"BQ-HR-001","persona":"hr","question":"a","answerability":"source_required"},'
+  . '{"id":"BQ-EK-001","persona":"einkauf","question":"b","answerability":"partial_evidence"},'
+  . '{"id":"BQ-KA-001","persona":"kalkulation","question":"c","answerability":"source_required"}]';
 
 my %answers = (
 	'/public/orders' => qq({"error":null,"data":$orders,$nopage}),
 	'/public/orders/' => qq({"error":null,"data":$order_1}),
-	'/movies' => qq({"data":$movies,$nopage}),);
+	'/movies' => qq({"data":$movies,$nopage}),
+	'/v1/business-questions' => qq({"result":$questions,"count":3}),);
 
 my $listener = IO::Socket::INET->new(
 	LocalAddr => '127.0.0.1',
@@ -88,10 +94,14 @@ CREATE SERVER orders FOREIGN DATA WRAPPER partner_svc
   OPTIONS (service 'orders', base_url 'http://127.0.0.1:$port');
 CREATE SERVER movies FOREIGN DATA WRAPPER partner_svc
   OPTIONS (service 'movies', base_url 'http://127.0.0.1:$port');
+CREATE SERVER catalog FOREIGN DATA WRAPPER partner_svc
+  OPTIONS (service 'catalog', base_url 'http://127.0.0.1:$port');
 CREATE USER MAPPING FOR PUBLIC SERVER orders OPTIONS (api_key 'k');
 CREATE USER MAPPING FOR PUBLIC SERVER movies OPTIONS (api_key 'k');
+CREATE USER MAPPING FOR PUBLIC SERVER catalog OPTIONS (api_key 'k');
 IMPORT FOREIGN SCHEMA orders FROM SERVER orders INTO public;
 IMPORT FOREIGN SCHEMA movies FROM SERVER movies INTO public;
+IMPORT FOREIGN SCHEMA catalog FROM SERVER catalog INTO public;
 SET partner_svc.rate_limit = off;
 });
 
@@ -115,6 +125,12 @@ is(sql("SELECT string_agg(custom_id, ',') FROM orders WHERE custom_id = 'A-1'"),
 	'custom_id = A-1: the detail that matches is kept');
 is(sql("SELECT string_agg(slug || ':' || genre, ',' ORDER BY id) FROM movies WHERE genre = 'drama'"),
 	'one:drama,three:drama', 'genre = drama: only movies whose genres hold it (any case)');
+is(sql("SELECT string_agg(id, ',' ORDER BY id) FROM business_questions WHERE persona IN ('hr', 'einkauf', 'HR')"),
+	'BQ-EK-001,BQ-HR-001', 'persona IN (...): each question once, though each request got all three');
+is(sql("SELECT string_agg(id, ',' ORDER BY id) FROM business_questions WHERE persona = 'hr' OR persona = 'kalkulation'"),
+	'BQ-HR-001,BQ-KA-001', 'an OR of personas: the same');
+is(sql("SELECT count(*) FROM business_questions WHERE persona = 'HR'"), '0',
+	'persona = HR, no documented value: no row');
 like(sql("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM orders WHERE status = 'ACTIVE'"),
 	qr/Rows Removed by Partner Recheck: 2/, 'EXPLAIN ANALYZE counts the removed rows');
 
@@ -126,6 +142,8 @@ ok((grep { m{^/public/orders\?status=ACTIVE} } @paths), 'status was sent');
 ok((grep { m{^/public/orders\?status=WILL(%20|\+)BE(%20|\+)ACTIVE} } @paths), 'DEFERRED was sent as WILL BE ACTIVE');
 ok((grep { m{^/public/orders/A-2$} } @paths), 'custom_id was sent as the detail key');
 ok((grep { m{^/movies\?genre=drama} } @paths), 'genre was sent');
+is(join(',', sort map { m{^/v1/business-questions\?persona=(\w+)$} ? $1 : () } @paths),
+	'einkauf,hr,hr,kalkulation', 'one request per documented persona, none for HR');
 
 $node->stop;
 kill 'TERM', $pid;

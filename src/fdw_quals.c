@@ -1,0 +1,217 @@
+/*-------------------------------------------------------------------------
+ *
+ * fdw_quals.c
+ *		  Which WHERE clauses of a scan of a partner_svc foreign table are
+ *		  equalities the service could apply: the shapes the planner
+ *		  (fdw_plan.c) recognises, before it asks the catalogue whether the
+ *		  column takes them.
+ *
+ * An equality "col = value" (either way round) or "col = ANY(array)" with
+ * the equality operator of the column's type, value free of this table's
+ * columns and of volatile functions; and an OR of such equalities on one
+ * column, which is read as the = ANY of all its values so that it plans,
+ * and sends, exactly as the IN it means.
+ *
+ * Memory: CurrentMemoryContext (the planner's).
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/fdw_quals.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_am.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/array.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+
+#include "fdw.h"
+
+/*
+ * Recognises "col = expr", "expr = col" and "col = ANY(expr)" where col is
+ * a column of this relation and expr does not use it, with the equality
+ * operator of the column's type.  Returns the attnum, or 0; *collid
+ * receives the collation the equality compares with.
+ */
+static AttrNumber
+match_one(Expr *clause, Index relid, Expr **value, bool *is_array, Oid *collid)
+{
+	Node	   *left,
+			   *right;
+	Oid			opno;
+	Var		   *var;
+	Node	   *other;
+
+	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+	{
+		OpExpr	   *op = (OpExpr *) clause;
+
+		left = linitial(op->args);
+		right = lsecond(op->args);
+		opno = op->opno;
+		*collid = op->inputcollid;
+		*is_array = false;
+	}
+	else if (IsA(clause, ScalarArrayOpExpr) && ((ScalarArrayOpExpr *) clause)->useOr)
+	{
+		ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) clause;
+
+		left = linitial(op->args);
+		right = lsecond(op->args);
+		opno = op->opno;
+		*collid = op->inputcollid;
+		*is_array = true;
+	}
+	else
+		return 0;
+
+	if (IsA(left, RelabelType))
+		left = (Node *) ((RelabelType *) left)->arg;
+	if (!*is_array && IsA(right, RelabelType) && IsA(((RelabelType *) right)->arg, Var))
+		right = (Node *) ((RelabelType *) right)->arg;
+
+	if (IsA(left, Var) && ((Var *) left)->varno == relid && ((Var *) left)->varlevelsup == 0)
+	{
+		var = (Var *) left;
+		other = right;
+	}
+	else if (!*is_array && IsA(right, Var) && ((Var *) right)->varno == relid &&
+			 ((Var *) right)->varlevelsup == 0)
+	{
+		var = (Var *) right;
+		other = left;
+	}
+	else
+		return 0;
+
+	/*
+	 * Equality, also across types (bigint = integer): an operator estimated
+	 * as equality that the column's btree family knows.  The value is sent
+	 * as text, so its own type does not matter.
+	 */
+	if (var->varattno <= 0 ||
+		bms_is_member(relid, pull_varnos(NULL, other)) ||
+		contain_volatile_functions(other) ||
+		get_oprrest(opno) != F_EQSEL ||
+		!op_in_opfamily(opno, get_opclass_family(GetDefaultOpClass(var->vartype, BTREE_AM_OID))))
+		return 0;
+	*value = (Expr *) other;
+	return var->varattno;
+}
+
+/*
+ * Recognises an OR of equalities on one column of this relation ("col = a
+ * OR col = b", also with "col = ANY(...)" arms of constant arrays or ARRAY
+ * constructors) and gives it as "col = ANY(array)": *value receives the
+ * array of all the arms' values, folded to a constant when they are
+ * constants.  Returns the attnum, or 0 (arms on several columns, of
+ * different value types or collations, or anything else).  Allocates in
+ * CurrentMemoryContext.
+ */
+static AttrNumber
+match_or_equalities(Expr *clause, Index relid, Expr **value, Oid *collid)
+{
+	AttrNumber	attno = 0;
+	List	   *elems = NIL;
+	Oid			elemtype = InvalidOid;
+	ArrayExpr  *arr;
+	ListCell   *lc;
+
+	if (!is_orclause(clause))
+		return 0;
+	foreach(lc, ((BoolExpr *) clause)->args)
+	{
+		Expr	   *v;
+		bool		is_array;
+		Oid			c;
+		AttrNumber	a = match_one(lfirst(lc), relid, &v, &is_array, &c);
+
+		if (a == 0 || (attno != 0 && (a != attno || c != *collid)))
+			return 0;
+		attno = a;
+		*collid = c;
+		if (!is_array)
+			elems = lappend(elems, v);
+		else if (IsA(v, ArrayExpr) && !((ArrayExpr *) v)->multidims)
+			elems = list_concat(elems, ((ArrayExpr *) v)->elements);
+		else if (IsA(v, Const) && !((Const *) v)->constisnull)
+		{
+			Const	   *k = (Const *) v;
+			ArrayType  *a_arr = DatumGetArrayTypeP(k->constvalue);
+			Oid			et = ARR_ELEMTYPE(a_arr);
+			int16		typlen;
+			bool		typbyval;
+			char		typalign;
+			Datum	   *ds;
+			bool	   *nulls;
+			int			n;
+
+			get_typlenbyvalalign(et, &typlen, &typbyval, &typalign);
+			deconstruct_array(a_arr, et, typlen, typbyval, typalign, &ds, &nulls, &n);
+			/* a NULL element equals nothing: in a WHERE it adds no row */
+			for (int i = 0; i < n; i++)
+				if (!nulls[i])
+					elems = lappend(elems, makeConst(et, -1, k->constcollid, typlen,
+													 ds[i], false, typbyval));
+		}
+		else if (IsA(v, Const))
+			continue;			/* = ANY(NULL) adds no row either */
+		else
+			return 0;
+	}
+	if (elems == NIL)
+		return 0;
+	foreach(lc, elems)
+	{
+		Oid			t = exprType(lfirst(lc));
+
+		if (elemtype != InvalidOid && t != elemtype)
+			return 0;
+		elemtype = t;
+	}
+	if (!OidIsValid(get_array_type(elemtype)))
+		return 0;
+	arr = makeNode(ArrayExpr);
+	arr->array_typeid = get_array_type(elemtype);
+	arr->array_collid = exprCollation(linitial(elems));
+	arr->element_typeid = elemtype;
+	arr->elements = elems;
+	arr->multidims = false;
+	arr->location = -1;
+	*value = (Expr *) eval_const_expressions(NULL, (Node *) arr);
+	return attno;
+}
+
+/*
+ * Is equality on this column, with this collation, the exact comparison
+ * of text a closed filter's values are matched with?  text and varchar
+ * under a deterministic collation; not citext or a nondeterministic
+ * collation, under which 'HR' may equal 'hr'.
+ */
+bool
+psvc_fdw_compares_exactly(Form_pg_attribute att, Oid collid)
+{
+	return (att->atttypid == TEXTOID || att->atttypid == VARCHAROID) &&
+		OidIsValid(collid) && get_collation_isdeterministic(collid);
+}
+
+
+AttrNumber
+psvc_fdw_match_equality(Expr *clause, Index relid, Expr **value, bool *is_array,
+						Oid *collid)
+{
+	AttrNumber	attno = match_one(clause, relid, value, is_array, collid);
+
+	if (attno != 0)
+		return attno;
+	*is_array = true;
+	return match_or_equalities(clause, relid, value, collid);
+}
