@@ -32,6 +32,9 @@ CALL sandbox.reset_stats();
 SELECT position FROM movie_themes WHERE movie = 'epic-saga' LIMIT 3 OFFSET 2;
 SELECT method, path, query, status FROM sandbox.requests();
 EXPLAIN (COSTS OFF) SELECT position FROM movie_themes WHERE movie = 'epic-saga' LIMIT 10;
+-- EXPLAIN shows a value the plan knows as it is sent: encoded, braces
+-- included ({name} is the placeholder of a value known only at run time)
+EXPLAIN (COSTS OFF) SELECT position FROM movie_themes WHERE movie = '{x} %7B' LIMIT 10;
 
 -- a full scan returns every item once, also when pages are short
 CALL sandbox.set('{"short_page_rate": 0.5}');

@@ -286,7 +286,8 @@ for my $c (@cfiles)
 # --- private headers stay in their module ---
 # X_int.h declares the private structs of module X: only X's own files
 # (X.c, X_*.c, in the folder of the header) may include it, so no module
-# reads another module's private struct.  The fleet quota is part of the
+# reads another module's private struct.  call.c is the public face of the
+# HTTP client's module (http_int.h).  The fleet quota is part of the
 # rate limiter's module (it shares the limiter's shared-memory state), and
 # EXPLAIN of a scan part of the scan's, the listener's files (its
 # libmicrohttpd loop and its guard against hostile clients) part of the
@@ -294,6 +295,7 @@ for my $c (@cfiles)
 {
 	my %members = (
 		ratelimit => ['quota'],
+		http => ['call'],
 		fdw_scan => ['fdw_explain'],
 		webhook_http => ['webhook_listener', 'webhook_guard'],
 	);

@@ -19,6 +19,9 @@
 #     files, the sandbox shares no header with the extension;
 #   - no route string of a partner service outside the operation
 #     catalogue (test/route_strings.sh);
+#   - no call to a partner service built, and no field of a catalogue row
+#     re-encoded, outside the call module; the HTTP transport private to
+#     it (test/call_check.sh);
 #   - no C file of the extension (the sandbox apart) is longer than 900
 #     lines: a file that needs a table of contents wants splitting by
 #     concern (docs/architecture.md).
@@ -140,6 +143,8 @@ perl test/include_graph.pl -q || bad "the include graph is broken (perl test/inc
 # --- no route of a partner service outside the operation catalogue ---
 bash test/route_strings.sh "$root" || bad "route strings outside the catalogue (test/route_strings.sh)"
 
+# --- calls are built by the call module only ---
+bash test/call_check.sh "$root" || bad "calls built or catalogue fields re-encoded outside the call module (test/call_check.sh)"
 
 # --- file sizes ---
 for f in src/*.c src/*/*.c; do
@@ -149,5 +154,5 @@ for f in src/*.c src/*/*.c; do
 	[ "$n" -le 900 ] || bad "$f has $n lines (at most 900: split it by concern)"
 done
 
-[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, released files, schedule, docs, include graph, route strings, file sizes: ok"
+[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, released files, schedule, docs, include graph, route strings, calls, file sizes: ok"
 exit "$fail"

@@ -47,8 +47,6 @@
  */
 #include "postgres.h"
 
-#include <curl/curl.h>
-
 #include "access/reloptions.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_authid.h"
@@ -66,6 +64,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "call.h"
 #include "catalog.h"
 #include "options.h"
 #include "ratelimit.h"
@@ -352,7 +351,7 @@ report_bad_base_url(const char *url, const char *reason)
  * credentials, query or fragment; a path and a trailing slash are allowed.
  * The structural rules are checked here so the messages are precise; then
  * libcurl, which will send the requests, must accept the URL (port range,
- * host syntax).  The curl handle is freed before any error is raised.
+ * host syntax: psvc_call_url_error).
  */
 static void
 check_base_url(DefElem *def)
@@ -360,8 +359,7 @@ check_base_url(DefElem *def)
 	const char *url = defGetString(def);
 	const char *authority;
 	size_t		authority_len;
-	CURLU	   *handle;
-	CURLUcode	rc;
+	const char *why;
 
 	if (pg_strncasecmp(url, "http://", 7) == 0)
 		authority = url + 7;
@@ -393,18 +391,10 @@ check_base_url(DefElem *def)
 	if (strchr(url, '#') != NULL)
 		report_bad_base_url(url, "The URL must not have a fragment.");
 
-	handle = curl_url();
-	if (handle == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
-	rc = curl_url_set(handle, CURLUPART_URL, url, 0);
-	curl_url_cleanup(handle);
-
-	if (rc != CURLUE_OK)
+	why = psvc_call_url_error(url, false);
+	if (why != NULL)
 		report_bad_base_url(url,
-							psprintf("The URL could not be parsed: %s.",
-									 curl_url_strerror(rc)));
+							psprintf("The URL could not be parsed: %s.", why));
 }
 
 /*
@@ -533,8 +523,7 @@ check_proxy(DefElem *def)
 	const char *authority;
 	size_t		authority_len;
 	bool		known = false;
-	CURLU	   *handle;
-	CURLUcode	rc;
+	const char *why;
 
 	if (strcmp(url, "environment") == 0)
 		return;
@@ -581,18 +570,12 @@ check_proxy(DefElem *def)
 					 errdetail("The URL must not contain spaces or control characters.")));
 	}
 
-	handle = curl_url();
-	if (handle == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
-	rc = curl_url_set(handle, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME);
-	curl_url_cleanup(handle);
-	if (rc != CURLUE_OK)
+	why = psvc_call_url_error(url, true);
+	if (why != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
 				 errmsg("invalid value for option \"proxy\": \"%s\"", url),
-				 errdetail("The URL could not be parsed: %s.", curl_url_strerror(rc))));
+				 errdetail("The URL could not be parsed: %s.", why)));
 }
 
 /*

@@ -73,6 +73,22 @@ typedef struct PsvcServer
 								 * the current user (functions) */
 } PsvcServer;
 
+/*
+ * Who calls what, as the layers below a call (the rate limiter, the
+ * response cache) know it: the partner account (the server, and the API
+ * key of the user mapping it names), the operation of the catalogue, and
+ * the resource (the path values, one per op->params, and the full URL).
+ * Built by the call module (call.h); pointers only, nothing owned.
+ */
+struct PsvcOperation;			/* catalog.h */
+typedef struct PsvcCallKey
+{
+	const PsvcServer *server;
+	const struct PsvcOperation *op;
+	const char *const *path;	/* one value per op->params, in order */
+	const char *url;			/* base URL, path and query */
+} PsvcCallKey;
+
 /* Allocates in CurrentMemoryContext.  Errors if not a partner_svc server. */
 extern PsvcServer *psvc_options_server(Oid serverid);
 /*

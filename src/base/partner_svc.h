@@ -3,7 +3,7 @@
  * partner_svc.h
  *		  The version of the partner_svc library, and nothing else.
  *
- * Every module has its own header (catalog.h, options.h, guc.h, http.h,
+ * Every module has its own header (catalog.h, options.h, guc.h, call.h,
  * json.h, ratelimit.h, xact_writes.h, fdw.h, functions.h, webhook.h);
  * docs/architecture.md describes them and the order of their layers.
  * This one only names the version of the build, for the files that print

@@ -45,10 +45,6 @@ static char *sentence(const char *s, size_t max);
 static char *service_error_detail(const char *body, size_t len);
 static char *request_context(const char *method, const char *route,
 							 const char *servername, int retries);
-static void report_status(const char *method, const char *route,
-						  const char *servername, long status,
-						  const char *body, size_t len, int retries)
-			pg_attribute_noreturn();
 
 /* ---------------------------------------------------------------------
  * The rule tables
@@ -58,8 +54,8 @@ static void report_status(const char *method, const char *route,
 /*
  * Failures without an HTTP status: whether they are retried and what they
  * are reported as.  "any" retries every method, because nothing reached
- * the service; "idempotent" retries GET and requests that set
- * retry_unsafe.  A TLS failure (certificate verification, client
+ * the service; "idempotent" retries the calls whose row of the
+ * catalogue is safe.  A TLS failure (certificate verification, client
  * certificate) is a configuration error that a retry does not mend; it is
  * reported as 08001, as libpq and postgres_fdw report a connection they
  * could not establish.  INTERRUPTED is not in here: it never becomes an error of
@@ -275,10 +271,12 @@ request_context(const char *method, const char *route, const char *servername,
  * method, route template and status, the detail carries the service's
  * error, the context line the request.  Never the key or the URL.
  */
-static void
-report_status(const char *method, const char *route, const char *servername,
-			  long status, const char *body, size_t len, int retries)
+void
+psvc_http_report_status(const char *method, const char *route,
+						const PsvcServer *server, long status,
+						const char *body, size_t len, int retries)
 {
+	const char *servername = server->servername ? server->servername : "";
 	const PsvcStatusRule *rule = psvc_http_status_rule(status);
 	char	   *context = request_context(method, route, servername, retries);
 
@@ -296,119 +294,95 @@ report_status(const char *method, const char *route, const char *servername,
 	pg_unreachable();
 }
 
-/* Raises the error for t's last attempt, which did not succeed. */
-void
-psvc_http_report_failure(PsvcTransfer *t)
+/*
+ * The ERROR of t's last attempt, which ended without an HTTP status:
+ * rendered when the transfer completes, raised by psvc_call_raise.
+ * Allocates in CurrentMemoryContext.
+ */
+PsvcCallError *
+psvc_http_failure_error(PsvcTransfer *t)
 {
-	const PsvcFailureRule *rule;
+	PsvcCallError *e = palloc0(sizeof(PsvcCallError));
 	const char *why;
 	const char *unknown;
-	char	   *context;
 
-	if (t->outcome == OUTCOME_HTTP)
-		report_status(t->method, t->route, t->servername, t->status,
-					  t->resp->body, t->resp->body_len, t->retries);
-
-	rule = psvc_http_failure_rule(t->outcome);
+	e->sqlstate = psvc_http_failure_rule(t->outcome)->sqlstate;
 	why = t->errbuf[0] != '\0' ? t->errbuf : curl_easy_strerror(t->curl_code);
 	unknown = t->idempotent ? NULL :
 		"The outcome of the request is unknown: the service may have carried it out.";
-	context = request_context(t->method, t->route, t->servername, t->retries);
+	e->context = request_context(t->method, t->route, t->servername, t->retries);
 
 	switch (t->outcome)
 	{
 		case OUTCOME_CONNECT:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("could not connect to server \"%s\" for %s %s",
-							t->servername, t->method, t->route),
-					 errdetail_internal("libcurl reported: %s.", why),
-					 t->proxy != NULL && strcmp(t->proxy, "environment") != 0 ?
-					 errhint("Check the options base_url and proxy of server \"%s\", and that the proxy and the service are running.",
-							 t->servername) :
-					 errhint("Check the base_url option of server \"%s\" and that the service is running.",
-							 t->servername),
-					 errcontext("%s", context)));
+			e->message = psprintf("could not connect to server \"%s\" for %s %s",
+								  t->servername, t->method, t->route);
+			e->detail = psprintf("libcurl reported: %s.", why);
+			if (t->proxy != NULL && strcmp(t->proxy, "environment") != 0)
+				e->hint = psprintf("Check the options base_url and proxy of server \"%s\", and that the proxy and the service are running.",
+								   t->servername);
+			else
+				e->hint = psprintf("Check the base_url option of server \"%s\" and that the service is running.",
+								   t->servername);
 			break;
 		case OUTCOME_CONNECT_TIMEOUT:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("could not connect to server \"%s\" for %s %s within %ld ms",
-							t->servername, t->method, t->route, t->connect_timeout_ms),
-					 errhint("The limit is set by the connect_timeout option of server \"%s\", or by partner_svc.connect_timeout where the server has none.",
-							 t->servername),
-					 errcontext("%s", context)));
+			e->message = psprintf("could not connect to server \"%s\" for %s %s within %ld ms",
+								  t->servername, t->method, t->route, t->connect_timeout_ms);
+			e->hint = psprintf("The limit is set by the connect_timeout option of server \"%s\", or by partner_svc.connect_timeout where the server has none.",
+							   t->servername);
 			break;
 		case OUTCOME_TIMEOUT:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("%s %s timed out after %ld ms",
-							t->method, t->route, t->request_timeout_ms),
-					 unknown ? errdetail("%s", unknown) : 0,
-					 errhint("The limit is set by the request_timeout option of server \"%s\", or by partner_svc.request_timeout where the server has none.",
-							 t->servername),
-					 errcontext("%s", context)));
+			e->message = psprintf("%s %s timed out after %ld ms",
+								  t->method, t->route, t->request_timeout_ms);
+			e->detail = unknown ? pstrdup(unknown) : NULL;
+			e->hint = psprintf("The limit is set by the request_timeout option of server \"%s\", or by partner_svc.request_timeout where the server has none.",
+							   t->servername);
 			break;
 		case OUTCOME_LOST:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("connection to server \"%s\" was lost during %s %s",
-							t->servername, t->method, t->route),
-					 errdetail_internal("libcurl reported: %s.%s%s", why,
-										unknown ? " " : "", unknown ? unknown : ""),
-					 errcontext("%s", context)));
+			e->message = psprintf("connection to server \"%s\" was lost during %s %s",
+								  t->servername, t->method, t->route);
+			e->detail = psprintf("libcurl reported: %s.%s%s", why,
+								 unknown ? " " : "", unknown ? unknown : "");
 			break;
 		case OUTCOME_TLS:
+			e->detail = psprintf("libcurl reported: %s.", why);
 			if (t->curl_code == CURLE_PEER_FAILED_VERIFICATION)
-				ereport(ERROR,
-						(errcode(rule->sqlstate),
-						 errmsg("certificate verification failed for server \"%s\" during %s %s",
-								t->servername, t->method, t->route),
-						 errdetail_internal("libcurl reported: %s.", why),
-						 errhint("The service's certificate must be signed by an authority in the file named by the ssl_ca_file option of server \"%s\" (or the system's, when unset), and name the host of its base_url.",
-								 t->servername),
-						 errcontext("%s", context)));
+			{
+				e->message = psprintf("certificate verification failed for server \"%s\" during %s %s",
+									  t->servername, t->method, t->route);
+				e->hint = psprintf("The service's certificate must be signed by an authority in the file named by the ssl_ca_file option of server \"%s\" (or the system's, when unset), and name the host of its base_url.",
+								   t->servername);
+			}
 			else
-				ereport(ERROR,
-						(errcode(rule->sqlstate),
-						 errmsg("could not establish a TLS connection to server \"%s\" for %s %s",
-								t->servername, t->method, t->route),
-						 errdetail_internal("libcurl reported: %s.", why),
-						 errhint("Check the options ssl_ca_file, ssl_cert_file and ssl_key_file of server \"%s\".",
-								 t->servername),
-						 errcontext("%s", context)));
+			{
+				e->message = psprintf("could not establish a TLS connection to server \"%s\" for %s %s",
+									  t->servername, t->method, t->route);
+				e->hint = psprintf("Check the options ssl_ca_file, ssl_cert_file and ssl_key_file of server \"%s\".",
+								   t->servername);
+			}
 			break;
 		case OUTCOME_TOO_BIG:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("response to %s %s is larger than %s (%zu bytes)",
-							t->method, t->route, t->max_body_setting, t->max_body),
-					 errdetail("The response was not read beyond that limit."),
-					 errhint("Ask for less (a LIMIT, a narrower WHERE), or raise the limit if the service really answers this much."),
-					 errcontext("%s", context)));
+			e->message = psprintf("response to %s %s is larger than %s (%zu bytes)",
+								  t->method, t->route, t->max_body_setting, t->max_body);
+			e->detail = pstrdup("The response was not read beyond that limit.");
+			e->hint = pstrdup("Ask for less (a LIMIT, a narrower WHERE), or raise the limit if the service really answers this much.");
 			break;
 		case OUTCOME_NO_MEMORY:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("out of memory"),
-					 errdetail("Failed while receiving the response to %s %s.",
-							   t->method, t->route),
-					 errcontext("%s", context)));
+			e->message = pstrdup("out of memory");
+			e->detail = psprintf("Failed while receiving the response to %s %s.",
+								 t->method, t->route);
 			break;
 		default:
-			ereport(ERROR,
-					(errcode(rule->sqlstate),
-					 errmsg("%s %s failed", t->method, t->route),
-					 errdetail_internal("libcurl reported: %s.", why),
-					 errcontext("%s", context)));
+			e->message = psprintf("%s %s failed", t->method, t->route);
+			e->detail = psprintf("libcurl reported: %s.", why);
 			break;
 	}
-	pg_unreachable();
+	return e;
 }
 
 /*
- * One sentence on a failure without an HTTP status, for callers that set
- * report_transport_errors: what happened and, when the request may have
+ * One sentence on a failure without an HTTP status, the result's
+ * message: what happened and, when the request may have
  * been carried out, that its outcome is unknown.  Allocates in
  * CurrentMemoryContext.
  */
@@ -439,28 +413,4 @@ psvc_http_failure_text(PsvcTransfer *t)
 		default:
 			return psprintf("libcurl reported: %s.", why);
 	}
-}
-
-/*
- * For callers that asked for return_errors (or report_transport_errors)
- * and then decided the response is an error after all: raises what
- * psvc_http_finish would have raised (for status 0, the same SQLSTATE
- * with the failure's sentence as detail).
- */
-void
-psvc_http_raise(const PsvcHttpRequest *req, const PsvcHttpResponse *resp)
-{
-	const char *servername = req->server->servername ? req->server->servername : "";
-
-	if (resp->status == 0 && resp->error != NULL)
-		ereport(ERROR,
-				(errcode(resp->error_sqlstate),
-				 errmsg("%s %s to server \"%s\" failed", req->method, req->route,
-						servername),
-				 errdetail_internal("%s", resp->error),
-				 errcontext("%s", request_context(req->method, req->route,
-												  servername, resp->retries))));
-	report_status(req->method, req->route,
-				  req->server->servername ? req->server->servername : "",
-				  resp->status, resp->body, resp->body_len, resp->retries);
 }

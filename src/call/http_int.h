@@ -1,19 +1,22 @@
 /*-------------------------------------------------------------------------
  *
  * http_int.h
- *		  Internals shared by http.c, http_wait.c, http_url.c and
+ *		  The HTTP transport of the call module, shared by call.c,
+ *		  http.c, http_attempt.c, http_wait.c, http_url.c and
  *		  http_errors.c, and by no other file.
  *
- * The public side of the HTTP client is in http.h; this header
- * holds what the files of the module share among themselves: the
- * transfer (its layout, states and outcomes), the rule tables' row types,
- * and the calls each file makes into the lower ones.  Layers, lowest
- * first: http_url.c and http_errors.c; http_wait.c (the multi handle and
- * the waits, which calls back into the transfers only through the
- * PsvcHttpDriver that http.c hands it); http.c.  The design of the
- * client (connections, progress, interrupts, lifetime, retries, secrets)
- * is described in the header of http.c, the waiting in http_wait.c's and
- * the error mapping in http_errors.c's.
+ * The public side of the module is call.h; this header holds what the
+ * files of the module share among themselves: the transfer (its layout,
+ * states and outcomes), the rule tables' row types, and the calls each
+ * file makes into the lower ones.  Layers, lowest first: http_url.c and
+ * http_errors.c; http_wait.c (the multi handle and the waits, which calls
+ * back into the transfers only through the PsvcHttpDriver that http.c
+ * hands it); http_attempt.c (one attempt in libcurl); http.c (transfers);
+ * call.c, the only file that reads a call's row for the transport
+ * (PsvcHttpPlan).  The design of the transport (connections, progress,
+ * interrupts, lifetime, retries, secrets) is described in the header of
+ * http.c, attempts and retries in http_attempt.c's, the waiting in
+ * http_wait.c's and the error mapping in http_errors.c's.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -29,13 +32,14 @@
 
 #include "lib/ilist.h"
 #include "lib/stringinfo.h"
-#include "portability/instr_time.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "cache.h"
-#include "http.h"
+#include "call.h"
 #include "ratelimit.h"
+
+struct PsvcCacheProbe;			/* cache.h */
+struct PsvcCachedAnswer;
 
 /*
  * A body becomes one palloc'd string, so it must fit one allocation; the
@@ -112,23 +116,20 @@ struct PsvcTransfer
 	MemoryContextCallback release_cb;
 	PsvcTransferState state;
 
-	/* the request, copied into cxt */
-	char	   *method;
-	char	   *route;
+	/* the call: its row's method and route (static), its values' URL */
+	const char *method;
+	const char *route;
 	char	   *servername;
 	char	   *url;			/* base URL + path + query */
 	char	   *description;	/* "METHOD /path?query" */
 	char	   *body;
 	size_t		body_len;
-	bool		writes;			/* changes state at the service: not a GET or
-								 * HEAD, or one marked unsafe, and not
-								 * retry_unsafe (counted by
-								 * xact_writes.c) */
-	bool		idempotent;		/* GET or HEAD not marked unsafe, or
-								 * retry_unsafe */
-	bool		return_errors;
-	bool		return_unknown;
-	bool		report_transport_errors;
+	bool		idempotent;		/* the row is safe: repeating it has no
+								 * effect, so it is retried after 5xx,
+								 * timeouts and lost connections; false:
+								 * it changes state at the service (counted
+								 * by xact_writes.c, and it makes cached
+								 * reads stale) */
 	int			max_retries;	/* effective settings at the start: the */
 	long		connect_timeout_ms; /* server's options, else the GUCs */
 	long		request_timeout_ms;
@@ -161,21 +162,35 @@ struct PsvcTransfer
 
 	PsvcRlLease *rl;			/* rate limiter and stats (ratelimit.c) */
 	Oid			serverid;		/* whose cached reads a write makes stale */
-	PsvcCacheProbe *cache;		/* the response cache's probe (cache.c), or
-								 * NULL: not cached */
-	PsvcCachedAnswer *stale;	/* an answer past its TTL sent for again with
-								 * If-None-Match, used on 304; or NULL */
+	struct PsvcCacheProbe *cache;	/* the response cache's probe (cache.c),
+									 * or NULL: not cached */
+	struct PsvcCachedAnswer *stale; /* an answer past its TTL sent for again
+									 * with If-None-Match, used on 304; or
+									 * NULL */
 	char	   *etag;			/* the answer's ETag, for the cache */
+	char	   *content_type;	/* the answer's, for the cache; or NULL */
 
 	TimestampTz retry_at;		/* XFER_BACKOFF: when to start again */
-	instr_time	started;
 	int			retries;
 	int64		bytes;
-	double		wait_ms;
-	PsvcHttpResponse *resp;		/* XFER_DONE */
+	PsvcResult *resp;			/* XFER_DONE */
+	bool		converted;		/* resp's body is in the server encoding */
 };
 
-/* ---- http.c ---- */
+/*
+ * The ERROR a result that is not an HTTP status raises, rendered when the
+ * transfer completes (http_errors.c), in its context.
+ */
+typedef struct PsvcCallError
+{
+	int			sqlstate;
+	char	   *message;
+	char	   *detail;			/* or NULL */
+	char	   *hint;			/* or NULL */
+	char	   *context;
+} PsvcCallError;
+
+/* ---- http.c and http_attempt.c ---- */
 
 /*
  * What http_wait.c calls back into http.c, handed over by
@@ -197,13 +212,51 @@ typedef struct PsvcHttpDriver
 	void		(*attempt_finished) (PsvcTransfer *t, CURLcode code);
 } PsvcHttpDriver;
 
+/* in http_attempt.c: one attempt in libcurl, and the retry decision */
+
+/* Starts one attempt of t; see PsvcHttpDriver. */
+extern void psvc_http_start_attempt(PsvcTransfer *t);
+/*
+ * An attempt of t ended with code: records the outcome, and schedules a
+ * retry (false) or leaves the transfer to complete (true).
+ */
+extern bool psvc_http_attempt_ended(PsvcTransfer *t, CURLcode code);
+/*
+ * Appends header line h to t's list; false when libcurl is out of
+ * memory (try_), or raises (add_).
+ */
+extern bool psvc_http_try_add_header(PsvcTransfer *t, const char *h);
+extern void psvc_http_add_header(PsvcTransfer *t, const char *h);
+/* Copies the server's timeouts, retries, TLS and proxy options into t. */
+extern void psvc_http_copy_settings(PsvcTransfer *t, const struct PsvcServer *server);
+
+/* in http.c: transfers */
+
+/*
+ * What call.c reads from a call's row for its transfer: the only reading
+ * of method, route and safety for the transport.
+ */
+typedef struct PsvcHttpPlan
+{
+	const char *method;
+	const char *route;
+	bool		idempotent;		/* the row is safe: repeating it has no
+								 * effect */
+	bool		cacheable;		/* a GET whose row is safe */
+} PsvcHttpPlan;
+
+/* Starts call as plan says, in cxt (psvc_call_start). */
+extern PsvcTransfer *psvc_http_start(const PsvcCall *call,
+									 const PsvcHttpPlan *plan,
+									 MemoryContext cxt);
+
 /* ---- http_url.c ---- */
 
 /*
- * Appends req's path (values checked when check, converted to UTF-8 and
+ * Appends call's path (values checked when check, converted to UTF-8 and
  * encoded) and query string to buf.  The one builder of request paths.
  */
-extern void psvc_http_append_path(StringInfo buf, const PsvcHttpRequest *req,
+extern void psvc_http_append_path(StringInfo buf, const PsvcCall *call,
 								  bool check);
 
 /* ---- http_wait.c ---- */
@@ -251,12 +304,26 @@ extern void psvc_http_wait(void);
 extern const PsvcStatusRule *psvc_http_status_rule(long status);
 extern const PsvcFailureRule *psvc_http_failure_rule(PsvcOutcome outcome);
 
-/* Raises the error for t's last attempt, which did not succeed. */
-extern void psvc_http_report_failure(PsvcTransfer *t) pg_attribute_noreturn();
+/*
+ * Raises the error of an HTTP status answered to method route on server
+ * after retries: by status_rules[], with the service's error (body) in
+ * the detail (psvc_call_raise).
+ */
+extern void psvc_http_report_status(const char *method, const char *route,
+									const struct PsvcServer *server,
+									long status, const char *body,
+									size_t len, int retries) pg_attribute_noreturn();
 
 /*
- * One sentence on a failure without an HTTP status, for
- * report_transport_errors.  Allocates in CurrentMemoryContext.
+ * The ERROR of t's last attempt, which ended without an HTTP status, for
+ * psvc_call_raise.  Allocates in CurrentMemoryContext.
+ */
+extern PsvcCallError *psvc_http_failure_error(PsvcTransfer *t);
+
+/*
+ * One sentence on a failure without an HTTP status (PsvcResult.message):
+ * what happened and, when the request may have been carried out, that its
+ * outcome is unknown.  Allocates in CurrentMemoryContext.
  */
 extern char *psvc_http_failure_text(PsvcTransfer *t);
 

@@ -19,17 +19,17 @@
  * catalogue gives (catalog.c: a movie reference has 1 to 255 characters,
  * a job id is an int64, a question id starts "BQ-" and a persona code);
  * a bad value is 22023 naming the parameter.  fdw_scan.c checks every value of
- * a scan this way before its first request (psvc_http_check_param), so a
+ * a scan this way before its first request (psvc_call_check_param), so a
  * fanned-out scan with one bad value sends nothing either.
  *
  * Encoding.  Values arrive in the server encoding; the documents' wire
  * format is UTF-8.  Each path and query value is converted to UTF-8 here,
- * then encoded; request bodies are converted in http.c (psvc_http_start)
+ * then encoded; request bodies are converted in http.c (psvc_call_start)
  * and response bodies back to the server encoding in http.c
- * (psvc_http_finish).  These three are the only conversions.
+ * (psvc_call_finish).  These three are the only conversions.
  *
- * EXPLAIN shows psvc_http_describe(): the path as it is sent, values
- * encoded, without the base URL (which is the server's business) and
+ * EXPLAIN shows psvc_call_describe(): the path as it is sent, values
+ * encoded (placeholders as written), without the base URL (which is the server's business) and
  * without the key (which is never part of a URL).
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -47,20 +47,6 @@
 
 #include "catalog.h"
 #include "http_int.h"
-
-/*
- * A name/value pair of a request (http.h); the strings are not copied.
- * Allocates in CurrentMemoryContext.
- */
-PsvcKV *
-psvc_kv(const char *name, const char *value)
-{
-	PsvcKV	   *kv = palloc(sizeof(PsvcKV));
-
-	kv->name = name;
-	kv->value = value;
-	return kv;
-}
 
 static bool
 valid_int64(const char *s)
@@ -160,7 +146,7 @@ check_param(const PsvcOperation *op, const char *name, size_t namelen,
  * looks for the server).  Raises 22023 naming the parameter.
  */
 void
-psvc_http_check_param(const PsvcOperation *op, const char *name, const char *value)
+psvc_call_check_param(const PsvcOperation *op, const char *name, const char *value)
 {
 	check_param(op, name, strlen(name), value);
 }
@@ -198,16 +184,17 @@ append_encoded(StringInfo buf, const char *value, bool dot_segment)
 }
 
 /*
- * Appends the path of req (route with each {name} replaced by the encoded
- * value of path parameter name) and its encoded query string.  With check,
- * each path value is first checked against its operation's row (22023); without,
- * values are taken as they are (EXPLAIN's placeholders).  Allocates in
- * CurrentMemoryContext.
+ * Appends the path of call (its route with each {name} replaced by the
+ * encoded value of path parameter name) and its encoded query string.
+ * With check, each path value is first checked against its operation's
+ * row (22023); without, values are taken as they are and placeholders
+ * are written as they are (EXPLAIN).  Allocates in CurrentMemoryContext.
  */
 void
-psvc_http_append_path(StringInfo buf, const PsvcHttpRequest *req, bool check)
+psvc_http_append_path(StringInfo buf, const PsvcCall *call, bool check)
 {
-	const char *p = req->route;
+	const PsvcOperation *op = call->op;
+	const char *p = op->route;
 	ListCell   *lc;
 	bool		first = true;
 
@@ -217,6 +204,7 @@ psvc_http_append_path(StringInfo buf, const PsvcHttpRequest *req, bool check)
 		const char *end;
 		const char *value = NULL;
 		size_t		namelen;
+		int			i;
 
 		if (*p != '{')
 		{
@@ -225,29 +213,32 @@ psvc_http_append_path(StringInfo buf, const PsvcHttpRequest *req, bool check)
 		}
 		end = strchr(p, '}');
 		if (end == NULL)
-			elog(ERROR, "unterminated parameter in route \"%s\"", req->route);
+			elog(ERROR, "unterminated parameter in route \"%s\"", op->route);
 		namelen = end - p - 1;
-		foreach(lc, req->path_params)
+		for (i = 0; i < PSVC_MAX_PATH_PARAMS && op->params[i]; i++)
 		{
-			PsvcKV	   *kv = (PsvcKV *) lfirst(lc);
-
-			if (strlen(kv->name) == namelen &&
-				strncmp(kv->name, p + 1, namelen) == 0)
+			if (strlen(op->params[i]->name) == namelen &&
+				strncmp(op->params[i]->name, p + 1, namelen) == 0)
 			{
-				value = kv->value;
+				value = call->path[i];
 				break;
 			}
 		}
 		if (value == NULL)
 			elog(ERROR, "route \"%s\" lacks a value for path parameter \"%.*s\"",
-				 req->route, (int) namelen, p + 1);
-		if (check)
-			check_param(req->op, p + 1, namelen, value);
-		append_encoded(buf, value, true);
+				 op->route, (int) namelen, p + 1);
+		if (call->placeholders & (1 << i))
+			appendStringInfoString(buf, value);
+		else
+		{
+			if (check)
+				check_param(op, p + 1, namelen, value);
+			append_encoded(buf, value, true);
+		}
 		p = end + 1;
 	}
 
-	foreach(lc, req->query)
+	foreach(lc, call->query)
 	{
 		PsvcKV	   *kv = (PsvcKV *) lfirst(lc);
 
@@ -257,7 +248,10 @@ psvc_http_append_path(StringInfo buf, const PsvcHttpRequest *req, bool check)
 		if (kv->value != NULL)
 		{
 			appendStringInfoChar(buf, '=');
-			append_encoded(buf, kv->value, false);
+			if (kv->placeholder)
+				appendStringInfoString(buf, kv->value);
+			else
+				append_encoded(buf, kv->value, false);
 		}
 	}
 }
@@ -265,16 +259,39 @@ psvc_http_append_path(StringInfo buf, const PsvcHttpRequest *req, bool check)
 /*
  * "METHOD /path?query" as it will be sent, without the base URL: for
  * EXPLAIN, and safe to show (the key is never part of it).  Values are not
- * checked (EXPLAIN shows placeholders such as {jobId}).  Allocates in
+ * checked, placeholders ({jobId}) are shown as written.  Allocates in
  * CurrentMemoryContext.
  */
 char *
-psvc_http_describe(const PsvcHttpRequest *req)
+psvc_call_describe(const PsvcCall *call)
 {
 	StringInfoData buf;
 
 	initStringInfo(&buf);
-	appendStringInfo(&buf, "%s ", req->method);
-	psvc_http_append_path(&buf, req, false);
+	appendStringInfo(&buf, "%s ", call->op->method);
+	psvc_http_append_path(&buf, call, false);
 	return buf.data;
+}
+
+/*
+ * Whether libcurl, which sends every call, accepts url as a whole URL
+ * (port range, host syntax): NULL when it does, else why not, a static
+ * text.  any_scheme: a proxy's URL, whose scheme libcurl need not speak.
+ * Option validation (options.c) asks; the handle is freed before the
+ * caller raises.
+ */
+const char *
+psvc_call_url_error(const char *url, bool any_scheme)
+{
+	CURLU	   *handle = curl_url();
+	CURLUcode	rc;
+
+	if (handle == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	rc = curl_url_set(handle, CURLUPART_URL, url,
+					  any_scheme ? CURLU_NON_SUPPORT_SCHEME : 0);
+	curl_url_cleanup(handle);
+	return rc == CURLUE_OK ? NULL : curl_url_strerror(rc);
 }

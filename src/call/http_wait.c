@@ -17,10 +17,10 @@
  * psvc_http_* function is called ("pumping").  We use libcurl's socket
  * interface: CURLMOPT_SOCKETFUNCTION tells us which sockets to watch for
  * what, curl_multi_timeout() when curl next wants to run, and we hand
- * readiness back with curl_multi_socket_action().  psvc_http_poll() looks
+ * readiness back with curl_multi_socket_action().  psvc_call_poll() looks
  * at the sockets with poll(2) and a zero timeout, so it costs one system
  * call when transfers are running and nothing when none is.  Only
- * psvc_http_finish() blocks, in a WaitEventSet on the process latch and
+ * psvc_call_finish() blocks, in a WaitEventSet on the process latch and
  * curl's sockets, with a timeout that is the earliest of curl's timer and
  * the next retry.  While one transfer is waited for, all the others
  * progress, retries included.
@@ -93,7 +93,6 @@ static dlist_head active_transfers = DLIST_STATIC_INIT(active_transfers);
 static int	n_backoff = 0;		/* active transfers in XFER_BACKOFF */
 static CURL *pool[PSVC_HTTP_POOL_SIZE];
 static int	pool_len = 0;
-static int	handles_out = 0;	/* easy handles held by transfers */
 static PsvcSocket *sockets = NULL;	/* malloc'd: callbacks must not palloc */
 static int	n_sockets = 0;
 static int	max_sockets = 0;
@@ -112,8 +111,6 @@ typedef struct PsvcWatched
 static PsvcWatched *watched = NULL; /* in TopMemoryContext */
 static int	n_watched = 0;
 static bool interrupt_seen = false; /* progress_cb aborted a transfer */
-static int64 n_attempts = 0;	/* attempts started */
-static int64 n_connects = 0;
 
 /* What http.c handed over: the calls back into the transfers. */
 static const PsvcHttpDriver *http_driver = NULL;
@@ -277,7 +274,6 @@ psvc_http_pool_get(void)
 					 errmsg("out of memory"),
 					 errdetail("Could not create a libcurl easy handle.")));
 	}
-	handles_out++;
 	return easy;
 }
 
@@ -288,7 +284,6 @@ psvc_http_pool_get(void)
 static void
 pool_put(CURL *easy)
 {
-	handles_out--;
 	curl_easy_reset(easy);
 	if (pool_len < PSVC_HTTP_POOL_SIZE)
 		pool[pool_len++] = easy;
@@ -304,12 +299,8 @@ pool_put(CURL *easy)
 void
 psvc_http_detach_handle(PsvcTransfer *t)
 {
-	curl_off_t	nconnects = 0;
-
 	if (t->easy == NULL)
 		return;
-	if (curl_easy_getinfo(t->easy, CURLINFO_NUM_CONNECTS, &nconnects) == CURLE_OK)
-		n_connects += nconnects;
 	if (t->in_multi && multi != NULL)
 		curl_multi_remove_handle(multi, t->easy);
 	t->in_multi = false;
@@ -331,7 +322,6 @@ psvc_http_add_handle(PsvcTransfer *t)
 	if (mrc != CURLM_OK)
 		elog(ERROR, "could not add a libcurl handle: %s", curl_multi_strerror(mrc));
 	t->in_multi = true;
-	n_attempts++;
 }
 
 /* Puts t on the list of active transfers, which the pump drives. */
@@ -687,25 +677,7 @@ psvc_http_wait(void)
  * PostgreSQL's cancel error when an interrupt is pending.
  */
 void
-psvc_http_poll(void)
+psvc_call_poll(void)
 {
 	psvc_http_pump();
-}
-
-/*
- * Counters of this backend's client, for tests and EXPLAIN ANALYZE.
- */
-void
-psvc_http_counters(PsvcHttpCounters *c)
-{
-	dlist_iter	iter;
-
-	c->attempts = n_attempts;
-	c->connects = n_connects;
-	c->idle_handles = pool_len;
-	c->busy_handles = handles_out;
-	c->sockets = n_sockets;
-	c->transfers = 0;
-	dlist_foreach(iter, &active_transfers)
-		c->transfers++;
 }

@@ -32,7 +32,7 @@
  *	   PSVC_OPERATION_FUNCTION in the
  *	   service's functions_*.c, and the SQL wrapper in sql/install/ and
  *	   sql/upgrade/; a function with logic of its own (lost answers, chunked
- *	   uploads) builds its requests with psvc_exec_request() from its rows;
+ *	   uploads) makes its calls with psvc_call_make() from its rows (call.h);
  *	4. as a foreign table: a row of endpoints.c naming the operation(s).
  *
  * Field names and choices where the documents say "not shown" follow the
@@ -259,6 +259,9 @@ psvc_limit_rows(int *n)
 /* document 001: content a movie lacks; document 002 says nothing alike */
 static const char *const content_not_available[] = {"content_not_available", NULL};
 
+/* document 000: no order with that id or custom id (the sandbox's code) */
+static const char *const order_not_found[] = {"order_not_found", NULL};
+
 /* the sandbox's codes for an unknown user and unknown nested-list details */
 static const char *const user_not_found[] = {"user_not_found", NULL};
 static const char *const concert_not_found[] = {"concert_not_found", NULL};
@@ -280,7 +283,8 @@ static const char *const collection_not_found[] = {"collection_not_found", NULL}
 /*
  * The scheduler's GETs on a job that act (run, stop, pause, activate,
  * clone, sync-token): repeating one is not harmless (a second run, a
- * second clone), so they are unsafe: http.c retries them like a POST.
+ * second clone), so their rows are not safe: the call module retries
+ * them like a POST.
  * Clone and sync-token answer {"newJobId": N}.
  */
 #define SCHED_ACTION(opname, r, res, desc) \
@@ -331,6 +335,18 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 		.safe = true, .envelope = "data", .limit = &rl_order,
 		.description = "one order, by its id or custom id",
 		.arg = PSVC_ARG_PATH, .arg_name = "id", .result = PSVC_RESULT_JSONB,
+	},
+	/*
+	 * The same read, for finding out whether a create whose answer was lost
+	 * made its orders (functions_settle.c): there an unknown custom id is
+	 * an answer, "no such order", not an error as for order_detail().
+	 */
+	[PSVC_OP_ORDER_LOOKUP] = {
+		.name = "order_lookup", .service = PSVC_SVC_ORDERS,
+		.method = "GET", .route = "/public/orders/{id}", .params = {&p_order_id},
+		.safe = true, .envelope = "data", .empty_codes = order_not_found,
+		.limit = &rl_order,
+		.description = "one order by its custom id, none when unknown",
 	},
 	[PSVC_OP_ORDER_STATUS] = {
 		.name = "order_status", .service = PSVC_SVC_ORDERS,
@@ -472,6 +488,17 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 		.arg = PSVC_ARG_BODY_OBJECT, .arg_name = "request",
 		.arg_hint = "Pass a JSON-RPC 2.0 request, e.g. '{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/list\"}'.",
 		.result = PSVC_RESULT_JSONB,
+	},
+	/*
+	 * The same route for the JSON-RPC methods that only read (initialize,
+	 * tools/list, ping): repeating one changes nothing, so it is retried
+	 * like a GET (mcp(), functions_transactions.c, picks the row).
+	 */
+	[PSVC_OP_MCP_READ] = {
+		.name = "mcp_read", .service = PSVC_SVC_ORDERS,
+		.method = "POST", .route = "/public/mcp", .safe = true,
+		.limit = &rl_mcp,
+		.description = "one JSON-RPC 2.0 call that only reads; answers JSON-RPC",
 	},
 
 	/* document 001: movie content */

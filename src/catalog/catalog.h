@@ -9,7 +9,7 @@
  * path parameters with their rules, safety for retries, the envelope, the
  * error codes that mean "nothing here", its row of the rate-limit table,
  * a description, and its shape as a SQL function.  The services and tiers
- * are declared here once.  The URL builder (http.h), the rate limiter
+ * are declared here once.  The call module (call.h), the rate limiter
  * (ratelimit.h), the executor of the SQL functions (functions.h), option
  * validation and the FDW read it.
  *
@@ -181,6 +181,7 @@ typedef enum PsvcOpId
 {
 	PSVC_OP_ORDERS_LIST,
 	PSVC_OP_ORDER_GET,
+	PSVC_OP_ORDER_LOOKUP,
 	PSVC_OP_ORDER_STATUS,
 	PSVC_OP_ORDER_CREATE,
 	PSVC_OP_ORDER_VALIDATE,
@@ -199,6 +200,7 @@ typedef enum PsvcOpId
 	PSVC_OP_TRANSACTION_DATA,
 	PSVC_OP_TRANSACTION_CANCEL,
 	PSVC_OP_MCP,
+	PSVC_OP_MCP_READ,
 	PSVC_OP_MOVIES_LIST,
 	PSVC_OP_MOVIE_GET,
 	PSVC_OP_MOVIE_SUMMARY,

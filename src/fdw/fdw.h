@@ -14,7 +14,8 @@
  * internals are in fdw_scan_int.h), fdw_modify.c and fdw_modify_row.c
  * (INSERT/UPDATE/DELETE on writable tables; internals in
  * fdw_modify_int.h) and fdw_import.c (IMPORT FOREIGN SCHEMA).  It reads
- * the catalogue (catalog.h) and sends through the HTTP client (http.h).
+ * the catalogue (catalog.h) and makes its calls through the call module
+ * (call.h).
  *
  * Memory: planning allocates in the planner's CurrentMemoryContext; a
  * scan keeps its state in the executor's per-query context, each page in

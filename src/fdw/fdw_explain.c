@@ -4,14 +4,16 @@
  *		  EXPLAIN of a scan of a partner_svc foreign table: the request
  *		  the scan sends first, and with ANALYZE what it cost.
  *
- * The request is built by the page source (fdw_scan_page.c) from the
- * scan's state as psvc_fdw_begin left it, so EXPLAIN shows what the scan
- * sends, not a description kept apart that could drift from it.  Values
- * the plan knows (constants) are shown as they are; the others, and the
- * values of an = ANY(...), as {name} placeholders.  A value that a filter
- * of documented values rules out (catalog.h: filter_closed) makes the
+ * The call is made by the page source's one builder of the scan's calls
+ * (psvc_scan_make_call, fdw_scan_page.c) from the plan's values, and
+ * described by the call module (psvc_call_describe), so EXPLAIN shows
+ * what the scan sends, not a description kept apart that could drift from
+ * it, and touches none of the scan's run state.  Values the plan knows
+ * (constants) are shown as they are sent; the others, and the values of
+ * an = ANY(...), as {name} placeholders.  A value that a filter of
+ * documented values rules out (catalog.h: filter_closed) makes the
  * request "none": the scan sends nothing and returns no row.  The API key
- * is never part of it (psvc_http_describe).
+ * is never part of it.
  *
  * Memory: everything in CurrentMemoryContext (the EXPLAIN's).
  *
@@ -76,8 +78,12 @@ closed_array_values(const PushedValue *pv, Const *c)
 }
 
 /*
- * The request(s) a scan will send, with the values the plan knows
- * (constants) and $n-style placeholders for values known only at run time.
+ * The call(s) a scan will send, as the plan has them: the values the plan
+ * knows (constants) as they are sent, placeholders ({name}) for values
+ * known only at run time, the first page; or "none" when a closed filter
+ * leaves no value to send.  Described by the call module
+ * (psvc_call_describe) from the plan alone: the scan's run state is
+ * neither read nor changed.
  */
 void
 psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
@@ -85,13 +91,11 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 	PsvcScanState *st = node->fdw_state;
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 	List	   *pushed = list_nth(plan->fdw_private, PSVC_PRIV_PUSHED);
-	StringInfoData buf;
-	PsvcHttpRequest *req;
-	Stream		s0 = {0};
-	int64		fetched;
+	const char **texts = palloc0(sizeof(char *) * Max(st->npushed, 1));
+	bool	   *placeholders = palloc0(sizeof(bool) * Max(st->npushed, 1));
+	PsvcCall   *call;
 	int			nreq = 1;
 	const char *none = NULL;
-	List	   *unmapped = NIL;
 	ListCell   *lc;
 	int			i = 0;
 
@@ -100,95 +104,67 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 	{
 		List	   *p = lfirst(lc);
 		Expr	   *expr = list_nth(plan->fdw_exprs, intVal(list_nth(p, PSVC_PUSHED_EXPR)));
-		PushedValue *pv = &st->pushed[i++];
+		PushedValue *pv = &st->pushed[i];
 
-		pv->texts = palloc(sizeof(char *));
-		if (IsA(expr, Const) && !((Const *) expr)->constisnull)
+		if (IsA(expr, Const) && !((Const *) expr)->constisnull && !pv->is_array)
 		{
 			Const	   *c = (Const *) expr;
 			Oid			out;
 			bool		varlena;
 
 			getTypeOutputInfo(c->consttype, &out, &varlena);
-			pv->texts[0] = OidOutputFunctionCall(out, c->constvalue);
-			if (pv->is_array && pv->closed)
-			{
-				int			n = closed_array_values(pv, c);
-
-				if (n == 0)
-					none = pv->def->name;
-				nreq *= Max(n, 1);
-				pv->texts[0] = psprintf("{%s}", pv->def->param);
-				unmapped = lappend(unmapped, pv);
-			}
-			else if (pv->is_array)
-			{
-				ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
-
-				nreq *= ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-				pv->texts[0] = psprintf("{%s}", pv->def->param);
-			}
-			else if (pv->closed && psvc_endpoint_filter_excludes(pv->def, pv->texts[0]))
+			texts[i] = OidOutputFunctionCall(out, c->constvalue);
+			if (pv->closed && psvc_endpoint_filter_excludes(pv->def, texts[i]))
 				none = pv->def->name;
 		}
 		else
 		{
-			pv->texts[0] = psprintf("{%s}", pv->def->kind == PSVC_COL_PATH ? pv->def->param : pv->def->name);
-			if (pv->closed)
-				unmapped = lappend(unmapped, pv);
+			/* an array fans out: one call per element, named by its parameter */
+			if (IsA(expr, Const) && !((Const *) expr)->constisnull)
+			{
+				Const	   *c = (Const *) expr;
+				int			n;
+
+				if (pv->closed)
+				{
+					/* only the documented values it names are sent */
+					n = closed_array_values(pv, c);
+					if (n == 0)
+						none = pv->def->name;
+				}
+				else
+				{
+					ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
+
+					n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+				}
+				nreq *= Max(n, 1);
+				texts[i] = psprintf("{%s}", pv->def->param);
+			}
+			else
+				texts[i] = psprintf("{%s}", pv->def->kind == PSVC_COL_PATH ?
+									pv->def->param : pv->def->name);
+			placeholders[i] = true;
 		}
+		i++;
 	}
-	/* the first request, as planned: not what is left after a run (ANALYZE) */
-	fetched = st->rows_fetched;
-	st->rows_fetched = 0;
-	req = psvc_scan_build_request(st, &s0);
-	st->rows_fetched = fetched;
+	/* the first page, as planned: not what is left after a run (ANALYZE) */
+	call = psvc_scan_make_call(st, texts, placeholders,
+							   psvc_scan_page_limit(st, 0), NULL);
 	/* a plan without the required key shows it as a placeholder */
 	if (st->missing)
 	{
 		const PsvcColumnDef *c = psvc_endpoint_column(st->ep, st->missing);
 		const char *param = c ? c->param : st->missing;
 
-		req->path_params = lappend(req->path_params,
-								   psvc_kv(param, psprintf("{%s}", param)));
-	}
-	/*
-	 * a closed filter's placeholder is no documented value, so the request
-	 * left it out: it goes with the filters, before limit and cursor
-	 */
-	foreach(lc, unmapped)
-	{
-		PushedValue *pv = lfirst(lc);
-		int			at = 0;
-		ListCell   *lc2;
-
-		if (st->detail)
-			break;
-		foreach(lc2, req->query)
-		{
-			if (strcmp(((PsvcKV *) lfirst(lc2))->name, "limit") == 0)
-				break;
-			at++;
-		}
-		req->query = list_insert_nth(req->query, at, psvc_kv(pv->def->param, pv->texts[0]));
-	}
-	/* placeholders are shown as written, not URL-encoded */
-	initStringInfo(&buf);
-	for (const char *p = psvc_http_describe(req); *p; p++)
-	{
-		if (strncmp(p, "%7B", 3) == 0 || strncmp(p, "%7D", 3) == 0)
-		{
-			appendStringInfoChar(&buf, p[2] == 'B' ? '{' : '}');
-			p += 2;
-		}
-		else
-			appendStringInfoChar(&buf, *p);
+		if (psvc_op_param(call->op, param, strlen(param)) != NULL)
+			psvc_call_set_placeholder(call, param, psprintf("{%s}", param));
 	}
 	if (none != NULL)
 		ExplainPropertyText("Partner Request",
 							psprintf("none (no documented value of %s)", none), es);
 	else
-		ExplainPropertyText("Partner Request", buf.data, es);
+		ExplainPropertyText("Partner Request", psvc_call_describe(call), es);
 	if (st->missing)
 		ExplainPropertyText("Partner Missing Key", st->missing, es);
 	if (nreq > 1 && none == NULL)

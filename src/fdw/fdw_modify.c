@@ -20,9 +20,10 @@
  * DELETE ... RETURNING shows the row as read: for it we also ask for the
  * whole-row junk column, as PostgreSQL itself does for UPDATE.
  *
- * Retries: these requests change state, so http.c repeats them only when
- * nothing was done (429, no connection); any other failure is an error,
- * and one whose outcome is unknown says so.
+ * Retries: these requests change state (their rows are not safe), so the
+ * call module repeats them only when nothing was done (429, no
+ * connection); any other failure is an error, and one whose outcome is
+ * unknown says so.
  *
  * Memory: each row's body, request, response and decoded answer live in a
  * per-row context, reset before the next row; values stored in the slot
@@ -346,14 +347,15 @@ static TupleTableSlot *
 modify_row(PsvcModifyState *st, TupleTableSlot *slot, TupleTableSlot *planSlot)
 {
 	MemoryContext old;
-	PsvcHttpRequest req = {0};
-	PsvcHttpResponse *resp;
+	PsvcCall   *call;
+	PsvcResult *res;
 	StringInfo	body;
 	ErrorContextCallback errcb;
 	RowErrorArg arg = {st, NULL};
 
 	MemoryContextReset(st->row_cxt);
 	old = MemoryContextSwitchTo(st->row_cxt);
+	call = psvc_call_make(st->rd, st->server, NULL);
 
 	if (st->route_param != NULL)
 	{
@@ -367,7 +369,7 @@ modify_row(PsvcModifyState *st, TupleTableSlot *slot, TupleTableSlot *planSlot)
 							st->op == CMD_DELETE ? "delete" : "update",
 							RelationGetRelationName(st->rel), st->key->name)));
 		arg.key = OutputFunctionCall(&st->key->out, d);
-		req.path_params = list_make1(psvc_kv(st->route_param, arg.key));
+		psvc_call_set_path(call, st->route_param, arg.key);
 	}
 
 	errcb.callback = row_error_callback;
@@ -396,29 +398,20 @@ modify_row(PsvcModifyState *st, TupleTableSlot *slot, TupleTableSlot *planSlot)
 		slot_getallattrs(slot);
 
 	body = psvc_fdw_modify_body(st, slot);
-	req.op = st->rd;
-	req.server = st->server;
-	req.method = st->rd->method;
-	req.route = st->rd->route;
 	if (body != NULL)
-	{
-		req.body = body->data;
-		req.body_len = body->len;
-		req.content_type = "application/json";
-	}
-	req.return_errors = true;
+		psvc_call_set_body(call, body->data, body->len);
 	psvc_xact_set_writer("foreign table \"%s\"", RelationGetRelationName(st->rel));
-	resp = psvc_http_request(&req);
+	res = psvc_call_run(call);
 
-	if (resp->status == 404 && arg.key != NULL)
+	if (res->kind == PSVC_CALL_HTTP_ERROR && res->status == 404 && arg.key != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("row with %s = %s of foreign table \"%s\" does not exist at the service",
 						st->key->name, arg.key, RelationGetRelationName(st->rel)),
 				 errdetail("%s %s answered HTTP status 404: the row was read, then removed at the service before the %s.",
-						   req.method, req.route, op_name(st->op))));
-	if (resp->status < 200 || resp->status > 299)
-		psvc_http_raise(&req, resp);
+						   st->rd->method, st->rd->route, op_name(st->op))));
+	if (res->kind != PSVC_CALL_OK)
+		psvc_call_raise(call, res);
 
 	if (st->op == CMD_DELETE)
 	{
@@ -426,7 +419,7 @@ modify_row(PsvcModifyState *st, TupleTableSlot *slot, TupleTableSlot *planSlot)
 			ExecMaterializeSlot(slot);
 	}
 	else
-		psvc_fdw_modify_store_answer(st, slot, resp);
+		psvc_fdw_modify_store_answer(st, slot, res);
 
 	error_context_stack = errcb.previous;
 	MemoryContextSwitchTo(old);

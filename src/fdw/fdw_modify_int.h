@@ -24,7 +24,7 @@
 #include "utils/rel.h"
 
 #include "fdw.h"
-#include "http.h"
+#include "call.h"
 
 /* A column of the table and how it maps. */
 typedef struct ModifyColumn
@@ -77,6 +77,6 @@ extern StringInfo psvc_fdw_modify_body(PsvcModifyState *st, TupleTableSlot *slot
 
 /* Replaces the row in slot by the service's answer, if it has one. */
 extern void psvc_fdw_modify_store_answer(PsvcModifyState *st, TupleTableSlot *slot,
-										 PsvcHttpResponse *resp);
+										 PsvcResult *res);
 
 #endif							/* PSVC_FDW_MODIFY_INT_H */

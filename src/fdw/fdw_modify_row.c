@@ -255,7 +255,7 @@ psvc_fdw_modify_body(PsvcModifyState *st, TupleTableSlot *slot)
  * item.  Materializes the slot, so the row outlives the per-row context.
  */
 void
-psvc_fdw_modify_store_answer(PsvcModifyState *st, TupleTableSlot *slot, PsvcHttpResponse *resp)
+psvc_fdw_modify_store_answer(PsvcModifyState *st, TupleTableSlot *slot, PsvcResult *resp)
 {
 	PsvcPage   *page;
 	PsvcItem   *it;

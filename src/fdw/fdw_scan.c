@@ -39,7 +39,8 @@
  *
  * The API key is the user mapping of the role PostgreSQL checks the
  * table's permissions as (the view owner through a view), as postgres_fdw
- * does; a missing mapping is an error before any request (http.c).
+ * does; a missing mapping is an error before any request (the call
+ * module).
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -465,7 +466,7 @@ psvc_fdw_iterate(ForeignScanState *node)
 		if (++st->since_poll >= 8)
 		{
 			st->since_poll = 0;
-			psvc_http_poll();
+			psvc_call_poll();
 		}
 		it = &st->page->items[st->item++];
 		fill_slot(st, slot, it);

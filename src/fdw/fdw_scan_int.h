@@ -14,8 +14,8 @@
  *	  next page, the transfer, the response (or the decoded page the
  *	  response cache kept) decoded into a page, the prefetch of the next
  *	  one, and the checks on the cursor it names;
- *	- fdw_explain.c: EXPLAIN, which describes the first request as the
- *	  page source would build it.
+ *	- fdw_explain.c: EXPLAIN, which describes the first page's call as
+ *	  the page source's one builder of calls makes it from the plan.
  * fdw_scan.c calls fdw_scan_values.c; it, fdw_scan_values.c and
  * fdw_explain.c call fdw_scan_page.c; never the reverse.
  *
@@ -34,7 +34,7 @@
 #include "utils/rel.h"
 
 #include "catalog.h"
-#include "http.h"
+#include "call.h"
 #include "json.h"
 #include "options.h"
 
@@ -80,6 +80,7 @@ typedef struct Stream
 	int			value;			/* the combination of fanned-out values
 								 * (value_index) */
 	PsvcTransfer *xfer;			/* the page in flight, or NULL */
+	PsvcCall   *call;			/* its call (in xfer_cxt), or NULL */
 	MemoryContext xfer_cxt;
 	char	   *cursor;			/* for the next page; NULL on the first */
 	int64		asked;			/* items asked for by the page in flight */
@@ -180,7 +181,10 @@ extern int	psvc_scan_eval_values(PsvcScanState *st, ExprContext *econtext);
 extern void psvc_scan_error_callback(void *arg);
 extern const char *psvc_scan_detail_param(const PsvcEndpoint *ep);
 extern const char *psvc_scan_items_key(PsvcScanState *st);
-extern PsvcHttpRequest *psvc_scan_build_request(PsvcScanState *st, Stream *s);
+extern int64 psvc_scan_page_limit(PsvcScanState *st, int64 fetched);
+extern PsvcCall *psvc_scan_make_call(PsvcScanState *st, const char *const *texts,
+									 const bool *placeholders, int64 limit,
+									 const char *cursor);
 extern void psvc_scan_start_page(PsvcScanState *st, Stream *s);
 extern void psvc_scan_drop_transfer(Stream *s);
 extern bool psvc_scan_fetch_page(PsvcScanState *st, Stream *s);

@@ -37,7 +37,8 @@
  * A 404 on a stream's first page whose error code the list operation
  * names as "nothing here" (catalog.c: movies' content_not_available, an
  * unknown user or nested-list detail) gives no rows; so does a 404 of a
- * detail read.  Any other failure is an ERROR raised by http.c, with this
+ * detail read.  Any other result is raised by the call module
+ * (psvc_call_raise, with the call the page was asked with), with this
  * scan's table and page in its context.
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -64,7 +65,7 @@
 #define PSVC_SCAN_MAX_CURSOR		4096
 #define PSVC_SCAN_MAX_EMPTY_PAGES	100
 
-static PsvcPage *decode_response(PsvcScanState *st, PsvcHttpResponse *resp);
+static PsvcPage *decode_response(PsvcScanState *st, PsvcResult *resp);
 
 /* error context: which table and page (or column) an error belongs to */
 void
@@ -89,14 +90,17 @@ psvc_scan_detail_param(const PsvcEndpoint *ep)
 	return ep->detail->params[0]->name;
 }
 
-/* Items the next page asks for: the page size, or what a LIMIT still needs. */
-static int64
-page_limit(PsvcScanState *st)
+/*
+ * Items a page asks for after fetched rows: the page size, or what a
+ * LIMIT still needs.
+ */
+int64
+psvc_scan_page_limit(PsvcScanState *st, int64 fetched)
 {
 	int64		want = psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE);
 
-	if (st->limit >= 0 && st->limit - st->rows_fetched < want)
-		want = Max(st->limit - st->rows_fetched, 1);
+	if (st->limit >= 0 && st->limit - fetched < want)
+		want = Max(st->limit - fetched, 1);
 	return want;
 }
 
@@ -109,91 +113,94 @@ psvc_scan_items_key(PsvcScanState *st)
 	return st->ep->items_key ? st->ep->items_key : st->ep->list->envelope;
 }
 
-/*
- * The request for stream s's next page, with each pushed value's text for
- * that stream.  Allocates in CurrentMemoryContext.
- */
-PsvcHttpRequest *
-psvc_scan_build_request(PsvcScanState *st, Stream *s)
+/* The value of path parameter name of call, or a placeholder for it. */
+static void
+set_path(PsvcCall *call, const char *name, const char *value, bool placeholder)
 {
-	PsvcHttpRequest *req = palloc0(sizeof(PsvcHttpRequest));
+	if (placeholder)
+		psvc_call_set_placeholder(call, name, value);
+	else
+		psvc_call_set_path(call, name, value);
+}
 
-	req->op = st->detail ? st->ep->detail : st->ep->list;
-	req->server = st->server;
-	req->method = req->op->method;
-	req->route = req->op->route;
+/*
+ * The call that asks for a page of the scan: the table's list or detail
+ * read with texts[i], the text of pushed value i, in its place (a path
+ * value, the detail key, or a filter), asking for limit items after
+ * cursor (NULL: the first page).  placeholders (or NULL) marks the texts
+ * that EXPLAIN shows as written, values known only at run time.  Reads
+ * nothing of the scan's run.  Allocates in CurrentMemoryContext.
+ */
+PsvcCall *
+psvc_scan_make_call(PsvcScanState *st, const char *const *texts,
+					const bool *placeholders, int64 limit, const char *cursor)
+{
+	PsvcCall   *call = psvc_call_make(st->detail ? st->ep->detail : st->ep->list,
+									  st->server, NULL);
 
 	for (int i = 0; i < st->npushed; i++)
 	{
 		PushedValue *pv = &st->pushed[i];
-		PsvcKV	   *kv = palloc(sizeof(PsvcKV));
-		bool		is_detail = psvc_endpoint_is_detail_key(st->ep, pv->def);
+		const char *value = texts[i];
+		bool		placeholder = placeholders != NULL && placeholders[i];
 
-		kv->value = pv->texts[psvc_scan_value_index(st, i, s->value)];
 		if (pv->def->kind == PSVC_COL_PATH)
+			set_path(call, pv->def->param, value, placeholder);
+		else if (psvc_endpoint_is_detail_key(st->ep, pv->def))
 		{
-			kv->name = pv->def->param;
-			req->path_params = lappend(req->path_params, kv);
+			if (st->detail)
+				set_path(call, psvc_scan_detail_param(st->ep), value, placeholder);
 		}
-		else if (is_detail)
+		else if (!st->detail && placeholder && pv->closed)
 		{
-			if (!st->detail)
-				continue;
-			kv->name = psvc_scan_detail_param(st->ep);
-			req->path_params = lappend(req->path_params, kv);
+			/*
+			 * a closed filter always sends its value (the others are never
+			 * asked for, fdw_scan_values.c): its placeholder stands for one
+			 * of its documented values, so it is shown where they go
+			 */
+			psvc_call_add_query(call, pv->def->param, value, true);
 		}
 		else if (!st->detail)
 		{
 			/* a value no filter value selects exactly: list, then recheck */
-			kv->value = psvc_endpoint_filter_param(pv->def, kv->value);
-			if (kv->value == NULL)
-				continue;
-			kv->name = pv->def->param;
-			req->query = lappend(req->query, kv);
+			value = psvc_endpoint_filter_param(pv->def, value);
+			if (value != NULL)
+				psvc_call_add_query(call, pv->def->param, value, placeholder);
 		}
 	}
 	if (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR)
 	{
-		PsvcKV	   *kv = palloc(sizeof(PsvcKV));
-
-		kv->name = "limit";
-		kv->value = psprintf(INT64_FORMAT, page_limit(st));
-		req->query = lappend(req->query, kv);
-		if (s->cursor)
-		{
-			kv = palloc(sizeof(PsvcKV));
-			kv->name = "cursor";
-			kv->value = s->cursor;
-			req->query = lappend(req->query, kv);
-		}
+		psvc_call_add_query(call, "limit", psprintf(INT64_FORMAT, limit), false);
+		if (cursor)
+			psvc_call_add_query(call, "cursor", cursor, false);
 	}
-	/* a missing object or content is a normal, empty answer (see above) */
-	req->return_errors = true;
-	req->decoded_sig = st->decoded_sig;
-	req->decoded_sig_len = st->decoded_sig_len;
+	psvc_call_set_decoding(call, st->decoded_sig, st->decoded_sig_len);
 	if (st->cache_ttl_ms >= 0)
-	{
-		req->has_cache_ttl = true;
-		req->cache_ttl_ms = st->cache_ttl_ms;
-	}
-	return req;
+		psvc_call_set_cache_ttl(call, st->cache_ttl_ms);
+	return call;
 }
 
 /*
- * Sends the request for stream s's next page.  The request and the
- * transfer live in a new context of their own, a child of scan_cxt
- * (s->xfer_cxt), until the page decoded from the response is released.
+ * Sends the call for stream s's next page, with each pushed value's text
+ * for that stream.  The call and the transfer live in a new context of
+ * their own, a child of scan_cxt (s->xfer_cxt), until the page decoded
+ * from the answer is released.
  */
 void
 psvc_scan_start_page(PsvcScanState *st, Stream *s)
 {
 	MemoryContext old;
+	const char **texts;
 
 	s->xfer_cxt = AllocSetContextCreate(st->scan_cxt, "partner_svc transfer",
 										ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(s->xfer_cxt);
-	s->asked = page_limit(st);
-	s->xfer = psvc_http_start(psvc_scan_build_request(st, s), s->xfer_cxt);
+	s->asked = psvc_scan_page_limit(st, st->rows_fetched);
+	texts = palloc(sizeof(char *) * Max(st->npushed, 1));
+	for (int i = 0; i < st->npushed; i++)
+		texts[i] = st->pushed[i].texts[psvc_scan_value_index(st, i, s->value)];
+	s->call = psvc_scan_make_call(st, texts, NULL, s->asked, s->cursor);
+	s->xfer = psvc_call_start(s->call, s->xfer_cxt);
 	MemoryContextSwitchTo(old);
 	st->n_requests++;
 }
@@ -204,41 +211,29 @@ psvc_scan_drop_transfer(Stream *s)
 {
 	if (s->xfer)
 	{
-		psvc_http_cancel(s->xfer);
+		psvc_call_cancel(s->xfer);
 		s->xfer = NULL;
 	}
 	if (s->xfer_cxt)
 	{
 		MemoryContextDelete(s->xfer_cxt);
 		s->xfer_cxt = NULL;
+		s->call = NULL;
 	}
 }
 
 /*
- * Is this error response a documented "nothing here"?  A detail read's 404
- * is no row with that key; a list's 404 is no rows when its error code is
- * one the operation's row names (movies' content_not_available).
+ * Is this result of stream s's first page a documented "nothing here"?  A
+ * detail read's 404 is no row with that key; a list's 404 is no rows when
+ * its error code is one the operation's row names (movies'
+ * content_not_available).
  */
 static bool
-is_empty_answer(PsvcScanState *st, Stream *s, PsvcHttpResponse *resp)
+is_empty_answer(PsvcScanState *st, Stream *s, PsvcResult *res)
 {
-	PsvcJsonErrorBody eb;
-	const char *code;
-
-	if (resp->status != 404 || s->pages > 0)
+	if (res->kind != PSVC_CALL_HTTP_ERROR || res->status != 404 || s->pages > 0)
 		return false;
-	if (st->detail)
-		return true;
-	if (st->ep->list->empty_codes == NULL ||
-		!psvc_json_error_body(resp->body, resp->body_len,
-							  GetDatabaseEncoding(), &eb))
-		return false;
-	/* {"error": "code"} or {"error": {"code": "code"}}, as the functions read it */
-	if (eb.error != NULL)
-		code = eb.error_is_string ? eb.error : NULL;
-	else
-		code = eb.code_is_string ? eb.code : NULL;
-	return psvc_op_empty_code(st->ep->list, code);
+	return st->detail || psvc_call_is_empty(s->call, res);
 }
 
 /*
@@ -318,7 +313,7 @@ psvc_scan_release_page(PsvcScanState *st)
 bool
 psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 {
-	PsvcHttpResponse *resp;
+	PsvcResult *resp;
 	instr_time	t0,
 				t1;
 	MemoryContext old;
@@ -333,7 +328,7 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 	error_context_stack = &errcb;
 
 	INSTR_TIME_SET_CURRENT(t0);
-	resp = psvc_http_finish(s->xfer);
+	resp = psvc_call_finish(s->xfer);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	st->wait_ms += INSTR_TIME_GET_MILLISEC(t1);
@@ -350,13 +345,14 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 	st->rl_wait_ms += resp->rl_wait_ms;
 	s->xfer = NULL;
 
-	if (resp->status < 200 || resp->status > 299)
+	if (resp->kind != PSVC_CALL_OK)
 	{
 		if (!is_empty_answer(st, s, resp))
-			psvc_http_raise(psvc_scan_build_request(st, s), resp);
+			psvc_call_raise(s->call, resp);
 		error_context_stack = errcb.previous;
 		MemoryContextDelete(s->xfer_cxt);
 		s->xfer_cxt = NULL;
+		s->call = NULL;
 		s->done = true;
 		s->complete = true; /* the documented "nothing here" */
 		return false;
@@ -373,6 +369,7 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 	 */
 	body_cxt = s->xfer_cxt;
 	s->xfer_cxt = NULL;
+	s->call = NULL;
 	if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH) && !st->detail &&
 		st->ep->list->paging == PSVC_PAGING_CURSOR &&
 		(st->limit < 0 ||
@@ -457,7 +454,7 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
  * left beside a cached answer for the next scan.
  */
 static PsvcPage *
-decode_response(PsvcScanState *st, PsvcHttpResponse *resp)
+decode_response(PsvcScanState *st, PsvcResult *resp)
 {
 	PsvcPage   *page = NULL;
 	char	   *flat;
@@ -475,14 +472,14 @@ decode_response(PsvcScanState *st, PsvcHttpResponse *resp)
 										  psprintf("GET %s", st->detail ?
 												   st->ep->detail->route :
 												   st->ep->list->route));
-	room = psvc_http_decoded_room(resp);
+	room = psvc_call_decoded_room(resp);
 	if (room > 0)
 	{
 		flat = psvc_json_page_flatten(page, resp->body, resp->body_len,
 									  st->nfields, room, &flat_len);
 		if (flat != NULL)
 		{
-			psvc_http_keep_decoded(resp, flat, flat_len);
+			psvc_call_keep_decoded(resp, flat, flat_len);
 			pfree(flat);
 		}
 	}

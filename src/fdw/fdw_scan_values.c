@@ -160,7 +160,7 @@ check_path_values(PsvcScanState *st)
 		{
 			if (k % PSVC_SCAN_INTERRUPT_EVERY == 0)
 				CHECK_FOR_INTERRUPTS();
-			psvc_http_check_param(op, name, pv->texts[k]);
+			psvc_call_check_param(op, name, pv->texts[k]);
 		}
 	}
 }

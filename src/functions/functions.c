@@ -292,43 +292,6 @@ psvc_fn_member_jsonb(Jsonb *j, const char *key)
 }
 
 /*
- * The service's error code in an error body: error.code of
- * {"error":{"code":...}}, or error of {"error":"..."}; NULL for any other
- * body.  Read by the JSON layer's one reader of error bodies (json.h);
- * never raises for a bad body.
- */
-char *
-psvc_fn_error_code(const PsvcHttpResponse *resp)
-{
-	PsvcJsonErrorBody eb;
-
-	if (!psvc_json_error_body(resp->body, resp->body_len,
-							  GetDatabaseEncoding(), &eb))
-		return NULL;
-	if (eb.error != NULL)
-		return eb.error_is_string ? eb.error : NULL;
-	return eb.code_is_string ? eb.code : NULL;
-}
-
-/*
- * The body of the successful response resp to req as jsonb.  A body that
- * is not JSON raises an error naming the request.  CurrentMemoryContext.
- */
-Jsonb *
-psvc_fn_body(const PsvcHttpRequest *req, const PsvcHttpResponse *resp)
-{
-	Jsonb	   *body = psvc_fn_parse(resp->body, resp->body_len);
-
-	if (body == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_STRING_FORMAT),
-				 errmsg("invalid JSON in the response of %s %s", req->method, req->route),
-				 resp->body_len == 0 ? errdetail("The response had no body.") :
-				 errdetail("The body is not valid JSON text.")));
-	return body;
-}
-
-/*
  * The JSON text of j to send as a request body, in the server encoding
  * (http.c sends every body as UTF-8); *len receives its length.
  * CurrentMemoryContext.

@@ -7,10 +7,12 @@
  *		  (functions_exec.c).
  *
  * The functions themselves are in one file per service family:
- * functions_orders.c, functions_content.c (movies, catalog, generation),
- * functions_files.c and functions_scheduler.c; they export nothing but
- * their entry points, each of which names its operation (catalog.h).
- * They send through the HTTP client (http.h) and read answers as jsonb.
+ * functions_orders.c, functions_transactions.c, functions_content.c
+ * (movies, catalog, generation), functions_files.c and
+ * functions_scheduler.c; they export nothing but their entry points, each
+ * of which names its operation (catalog.h).  They make calls (call.h)
+ * and read answers as jsonb; a create or a cancel whose answer was lost
+ * is settled by functions_settle.c.
  *
  * Memory: everything returned here is allocated in CurrentMemoryContext,
  * the function call's context.
@@ -28,7 +30,7 @@
 #include "fmgr.h"
 #include "utils/jsonb.h"
 
-#include "http.h"
+#include "call.h"
 #include "options.h"
 
 /*
@@ -45,10 +47,6 @@ extern Jsonb *psvc_fn_parse(const char *text, size_t len);
 extern JsonbValue *psvc_fn_member(Jsonb *j, const char *key);
 extern char *psvc_fn_member_text(Jsonb *j, const char *key);	/* strings only */
 extern Jsonb *psvc_fn_member_jsonb(Jsonb *j, const char *key);	/* NULL for null */
-/* error.code or a string error of an error body, else NULL */
-extern char *psvc_fn_error_code(const PsvcHttpResponse *resp);
-/* the body as jsonb; raise naming req when it is not JSON */
-extern Jsonb *psvc_fn_body(const PsvcHttpRequest *req, const PsvcHttpResponse *resp);
 /* j as JSON text in UTF-8, for a request body */
 extern char *psvc_fn_json_text(Jsonb *j, size_t *len);
 
@@ -56,7 +54,7 @@ extern char *psvc_fn_json_text(Jsonb *j, size_t *len);
 
 /*
  * A SQL function that is one operation of the catalogue: its C entry point
- * names the row, and psvc_exec does the rest (argument, server, request,
+ * names the row, and psvc_exec does the rest (argument, server, call,
  * answer, errors).  Write PSVC_OPERATION_FUNCTION(fn, id) without a
  * semicolon after it.
  */
@@ -69,52 +67,121 @@ extern Datum psvc_exec(FunctionCallInfo fcinfo, const struct PsvcOperation *op);
 extern PsvcServer *psvc_exec_server(const struct PsvcOperation *op,
 									FunctionCallInfo fcinfo, int argno);
 /*
- * The request of op on server, its path parameters from values (one per
- * op->params, in order; NULL when op has none), retries as op->safe says,
- * errors given back (return_errors).  CurrentMemoryContext.
+ * Argument 0 as the value of op's one path parameter, checked against its
+ * rule before anything is sent (22023).  CurrentMemoryContext.
  */
-extern PsvcHttpRequest *psvc_exec_request(const struct PsvcOperation *op,
-										  const PsvcServer *server,
-										  const char *const *values);
-/* Sets req's body to JSON text (server encoding) of len bytes. */
-extern void psvc_exec_set_body(PsvcHttpRequest *req, char *json, size_t len);
+extern char *psvc_exec_path_arg(FunctionCallInfo fcinfo,
+								const struct PsvcOperation *op);
+/* Sets the JSON text of j as the body of call. */
+extern void psvc_exec_set_jsonb_body(PsvcCall *call, Jsonb *j);
 /* The body {"<body_member>": value} of a PSVC_ARG_BODY_MEMBER operation; 22023 if empty. */
-extern void psvc_exec_set_member_body(PsvcHttpRequest *req, const char *value);
-/* The payload of a 2xx answer: its envelope's member, or the body. */
-extern Jsonb *psvc_exec_payload(const PsvcHttpRequest *req,
-								const PsvcHttpResponse *resp);
+extern void psvc_exec_set_member_body(PsvcCall *call, const char *value);
+/* The payload of an answer: its envelope's member, or the body. */
+extern Jsonb *psvc_exec_payload(const PsvcCall *call, const PsvcResult *res);
 /*
- * Sends req and returns the payload; NULL for a 404 whose code the
- * operation names as "nothing here".  Other failures raise.
+ * Runs call and returns the payload; NULL for a 404 whose code the
+ * operation names as "nothing here".  Other results raise.
  */
-extern Jsonb *psvc_exec_send(const PsvcHttpRequest *req);
+extern Jsonb *psvc_exec_send(const PsvcCall *call);
+/*
+ * The string member of the payload of an answer to call; raises naming
+ * the call and the row's envelope when it is missing or not a string.
+ */
+extern char *psvc_exec_text_member(const PsvcCall *call, Jsonb *payload,
+								   const char *member);
+
+/* ---- functions_settle.c: finding out what a lost write did ---- */
 
 /*
- * A create whose answer may be lost (create_order, create_transaction):
- * what it is called, and how to find out whether a lost request made its
- * object.  settle returns that object, read back and marked "recovered",
- * or NULL with *none when not a trace of it exists (then the create is
- * sent again); a partial trace raises psvc_exec_create_unknown.  can_settle
- * is false when the payload carries nothing to look it up by.
+ * A create whose answer may be lost (create_order, create_transaction),
+ * as data: the lost request made objects or not, and the objects are
+ * looked for by the keys of the items of the payload.
  */
-typedef Jsonb *(*PsvcSettleFn) (void *arg, const char *failure, bool *none);
-typedef struct PsvcCreateDef
+typedef struct PsvcSettleCreate
 {
-	const char *function;		/* "create_order" */
-	const char *object;			/* "order" */
-	const char *where;			/* where a reader looks for one by hand */
-} PsvcCreateDef;
+	const char *function;		/* "create_order", for messages */
+	const char *object;			/* "order": what the create makes */
+	const struct PsvcOperation *create; /* the operation sent */
+	const struct PsvcOperation *lookup; /* reads one found object by its
+										 * key; its row's "nothing here"
+										 * codes mean none */
+	const char *items;			/* the payload's array of items
+								 * ("vignettes"), one object each */
+	const char *key;			/* each item's member the lookup takes
+								 * ("custom_id") */
+	const char *const *same;	/* members an object found must share with
+								 * its item, NULL-terminated */
+	const char *count;			/* a member of the object found... */
+	const char *payload_count;	/* ...with as many elements as this one of
+								 * the payload ("cars", "vehicles") */
+	const char *group;			/* a member every object found has, the
+								 * same in all ("transaction_id") */
+	const char *exists_code;	/* the error code of a resend refused
+								 * because the key exists */
+	const char *looking;		/* context of the lookups: "looking the
+								 * orders up by custom id" */
+	/* sentences of the unknown-outcome error (08006) */
+	const char *none_found;		/* nothing found, resends spent */
+	const char *some_found;		/* objects for some items only */
+	const char *differ;			/* objects that differ from the payload */
+	const char *hint_keys;		/* how to check, when every item has a key */
+	const char *hint_no_keys;	/* the same, when some item has none */
+	/*
+	 * What the create answers, made from what was found: the objects (a
+	 * List of Jsonb *, one per item) and their group value.  Raises for a
+	 * failed call.  CurrentMemoryContext.
+	 */
+	Jsonb	   *(*answer) (const PsvcServer *server, Jsonb *payload,
+						   List *found, const char *group);
+} PsvcSettleCreate;
 
 /*
- * Sends the create req (its body set) until it has an answer, settling
- * each lost one with settle(arg); returns the object made.  Every failure
- * raises.  CurrentMemoryContext.
+ * Sends the create (body payload) until it has an answer; a lost answer
+ * or a 5xx is settled by looking the objects up (found: they are the
+ * answer, marked "recovered"; not a trace: the create is sent again, at
+ * most max_retries times; anything in between: 08006 with what was
+ * found).  Every failure raises.  CurrentMemoryContext.
  */
-extern Jsonb *psvc_exec_create(const PsvcCreateDef *def, PsvcServer *server,
-							   PsvcHttpRequest *req, bool can_settle,
-							   PsvcSettleFn settle, void *arg);
-/* The error of a create whose outcome could not be found out (08006). */
-extern void psvc_exec_create_unknown(const PsvcCreateDef *def, const char *failure,
-									 const char *found, bool have_ids) pg_attribute_noreturn();
+extern Jsonb *psvc_settle_create(const PsvcSettleCreate *def,
+								 const PsvcServer *server, Jsonb *payload);
+
+/*
+ * A cancel whose answer may be lost (cancel_pending, cancel_transaction),
+ * as data: the object's state, read after a lost answer, tells whether
+ * the cancel happened; read after a refusal (409), it names the state.
+ */
+typedef struct PsvcSettleCancel
+{
+	const char *function;		/* "cancel_pending", for messages */
+	const char *object;			/* "order" */
+	const struct PsvcOperation *cancel; /* the operation sent */
+	const struct PsvcOperation *read;	/* reads the object's state (its
+										 * payload is what a settled cancel
+										 * returns) */
+	const char *state;			/* the payload's member holding the state */
+	const char *state_absent;	/* the state when the member is absent, or
+								 * NULL: it must be a string */
+	const char *done;			/* the state of a cancelled object */
+	const char *needed;			/* the state the cancel applies to */
+	const char *reading;		/* context: "reading the order's status" */
+	const char *now;			/* detail: "The order's status is now", the
+								 * state follows */
+	const char *hint_unknown;	/* hint of the unknown-outcome error */
+	const char *applies;		/* detail of a refusal: "cancel_pending
+								 * applies only to PENDING orders." */
+	const char *other_state;	/* refusal: a state another function
+								 * cancels, or NULL... */
+	const char *hint_other;		/* ...and the hint that names it */
+	const char *hint_refused;	/* refusal in any other state, or NULL */
+} PsvcSettleCancel;
+
+/*
+ * Sends the cancel of the object id; a lost answer is settled by reading
+ * the state (done: the state's payload is the result; still needed: sent
+ * once more; else 08006), a refusal (409) raises 55000 naming the state.
+ * Every other failure raises.  CurrentMemoryContext.
+ */
+extern Jsonb *psvc_settle_cancel(const PsvcSettleCancel *def,
+								 const PsvcServer *server, const char *id);
 
 #endif							/* PSVC_FUNCTIONS_H */

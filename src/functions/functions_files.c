@@ -10,8 +10,9 @@
  * so longer data is sent as several appends, in order.
  *
  * An append is not idempotent: the service appends whatever it receives,
- * so a chunk sent twice is stored twice.  http.c therefore never repeats a
- * PUT by itself except where nothing was done (429, no connection).  When
+ * so a chunk sent twice is stored twice.  Its row of the catalogue is not
+ * safe, so the call module never repeats it by itself except where
+ * nothing was done (429, no connection).  When
  * the answer to an append is lost (connection closed or reset, timeout) or
  * is a 5xx, which may come from a gateway after the service appended, the
  * outcome is unknown, and we do what the document prescribes: read the
@@ -108,8 +109,8 @@ op_text(PsvcOpId id)
 static Jsonb *
 get_file_info(PsvcServer *server, const char *file_id)
 {
-	return psvc_exec_send(psvc_exec_request(psvc_op(PSVC_OP_FILE_GET), server,
-											&file_id));
+	return psvc_exec_send(psvc_call_make(psvc_op(PSVC_OP_FILE_GET), server,
+										 &file_id));
 }
 
 /* Sleeps before the n-th resend (n from 0), interruptibly. */
@@ -161,7 +162,7 @@ append_piece(Upload *up, const char *data, int len, MemoryContext up_cxt)
 	int			resends = 0;
 	Jsonb	   *info;
 	int64		seen;
-	PsvcHttpRequest *req;
+	PsvcCall   *call;
 	static const char head[] = "{\"data\":\"";
 	static const char tail[] = "\"}";
 
@@ -175,27 +176,26 @@ append_piece(Upload *up, const char *data, int len, MemoryContext up_cxt)
 		elog(ERROR, "could not encode %d bytes as Base64", len);
 	memcpy(body + sizeof(head) - 1 + n, tail, sizeof(tail));
 
-	req = psvc_exec_request(psvc_op(PSVC_OP_UPLOAD_APPEND), up->server, &up->file_id);
-	psvc_exec_set_body(req, body, sizeof(head) - 1 + n + sizeof(tail) - 1);
-	req->report_transport_errors = true;
+	call = psvc_call_make(psvc_op(PSVC_OP_UPLOAD_APPEND), up->server, &up->file_id);
+	psvc_call_set_body(call, body, sizeof(head) - 1 + n + sizeof(tail) - 1);
 
 	for (;;)
 	{
-		PsvcHttpResponse *resp = psvc_http_request(req);
+		PsvcResult *res = psvc_call_run(call);
 
-		if (resp->status >= 200 && resp->status <= 299)
+		if (res->kind == PSVC_CALL_OK)
 		{
-			info = psvc_exec_payload(req, resp);
+			info = psvc_exec_payload(call, res);
 			seen = fileinfo_size(info, op_text(PSVC_OP_UPLOAD_APPEND));
 			if (seen != up->size + len)
 				report_size_mismatch(up, "an append", seen, len);
 			break;
 		}
 		/* a 4xx (429 after the retries included) is an answer: nothing done */
-		if (resp->status != 0 && resp->status < 500)
-			psvc_http_raise(req, resp);
+		if (res->kind == PSVC_CALL_HTTP_ERROR && res->status < 500)
+			psvc_call_raise(call, res);
 
-		/* lost answer or 5xx: the size tells whether the append happened */
+		/* no answer or a 5xx: the size tells whether the append happened */
 		info = get_file_info(up->server, up->file_id);
 		seen = fileinfo_size(info, op_text(PSVC_OP_FILE_GET));
 		if (seen == up->size + len)
@@ -203,7 +203,7 @@ append_piece(Upload *up, const char *data, int len, MemoryContext up_cxt)
 		if (seen != up->size)
 			report_size_mismatch(up, "a failed append", seen, len);
 		if (resends >= psvc_options_setting(up->server, PSVC_SETTING_MAX_RETRIES))
-			psvc_http_raise(req, resp);
+			psvc_call_raise(call, res);
 		resend_backoff(resends++);
 	}
 
@@ -261,11 +261,10 @@ append_all(Upload *up, const char *data, int64 len)
 static Jsonb *
 create_upload(PsvcServer *server, const char *filename)
 {
-	PsvcHttpRequest *req = psvc_exec_request(psvc_op(PSVC_OP_UPLOAD_CREATE),
-											 server, NULL);
+	PsvcCall   *call = psvc_call_make(psvc_op(PSVC_OP_UPLOAD_CREATE), server, NULL);
 
-	psvc_exec_set_member_body(req, filename);
-	return psvc_exec_send(req);
+	psvc_exec_set_member_body(call, filename);
+	return psvc_exec_send(call);
 }
 
 /* The "file_id" member of a FileInfo. */

@@ -14,11 +14,11 @@
  * activate, clone, sync-token, the execution email).  Repeating one is not
  * harmless: a second run starts a second execution, a second clone makes a
  * second job, a second email is a second email.  Those rows are not safe,
- * which makes http.c treat them like a POST: retried only on 429 and when
+ * which makes the call module treat them like a POST: retried only on 429 and when
  * no connection could be made, never after a 5xx, a timeout or a lost
  * connection (that error says the outcome is unknown).  The plain reads
  * (the execution summary) are retried as any GET.  PUT (save) and DELETE
- * are never repeated by http.c either.
+ * are never repeated by the call module either.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *

@@ -49,7 +49,7 @@ static void encoding_error_context(void *arg);
 /*
  * The page's own copy of the body, for the parser: NUL-terminated, in
  * CurrentMemoryContext.  The body is already in the server encoding:
- * http.c verified its UTF-8 and converted it (psvc_http_finish), the one
+ * http.c verified its UTF-8 and converted it (psvc_call_finish), the one
  * conversion of every response.  *len is unchanged.
  */
 const char *

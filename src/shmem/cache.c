@@ -5,8 +5,8 @@
  *		  services, shared by every backend of the server, in a fixed
  *		  segment of shared memory.
  *
- * What is cached.  A GET that is not marked unsafe, answered 2xx, whose
- * TTL is above zero.  The TTL is, first found: the foreign table's option
+ * What is cached.  A GET whose row of the catalogue is safe (the call
+ * module probes no other call), answered 2xx, whose TTL is above zero.  The TTL is, first found: the foreign table's option
  * cache_ttl (scans only), the server's option cache_ttl, the default of the
  * request's operation (cache_ttl_s of its row in catalog.c: product
  * catalogue and movie content; everything else 0).  Errors, answers larger than an eighth of
@@ -14,7 +14,7 @@
  * a request that changes state is never cached.  docs/cache.md has the
  * defaults and the reasons.
  *
- * The key.  SHA-256 of (database, server, the API key, method, full URL
+ * The key (cache_key.c).  SHA-256 of (database, server, the API key, method, full URL
  * with its query string, the server's proxy and TLS files).  An answer is
  * thus served only to a role whose user mapping gives the same key (the
  * key itself is never stored, only the hash of the whole request), and a
@@ -30,8 +30,8 @@
  * Modified makes the entry fresh again and serves it (psvc_cache_refresh);
  * the request counts against the rate limit, but no body is transferred.
  *
- * Invalidation.  Every request that may change state at a service (any
- * method but GET and HEAD, and GETs marked unsafe) bumps the generation of
+ * Invalidation.  Every call that may change state at a service (every
+ * operation whose row is not safe) bumps the generation of
  * its server when it starts, when it ends and when it is abandoned; an
  * entry made under an older generation is stale, and an answer whose
  * request started before a bump is not stored.  A cancel_order(id) or an
@@ -70,8 +70,6 @@
  */
 #include "postgres.h"
 
-#include <openssl/evp.h>
-
 #include "common/hashfn.h"
 #include "funcapi.h"
 #include "lib/ilist.h"
@@ -86,15 +84,13 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "cache.h"
+#include "cache_int.h"
 #include "catalog.h"
 #include "guc.h"
-#include "http.h"
 #include "options.h"
 #include "ratelimit.h"
 
 #define PSVC_CACHE_TRANCHE		"partner_svc_cache"
-#define PSVC_CACHE_KEY_LEN		32	/* SHA-256 */
 #define PSVC_CACHE_BLOCK		2048	/* bytes of one data block */
 #define PSVC_CACHE_GEN_SLOTS	256 /* server generations */
 #define PSVC_CACHE_MIN_KB		128
@@ -161,8 +157,7 @@ struct PsvcCacheProbe
 	int			ttl_ms;
 	size_t		max_body;		/* the response size limit of the request */
 	TimestampTz started;
-	const char *method;			/* for the stats row */
-	const char *route;
+	const PsvcOperation *op;	/* the catalogue's row, for the stats row */
 	const char *dec_sig;		/* the signature of the caller's decoding */
 	size_t		dec_sig_len;
 	uint64		stamp;			/* of the entry read or stored, 0: none */
@@ -317,22 +312,23 @@ cache_shmem_startup(void)
  */
 
 /*
- * The TTL of req in real milliseconds: the table's option, the server's
- * option, else the default of its operation in the catalogue (catalog.c),
+ * The TTL of a call in real milliseconds: table_ttl_ms (the table's
+ * option, -1 without), the server's option, else the default of its
+ * operation in the catalogue (catalog.c),
  * all in the partners' time, scaled by partner_svc.cache_time_scale (a
  * scaled TTL is at least 1 ms: only 0 means "not cached").
  */
 static int
-request_ttl(const PsvcHttpRequest *req)
+request_ttl(const PsvcCallKey *ck, int table_ttl_ms)
 {
 	int			ttl;
 
-	if (req->has_cache_ttl)
-		ttl = req->cache_ttl_ms;
-	else if (req->server->cache_ttl_ms >= 0)
-		ttl = req->server->cache_ttl_ms;
+	if (table_ttl_ms >= 0)
+		ttl = table_ttl_ms;
+	else if (ck->server->cache_ttl_ms >= 0)
+		ttl = ck->server->cache_ttl_ms;
 	else
-		ttl = req->op != NULL ? req->op->cache_ttl_s * 1000 : 0;
+		ttl = ck->op->cache_ttl_s * 1000;
 	if (ttl <= 0 || cache_time_scale >= 1.0)
 		return ttl;
 	return Max((int) (ttl * cache_time_scale), 1);
@@ -439,204 +435,40 @@ copy_chain(int32 *block, int *off, char *buf, size_t len, bool out)
  * ---------------------------------------------------------------------
  */
 
-/*
- * SHA-256 of the concatenation of n (pointer, length) pairs into out.
- *
- * Straight through OpenSSL's EVP interface with the algorithm fetched once
- * and one context per backend, both kept for the life of the process
- * (OpenSSL's own allocations, a few hundred bytes).  pg_cryptohash asks
- * OpenSSL 3 to look the algorithm up and makes a context for every digest:
- * that was 13% of a cached scan of products, two digests per probe
- * (docs/performance.md).  The context holds no input after a digest:
- * OpenSSL clears its block buffer when it finishes.  A failure leaves the
- * context to be initialised again by the next call.
- */
-static void
-sha256(uint8 *out, int n, const void **parts, const size_t *lens)
-{
-	static EVP_MD *md = NULL;
-	static EVP_MD_CTX *ctx = NULL;
-	unsigned int outlen = 0;
-	bool		ok;
-
-	if (ctx == NULL)
-	{
-		if (md == NULL)
-			md = EVP_MD_fetch(NULL, "SHA256", NULL);
-		if (md != NULL)
-			ctx = EVP_MD_CTX_new();
-		if (ctx == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory"),
-					 errdetail("OpenSSL could not set up SHA-256 for the response cache key.")));
-	}
-	ok = EVP_DigestInit_ex2(ctx, md, NULL) == 1;
-	for (int i = 0; ok && i < n; i++)
-		ok = EVP_DigestUpdate(ctx, parts[i], lens[i]) == 1;
-	ok = ok && EVP_DigestFinal_ex(ctx, out, &outlen) == 1 &&
-		outlen == PSVC_CACHE_KEY_LEN;
-	if (!ok)
-		elog(ERROR, "could not compute the response cache key with OpenSSL");
-}
-
-/*
- * The request keys computed last, per backend.  A key needs the API key of
- * the user mapping and a SHA-256 digest: a quarter of what a scan answered
- * by the cache spent outside PostgreSQL's executor.  A key depends only on
- * the database (fixed for the backend), the server and role whose mapping
- * gives the API key, the server's options (proxy, TLS files), the method
- * and the URL; it is reused while the options epoch (options.h: any change
- * of a server or user mapping moves it) has not moved.  Only digests are
- * kept, never an API key.
- */
-#define PSVC_CACHE_KEY_MEMO 16
-
-typedef struct KeyMemo
-{
-	Oid			serverid;
-	Oid			userid;
-	uint64		epoch;
-	char	   *request;		/* "METHOD URL", in key_memo_cxt; NULL: free */
-	uint8		key[PSVC_CACHE_KEY_LEN];
-} KeyMemo;
-
-static KeyMemo key_memo[PSVC_CACHE_KEY_MEMO];
-static int	key_memo_next = 0;	/* the slot a new key replaces */
-static MemoryContext key_memo_cxt = NULL;
-
-/*
- * The digest of one request (with its server's options), into key.  The
- * API key is read in place and wiped, on every path, once digested.
- */
-static void
-digest_request(const PsvcHttpRequest *req, const char *url, uint8 *key)
-{
-	char	   *api_key = psvc_options_api_key(req->server);
-	Oid			ids[2];
-	const char *conn[4];
-	const void *parts[9];
-	size_t		lens[9];
-
-	/*
-	 * Every string ends with its NUL so that no two requests give the same
-	 * input, and a request without a key has a marker of its own.
-	 */
-	ids[0] = MyDatabaseId;
-	ids[1] = req->server->serverid;
-	parts[0] = ids;
-	lens[0] = sizeof(ids);
-	parts[1] = api_key != NULL ? "K" : "-";
-	lens[1] = 1;
-	parts[2] = api_key != NULL ? api_key : "";
-	lens[2] = api_key != NULL ? strlen(api_key) + 1 : 0;
-	parts[3] = req->method;
-	lens[3] = strlen(req->method) + 1;
-	parts[4] = url;
-	lens[4] = strlen(url) + 1;
-	/* how the answer was fetched: another proxy or TLS setup, another entry */
-	conn[0] = req->server->proxy;
-	conn[1] = req->server->ssl_ca_file;
-	conn[2] = req->server->ssl_cert_file;
-	conn[3] = req->server->ssl_key_file;
-	for (int i = 0; i < 4; i++)
-	{
-		parts[5 + i] = conn[i] ? conn[i] : "";
-		lens[5 + i] = strlen(parts[5 + i]) + 1;
-	}
-	PG_TRY();
-	{
-		sha256(key, 9, parts, lens);
-	}
-	PG_FINALLY();
-	{
-		if (api_key != NULL)
-		{
-			explicit_bzero(api_key, strlen(api_key));
-			pfree(api_key);
-		}
-	}
-	PG_END_TRY();
-}
-
-/* The key of req, whose full URL is url, into key: kept, or computed. */
-static void
-request_key(const PsvcHttpRequest *req, const char *url, uint8 *key)
-{
-	Oid			userid = OidIsValid(req->server->userid) ?
-		req->server->userid : GetUserId();
-	uint64		epoch = psvc_options_epoch();
-	size_t		mlen = strlen(req->method);
-	KeyMemo    *m;
-
-	for (int i = 0; i < PSVC_CACHE_KEY_MEMO; i++)
-	{
-		m = &key_memo[i];
-		if (m->request != NULL && m->serverid == req->server->serverid &&
-			m->userid == userid && m->epoch == epoch &&
-			strncmp(m->request, req->method, mlen) == 0 &&
-			m->request[mlen] == ' ' && strcmp(m->request + mlen + 1, url) == 0)
-		{
-			memcpy(key, m->key, PSVC_CACHE_KEY_LEN);
-			return;
-		}
-	}
-
-	digest_request(req, url, key);
-	/* kept only when no change came while the key was read */
-	if (epoch != psvc_options_epoch())
-		return;
-	if (key_memo_cxt == NULL)
-		key_memo_cxt = AllocSetContextCreate(TopMemoryContext,
-											 "partner_svc cache keys",
-											 ALLOCSET_SMALL_SIZES);
-	m = &key_memo[key_memo_next];
-	key_memo_next = (key_memo_next + 1) % PSVC_CACHE_KEY_MEMO;
-	if (m->request != NULL)
-		pfree(m->request);
-	m->request = MemoryContextStrdup(key_memo_cxt, psprintf("%s %s", req->method, url));
-	m->serverid = req->server->serverid;
-	m->userid = userid;
-	m->epoch = epoch;
-	memcpy(m->key, key, PSVC_CACHE_KEY_LEN);
-}
-
 PsvcCacheProbe *
-psvc_cache_probe(const PsvcHttpRequest *req, const char *url,
-				 MemoryContext cxt)
+psvc_cache_probe(const PsvcCallKey *ck, int table_ttl_ms,
+				 const char *sig, size_t sig_len, MemoryContext cxt)
 {
 	PsvcCacheProbe *p;
 	int			ttl;
 
-	if (cache == NULL || !cache_enabled || req->unsafe ||
-		strcmp(req->method, "GET") != 0)
+	if (cache == NULL || !cache_enabled)
 		return NULL;
-	ttl = request_ttl(req);
+	ttl = request_ttl(ck, table_ttl_ms);
 	if (ttl <= 0)
 		return NULL;
 
 	p = MemoryContextAllocZero(cxt, sizeof(PsvcCacheProbe));
 	p->cxt = cxt;
-	p->serverid = req->server->serverid;
+	p->serverid = ck->server->serverid;
 	p->slot = gen_slot(MyDatabaseId, p->serverid);
 	p->gen = pg_atomic_read_u64(&cache->gens[p->slot]);
 	p->ttl_ms = ttl;
 	p->max_body = (size_t) psvc_guc_max_response_size;
-	if (req->server->max_response_size > 0)
-		p->max_body = Min(p->max_body, (size_t) req->server->max_response_size);
+	if (ck->server->max_response_size > 0)
+		p->max_body = Min(p->max_body, (size_t) ck->server->max_response_size);
 	p->started = GetCurrentTimestamp();
-	p->method = MemoryContextStrdup(cxt, req->method);
-	p->route = MemoryContextStrdup(cxt, req->route);
-	if (req->decoded_sig != NULL)
+	p->op = ck->op;
+	if (sig != NULL)
 	{
-		char	   *sig = MemoryContextAlloc(cxt, req->decoded_sig_len);
+		char	   *copy = MemoryContextAlloc(cxt, sig_len);
 
-		memcpy(sig, req->decoded_sig, req->decoded_sig_len);
-		p->dec_sig = sig;
-		p->dec_sig_len = req->decoded_sig_len;
+		memcpy(copy, sig, sig_len);
+		p->dec_sig = copy;
+		p->dec_sig_len = sig_len;
 	}
 
-	request_key(req, url, p->key);
+	psvc_cache_call_key(ck->server, ck->op->method, ck->url, p->key);
 	return p;
 }
 
@@ -760,7 +592,8 @@ psvc_cache_lookup(PsvcCacheProbe *p, PsvcCachedAnswer *answer)
 		cache->misses++;
 	LWLockRelease(cache->lock);
 
-	psvc_rl_count_cache(p->serverid, p->method, p->route, found == PSVC_CACHE_HIT);
+	psvc_rl_count_cache(p->serverid, p->op->method, p->op->route,
+						found == PSVC_CACHE_HIT);
 	return found;
 }
 

@@ -4,7 +4,7 @@
  *		  The response cache of partner_svc: answers of safe GET requests,
  *		  kept in shared memory for every backend of the server (cache.c).
  *
- * The HTTP client (http.c) is the only caller of the request-path
+ * The call module (http.c) is the only caller of the request-path
  * functions: it probes the cache when a request starts, serves a hit
  * without the rate limiter or the network, stores a 2xx answer when a
  * miss completes, and reports every request that changes state at a
@@ -25,7 +25,7 @@
 
 #include "utils/palloc.h"
 
-struct PsvcHttpRequest;		/* http.h */
+struct PsvcCallKey;				/* options.h */
 
 /* One request's dealings with the cache, opaque outside cache.c. */
 typedef struct PsvcCacheProbe PsvcCacheProbe;
@@ -34,15 +34,19 @@ typedef struct PsvcCacheProbe PsvcCacheProbe;
 extern void psvc_cache_init(void);
 
 /*
- * The probe of req, whose full URL is url, allocated in cxt; NULL when the
- * request is not cached: not a safe GET, a TTL of 0, the cache off or not
- * in shared memory.  The request's key is a SHA-256 digest that includes
- * the API key of req's user mapping: computed once per backend and kept
- * (the digest, never the API key) until a server or user mapping changes.
- * Reads the user mapping only then.
+ * The probe of the call ck, allocated in cxt; NULL when the call is not
+ * cached: a TTL of 0 (table_ttl_ms: a foreign table's cache_ttl, or -1),
+ * the cache off or not in shared memory.  The caller probes only the
+ * calls that may be cached at all: a GET whose row is safe.  sig (sig_len bytes, or NULL) is the signature the caller
+ * decodes pages with (psvc_cache_keep_decoded).  The call's key is a
+ * SHA-256 digest that includes the API key of the server's user mapping:
+ * computed once per backend and kept (the digest, never the API key)
+ * until a server or user mapping changes.  Reads the user mapping only
+ * then.
  */
-extern PsvcCacheProbe *psvc_cache_probe(const struct PsvcHttpRequest *req,
-										const char *url, MemoryContext cxt);
+extern PsvcCacheProbe *psvc_cache_probe(const struct PsvcCallKey *ck,
+										int table_ttl_ms, const char *sig,
+										size_t sig_len, MemoryContext cxt);
 
 /* What a lookup found. */
 typedef enum PsvcCacheFound
@@ -110,7 +114,7 @@ extern size_t psvc_cache_decoded_room(PsvcCacheProbe *probe);
 /*
  * Keeps page, the decoded page (json_page_flat.c) of the answer the probe
  * read or stored, beside that answer, tagged with the signature of the
- * probed request (PsvcHttpRequest.decoded_sig); replaces the page of
+ * probed call (the sig given to psvc_cache_probe); replaces the page of
  * another signature.  Nothing when the entry has gone or changed since,
  * or when the page would make the entry larger than the cache takes.
  * Evicts other entries for room.  Never raises.

@@ -10,8 +10,8 @@
  * per-route overrides), ratelimit_views.c (partner_svc.stats and
  * partner_svc.rate_limits) and the fleet quota (quota.c,
  * quota_worker.c); their shared internals are in ratelimit_int.h, with
- * the locking rules in the header of ratelimit.c.  The HTTP client
- * (http.h) is its only caller for requests; options.c checks the
+ * the locking rules in the header of ratelimit.c.  The call module
+ * (call.h) is its only caller for requests; options.c checks the
  * rate_limits option with it.
  *
  * Memory: the limiter's state is in shared memory; a lease is allocated
@@ -29,7 +29,7 @@
 
 #include "utils/palloc.h"
 
-struct PsvcHttpRequest;
+struct PsvcCallKey;				/* options.h */
 
 extern void psvc_rl_init(void);	/* from _PG_init: GUCs, shmem hooks */
 
@@ -43,7 +43,7 @@ extern void psvc_rl_init(void);	/* from _PG_init: GUCs, shmem hooks */
  */
 typedef struct PsvcRlLease PsvcRlLease;
 
-extern PsvcRlLease *psvc_rl_prepare(const struct PsvcHttpRequest *req, MemoryContext cxt);
+extern PsvcRlLease *psvc_rl_prepare(const struct PsvcCallKey *key, MemoryContext cxt);
 extern void psvc_rl_acquire(PsvcRlLease *lease);
 /*
  * status: the HTTP status, 0 when no response came.  hold_ms: for a 429,

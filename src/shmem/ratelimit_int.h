@@ -56,6 +56,8 @@ typedef struct PsvcRlRule
 	const char *resource;		/* the resource id the row counts per (a
 								 * path value of the request), or NULL */
 	const char *tier;			/* the server's tier, by its name */
+	char	   *route;			/* "METHOD route" of the call's operation:
+								 * what the stats and messages name */
 } PsvcRlRule;
 
 /*
@@ -63,7 +65,7 @@ typedef struct PsvcRlRule
  * else the row of the table that the request's operation names
  * (catalog.c) at the server's tier, else unlimited.
  */
-extern void psvc_rl_rule(const struct PsvcHttpRequest *req, PsvcRlRule *rule);
+extern void psvc_rl_rule(const struct PsvcCallKey *key, PsvcRlRule *rule);
 
 /* ---- ratelimit.c: shared memory ---- */
 

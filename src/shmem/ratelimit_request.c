@@ -38,7 +38,6 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "http.h"
 #include "options.h"
 #include "ratelimit_int.h"
 
@@ -110,23 +109,24 @@ put_unit(PsvcRlLease *lease, bool got_429, long hold_ms)
  * there or to static data.
  */
 PsvcRlLease *
-psvc_rl_prepare(const PsvcHttpRequest *req, MemoryContext cxt)
+psvc_rl_prepare(const PsvcCallKey *ckey, MemoryContext cxt)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
 	PsvcRlLease *lease = palloc0(sizeof(PsvcRlLease));
 	PsvcRlRule	rule;
-	char	   *route = psprintf("%s %s", req->method, req->route);
+	char	   *route;
 
-	psvc_rl_rule(req, &rule);
+	psvc_rl_rule(ckey, &rule);
+	route = rule.route;
 	lease->limit = rule.limit;
 	lease->row = rule.row;
 	lease->overridden = rule.overridden;
 	lease->tier = pstrdup(rule.tier);
-	lease->servername = pstrdup(req->server->servername ? req->server->servername : "");
+	lease->servername = pstrdup(ckey->server->servername ? ckey->server->servername : "");
 	lease->route = route;
 
 	lease->key.dbid = MyDatabaseId;
-	lease->key.serverid = req->server->serverid;
+	lease->key.serverid = ckey->server->serverid;
 	key_text(lease->key.route, sizeof(lease->key.route), route);
 	if (rule.limit > 0 && rule.resource != NULL)
 	{
@@ -135,7 +135,7 @@ psvc_rl_prepare(const PsvcHttpRequest *req, MemoryContext cxt)
 	}
 
 	lease->skey.dbid = MyDatabaseId;
-	lease->skey.serverid = req->server->serverid;
+	lease->skey.serverid = ckey->server->serverid;
 	memcpy(lease->skey.route, lease->key.route, sizeof(lease->skey.route));
 
 	MemoryContextSwitchTo(oldcxt);

@@ -41,7 +41,6 @@
 #include "utils/tuplestore.h"
 
 #include "catalog.h"
-#include "http.h"
 #include "options.h"
 #include "ratelimit_int.h"
 
@@ -264,11 +263,10 @@ strip_prefix(const PsvcOperation *op, int *skipped)
  * or NULL.
  */
 static const char *
-segment_value(const char *route, int seg, List *path_params)
+segment_value(const PsvcOperation *op, int seg, const char *const *path)
 {
-	const char *p = route;
+	const char *p = op->route;
 	const char *end;
-	ListCell   *lc;
 
 	for (int i = 0; i <= seg; i++)
 	{
@@ -282,13 +280,11 @@ segment_value(const char *route, int seg, List *path_params)
 		end = p + strlen(p);
 	if (end - p < 2 || p[0] != '{' || end[-1] != '}')
 		return NULL;
-	foreach(lc, path_params)
+	for (int i = 0; i < PSVC_MAX_PATH_PARAMS && op->params[i]; i++)
 	{
-		PsvcKV	   *kv = (PsvcKV *) lfirst(lc);
-
-		if ((int) strlen(kv->name) == end - p - 2 &&
-			strncmp(kv->name, p + 1, end - p - 2) == 0)
-			return kv->value;
+		if ((int) strlen(op->params[i]->name) == end - p - 2 &&
+			strncmp(op->params[i]->name, p + 1, end - p - 2) == 0)
+			return path[i];
 	}
 	return NULL;
 }
@@ -301,20 +297,21 @@ row_per_resource(const char *row)
 }
 
 /*
- * Fills rule for req, whose operation names its row of the table
- * (catalog.c): no matching of routes unless the server has overrides.
- * rule->row is static or allocated in CurrentMemoryContext, and so is
- * rule->resource (a value of req->path_params).  Cheap: with overrides,
+ * Fills rule for the call key, whose operation names its row of the
+ * table (catalog.c): no matching of routes unless the server has
+ * overrides.  rule->row is static or allocated in CurrentMemoryContext;
+ * rule->resource is one of key->path.  Cheap: with overrides,
  * a scan of their text with no allocation unless one matches.
  */
 void
-psvc_rl_rule(const PsvcHttpRequest *req, PsvcRlRule *rule)
+psvc_rl_rule(const PsvcCallKey *key, PsvcRlRule *rule)
 {
-	const PsvcServer *server = req->server;
-	const PsvcOperation *op = req->op;
+	const PsvcServer *server = key->server;
+	const PsvcOperation *op = key->op;
 
 	memset(rule, 0, sizeof(*rule));
 	rule->tier = psvc_tier_names[psvc_tier_index(server->tier)];
+	rule->route = psprintf("%s %s", op->method, op->route);
 
 	if (server->rate_limits != NULL)
 	{
@@ -332,8 +329,8 @@ psvc_rl_rule(const PsvcHttpRequest *req, PsvcRlRule *rule)
 				rule->row = pnstrdup(o.row.p, o.row.len);
 				rule->overridden = true;
 				if (seg >= 0)
-					rule->resource = segment_value(op->route, seg + skipped,
-												   req->path_params);
+					rule->resource = segment_value(op, seg + skipped,
+												   key->path);
 				return;
 			}
 		}
@@ -345,17 +342,7 @@ psvc_rl_rule(const PsvcHttpRequest *req, PsvcRlRule *rule)
 		rule->row = op->limit->row;
 		/* the row's {id} is the operation's path parameter */
 		if (row_per_resource(op->limit->row) && op->params[0] != NULL)
-		{
-			ListCell   *lc;
-
-			foreach(lc, req->path_params)
-			{
-				PsvcKV	   *kv = (PsvcKV *) lfirst(lc);
-
-				if (strcmp(kv->name, op->params[0]->name) == 0)
-					rule->resource = kv->value;
-			}
-		}
+			rule->resource = key->path[0];
 	}
 }
 
