@@ -183,7 +183,7 @@ note_failure(const char *what, const char *err)
 	{
 		ereport(LOG,
 				(errmsg("partner_svc quota worker: coordinator unreachable, falling back to %g of each rate limit",
-						psvc_quota_fallback_share),
+						psvc_guc_quota_fallback_share),
 				 errdetail("%s.  The share is used from %s on; the worker keeps trying to reach the coordinator.",
 						   msg, timestamptz_to_str(psvc_rl_timestamp(from)))));
 		wake_waiters();
@@ -227,7 +227,7 @@ static bool
 connect_coordinator(void)
 {
 	const char *keys[] = {"dbname", "fallback_application_name", NULL};
-	const char *vals[] = {psvc_quota_coordinator, "partner_svc quota worker", NULL};
+	const char *vals[] = {psvc_guc_quota_coordinator, "partner_svc quota worker", NULL};
 	int64		deadline = psvc_rl_now() + (int64) psvc_guc_connect_timeout * 1000;
 	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
 
@@ -273,7 +273,7 @@ connect_coordinator(void)
 	}
 	if (conn_string)
 		pfree(conn_string);
-	conn_string = MemoryContextStrdup(TopMemoryContext, psvc_quota_coordinator);
+	conn_string = MemoryContextStrdup(TopMemoryContext, psvc_guc_quota_coordinator);
 	note_contact();
 	return true;
 }
@@ -452,7 +452,7 @@ build_params(QuotaItem *items, int n, StringInfo p)
 	for (int a = 0; a < 7; a++)
 		appendStringInfoChar(&p[a], '}');
 	initStringInfo(&p[7]);
-	appendStringInfo(&p[7], "%d", psvc_rl_window_ms);
+	appendStringInfo(&p[7], "%d", psvc_guc_window_ms);
 	initStringInfo(&p[8]);
 	appendStringInfo(&p[8], "%d", (int) Min(psvc_quota_hold_us() / 1000, INT_MAX));
 }
@@ -626,13 +626,13 @@ psvc_quota_worker_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			if (conn != NULL && conn_string != NULL &&
-				strcmp(conn_string, psvc_quota_coordinator) != 0)
+				strcmp(conn_string, psvc_guc_quota_coordinator) != 0)
 			{
 				close_conn();
 				next_connect = 0;
 			}
 		}
-		if (psvc_quota_coordinator[0] == '\0')
+		if (psvc_guc_quota_coordinator[0] == '\0')
 		{
 			forget_fleet();
 			break;

@@ -17,11 +17,13 @@
  *   PsvcWhDelivery of the request.  The counters of what was answered
  *   are plain integers owned by this file (wh_counters); the store adds
  *   to them through psvc_wh_http_count_*, the worker reads a copy.
- * - The listener owns its settings (the secrets, the body limit, the
- *   limits on hostile clients): psvc_wh_http_define_gucs defines them.
+ * - The listener's settings (the secrets, the body limit, the limits on
+ *   hostile clients) are keys of partner_svc.webhook_listener and
+ *   partner_svc.webhook_secret, parsed by guc.c into psvc_guc_webhook and
+ *   psvc_guc_webhook_secrets.
  * - What can be decided from the request line and the headers is answered
  *   at once, without the database: 404 (path), 405 (method), 401 (secret),
- *   413 (Content-Length over partner_svc.webhook_max_body).  A chunked body
+ *   413 (Content-Length over max_body).  A chunked body
  *   that grows over the limit is read to its end and then answered 413.
  * - A complete body is put on the pending list and its connection is
  *   suspended (MHD_suspend_connection).  After MHD_run returns, the worker
@@ -40,8 +42,8 @@
  *   dropped and the answer is 503 (no_memory), decided in the callback.
  * - A suspended connection never times out and is never freed, so batch
  *   entries stay valid until answered.  A client that stalls before its
- *   body is complete is closed after partner_svc.webhook_client_timeout
- *   seconds of silence (MHD_OPTION_CONNECTION_TIMEOUT); it never blocks
+ *   body is complete is closed after header_timeout seconds of silence
+ *   (MHD_OPTION_CONNECTION_TIMEOUT); it never blocks
  *   anybody else.
  * - Hostile clients (the "guard" functions below): every connection has
  *   a WhConn (MHD_OPTION_NOTIFY_CONNECTION, its socket context) that
@@ -57,7 +59,7 @@
  *   Complete requests are never cut.  libmicrohttpd itself enforces the
  *   cap per source address (MHD_OPTION_PER_IP_CONNECTION_LIMIT).
  * - Body bytes in flight: one global budget
- *   (partner_svc.webhook_max_body_in_flight) counts the memory that the
+ *   (max_body_in_flight) counts the memory that the
  *   bodies hold, one accounting with the containment above: a request
  *   reserves its Content-Length and the NUL before reserve_body mallocs
  *   them, and a chunked body each time its buffer grows; the reservation
@@ -65,7 +67,7 @@
  *   connection closed).  A request that does not fit is answered 503
  *   with Retry-After.  With the defaults one address (64 connections of
  *   at most 64 kB) cannot take the whole budget.
- * - The largest body read is body_cap(): partner_svc.webhook_max_body, or
+ * - The largest body read is body_cap(): max_body, or
  *   less when the in-flight budget could not hold such a body (and its
  *   NUL) even with nothing else in flight.  A 503 says "retry later", and
  *   a sender would retry for ever a body that can never fit, so such a
@@ -75,8 +77,8 @@
  * - The path is compared byte for byte with the raw request target (URI
  *   log callback), before libmicrohttpd decodes %XX escapes: a decoded
  *   NUL, an escape, a query or any other extra byte is a 404.
- * - The secrets (partner_svc.webhook_secret and, during a rotation,
- *   partner_svc.webhook_secret_previous) are checked against the header
+ * - The secrets (partner_svc.webhook_secret: one, or during a rotation
+ *   two) are checked against the header
  *   X-Partner-Webhook-Secret, both always, each in time independent of
  *   where the values differ.  Without any secret the listener refuses to
  *   bind an address that is not loopback.
@@ -103,6 +105,7 @@
 #include "utils/guc.h"
 #include "utils/json.h"
 
+#include "guc.h"
 #include "webhook_int.h"
 
 #define PSVC_WH_CONNECTION_LIMIT 512
@@ -114,20 +117,6 @@
 #define PSVC_WH_RETRY_AFTER "5"
 /* Rounds of MHD_run that flush the answers of released deliveries. */
 #define PSVC_WH_FLUSH_ROUNDS 8
-
-/* settings (psvc_wh_http_define_gucs) */
-static char *psvc_wh_secret = NULL;	/* partner_svc.webhook_secret, "" = none */
-static int	psvc_wh_max_body = 65536;	/* bytes */
-static char *psvc_wh_secret_previous = NULL;	/* accepted too, during a
-												 * rotation */
-static int	psvc_wh_header_timeout = 10;	/* s, for the headers of a
-											 * request */
-static int	psvc_wh_request_timeout = 30;	/* s, for a whole request */
-static int	psvc_wh_min_rate = 1024;	/* body bytes per second, 0 = any */
-static int	psvc_wh_max_per_address = 64;	/* connections, 0 = no cap */
-static int	psvc_wh_max_in_flight = 16 * 1024 * 1024;	/* bytes the bodies of
-														 * all open requests
-														 * hold */
 
 /* what was answered since the worker started (webhook_int.h) */
 static PsvcWhCounters wh_counters;
@@ -248,8 +237,8 @@ secret_matches(const char *given, const char *secret)
 static bool
 any_secret(void)
 {
-	return (psvc_wh_secret != NULL && psvc_wh_secret[0] != '\0') ||
-		(psvc_wh_secret_previous != NULL && psvc_wh_secret_previous[0] != '\0');
+	return (psvc_guc_webhook_secrets[0] != NULL && psvc_guc_webhook_secrets[0][0] != '\0') ||
+		(psvc_guc_webhook_secrets[1] != NULL && psvc_guc_webhook_secrets[1][0] != '\0');
 }
 
 /*
@@ -267,10 +256,10 @@ secret_ok(struct MHD_Connection *conn)
 	if (!any_secret())
 		return true;
 	given = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, PSVC_WH_SECRET_HEADER);
-	if (psvc_wh_secret != NULL && psvc_wh_secret[0] != '\0')
-		cur = secret_matches(given, psvc_wh_secret);
-	if (psvc_wh_secret_previous != NULL && psvc_wh_secret_previous[0] != '\0')
-		prev = secret_matches(given, psvc_wh_secret_previous);
+	if (psvc_guc_webhook_secrets[0] != NULL && psvc_guc_webhook_secrets[0][0] != '\0')
+		cur = secret_matches(given, psvc_guc_webhook_secrets[0]);
+	if (psvc_guc_webhook_secrets[1] != NULL && psvc_guc_webhook_secrets[1][0] != '\0')
+		prev = secret_matches(given, psvc_guc_webhook_secrets[1]);
 	return cur | prev;
 }
 
@@ -336,7 +325,7 @@ budget_reserve(WhConn *c, size_t total)
 	if (total <= c->reserved)
 		return true;
 	more = total - c->reserved;
-	if (in_flight + more > (size_t) psvc_wh_max_in_flight)
+	if (in_flight + more > (size_t) psvc_guc_webhook.max_body_in_flight)
 		return false;
 	in_flight += more;
 	c->reserved = total;
@@ -344,16 +333,16 @@ budget_reserve(WhConn *c, size_t total)
 }
 
 /*
- * The largest body the listener reads: partner_svc.webhook_max_body, or
+ * The largest body the listener reads: max_body, or
  * the largest body whose reservation (its bytes and the NUL) fits in an
  * empty in-flight budget, whichever is smaller (see the file header).
  */
 static size_t
 body_cap(void)
 {
-	size_t		fits = (size_t) psvc_wh_max_in_flight - 1;
+	size_t		fits = (size_t) psvc_guc_webhook.max_body_in_flight - 1;
 
-	return Min((size_t) psvc_wh_max_body, fits);
+	return Min((size_t) psvc_guc_webhook.max_body, fits);
 }
 
 /* libmicrohttpd opened or closed a connection. */
@@ -445,16 +434,16 @@ guard_too_slow(const WhConn *c, uint64 now)
 	uint64		age = now - c->request_start;
 
 	if (c->phase == WH_HEADERS)
-		return age >= (uint64) psvc_wh_header_timeout * 1000 ||
-			age >= (uint64) psvc_wh_request_timeout * 1000;
+		return age >= (uint64) psvc_guc_webhook.header_timeout * 1000 ||
+			age >= (uint64) psvc_guc_webhook.request_timeout * 1000;
 	if (c->phase == WH_BODY)
 	{
 		uint64		body_ms = now - c->body_start;
 
-		if (age >= (uint64) psvc_wh_request_timeout * 1000)
+		if (age >= (uint64) psvc_guc_webhook.request_timeout * 1000)
 			return true;
-		if (psvc_wh_min_rate > 0 && body_ms >= PSVC_WH_RATE_GRACE_MS &&
-			(uint64) c->body_bytes * 1000 < (uint64) psvc_wh_min_rate * body_ms)
+		if (psvc_guc_webhook.min_rate > 0 && body_ms >= PSVC_WH_RATE_GRACE_MS &&
+			(uint64) c->body_bytes * 1000 < (uint64) psvc_guc_webhook.min_rate * body_ms)
 			return true;
 	}
 	return false;
@@ -850,7 +839,7 @@ psvc_wh_http_start(const char *address, int port, int timeout_s,
 	lfd = open_listener(address, port, err, errlen);
 	if (lfd < 0)
 		return false;
-	running_per_address = psvc_wh_max_per_address;
+	running_per_address = psvc_guc_webhook.max_connections_per_address;
 	daemon_h = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME,
 								(uint16_t) port, NULL, NULL,
 								handle_request, NULL,
@@ -890,7 +879,7 @@ psvc_wh_http_stale(void)
 {
 	if (daemon_h == NULL)
 		return false;
-	return running_per_address != psvc_wh_max_per_address ||
+	return running_per_address != psvc_guc_webhook.max_connections_per_address ||
 		(!running_loopback && !any_secret());
 }
 
@@ -1051,10 +1040,9 @@ psvc_wh_http_answer(PsvcWhDelivery *batch)
 
 
 /*
- * Warns when partner_svc.webhook_max_body_in_flight cannot hold one body
- * of partner_svc.webhook_max_body: the listener then answers 413 above
- * body_cap().  Both are PGC_SIGHUP and a check hook cannot see the other's
- * new value, so the worker calls this when the listener starts and after
+ * Warns when max_body_in_flight cannot hold one body of max_body (keys
+ * of partner_svc.webhook_listener): the listener then answers 413 above
+ * body_cap().  The worker calls this when the listener starts and after
  * each reload; a pair of values is reported once per worker.  Runs in the
  * worker, outside any libmicrohttpd callback.
  */
@@ -1064,76 +1052,23 @@ psvc_wh_http_check_limits(void)
 	static int	warned_body = -1;
 	static int	warned_in_flight = -1;
 
-	if (body_cap() >= (size_t) psvc_wh_max_body)
+	if (body_cap() >= (size_t) psvc_guc_webhook.max_body)
 	{
 		warned_body = warned_in_flight = -1;
 		return;
 	}
-	if (warned_body == psvc_wh_max_body && warned_in_flight == psvc_wh_max_in_flight)
+	if (warned_body == psvc_guc_webhook.max_body && warned_in_flight == psvc_guc_webhook.max_body_in_flight)
 		return;
-	warned_body = psvc_wh_max_body;
-	warned_in_flight = psvc_wh_max_in_flight;
+	warned_body = psvc_guc_webhook.max_body;
+	warned_in_flight = psvc_guc_webhook.max_body_in_flight;
 	ereport(WARNING,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("partner_svc.webhook_max_body_in_flight (%d bytes) cannot hold one body of partner_svc.webhook_max_body (%d bytes)",
-					psvc_wh_max_in_flight, psvc_wh_max_body),
+			 errmsg("max_body_in_flight of partner_svc.webhook_listener (%d bytes) cannot hold one body of max_body (%d bytes)",
+					psvc_guc_webhook.max_body_in_flight, psvc_guc_webhook.max_body),
 			 errdetail("Webhook bodies larger than %zu bytes are answered 413, since a body also holds one byte more than its length.",
 					   body_cap()),
-			 errhint("Set partner_svc.webhook_max_body_in_flight to at least %d bytes, or lower partner_svc.webhook_max_body, and reload.",
-					 psvc_wh_max_body + 1)));
-}
-
-/*
- * Defines the listener's settings: the secrets, the body limit and the
- * limits on hostile clients.  Called by psvc_worker_init in every process
- * that loads the library (all are PGC_SIGHUP).
- */
-void
-psvc_wh_http_define_gucs(void)
-{
-	DefineCustomStringVariable("partner_svc.webhook_secret",
-							   "Value the X-Partner-Webhook-Secret header of each webhook must have.",
-							   "Empty: no header is required.",
-							   &psvc_wh_secret, "",
-							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_max_body",
-							"Largest webhook body accepted; larger ones are answered 413.",
-							"A body also needs one byte more than its length of partner_svc.webhook_max_body_in_flight; when that is smaller, it lowers the limit.",
-							&psvc_wh_max_body, 65536, 1024, 16 * 1024 * 1024,
-							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
-	/* the defences against hostile clients */
-	DefineCustomStringVariable("partner_svc.webhook_secret_previous",
-							   "Former value of partner_svc.webhook_secret, still accepted during a rotation.",
-							   "Empty: only partner_svc.webhook_secret is accepted.",
-							   &psvc_wh_secret_previous, "",
-							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_header_timeout",
-							"Time a webhook request has for its headers.",
-							"Counted from the opening of the connection or the end of the previous request on it; then the connection is closed.",
-							&psvc_wh_header_timeout, 10, 1, 3600,
-							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_request_timeout",
-							"Time a webhook request has for its headers and its whole body.",
-							"Then the connection is closed.",
-							&psvc_wh_request_timeout, 30, 1, 3600,
-							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_min_rate",
-							"Slowest average rate, in bytes per second, at which a webhook body may arrive.",
-							"Checked from 2 seconds after the headers; 0 turns the check off.",
-							&psvc_wh_min_rate, 1024, 0, 1024 * 1024 * 1024,
-							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_max_connections_per_address",
-							"Most connections open at once to the webhook listener from one source address.",
-							"0: no cap per address (the listener's total of 512 still applies).",
-							&psvc_wh_max_per_address, 64, 0, 512,
-							PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_max_body_in_flight",
-							"Most webhook body bytes held at once over all open requests.",
-							"A request that does not fit is answered 503 with Retry-After; a body that could not fit even alone is answered 413.",
-							&psvc_wh_max_in_flight, 16 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024,
-							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+			 errhint("Set max_body_in_flight of partner_svc.webhook_listener to at least %d bytes, or lower its max_body, and reload.",
+					 psvc_guc_webhook.max_body + 1)));
 }
 
 /* A copy of the counters, for the worker to publish. */
