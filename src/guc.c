@@ -47,6 +47,7 @@
 #include "utils/varlena.h"
 
 #include "guc.h"
+#include "options.h"
 
 int			psvc_guc_connect_timeout = 5000;
 int			psvc_guc_request_timeout = 30000;
@@ -324,7 +325,7 @@ psvc_guc_init(void)
 }
 
 const PsvcGuc *
-psvc_guc_setting(PsvcSettingId id)
+psvc_guc_setting(int id)
 {
 	for (int i = 0; i < lengthof(gucs); i++)
 		if (gucs[i].server_option && gucs[i].setting == id)

@@ -26,24 +26,6 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
-/*
- * The settings a server option can override: each is also the GUC
- * partner_svc.<name>, which applies when the server does not set it.
- * Read them with psvc_options_setting() (options.h); the row of each,
- * with its name, bounds and unit, is in guc.c
- * (docs/per-server-settings.md).
- */
-typedef enum PsvcSettingId
-{
-	PSVC_SETTING_CONNECT_TIMEOUT,	/* milliseconds */
-	PSVC_SETTING_REQUEST_TIMEOUT,	/* milliseconds */
-	PSVC_SETTING_MAX_RETRIES,
-	PSVC_SETTING_PAGE_SIZE,
-	PSVC_SETTING_FANOUT,
-	PSVC_SETTING_PREFETCH,		/* boolean: 0 or 1 */
-	PSVC_NSETTINGS
-} PsvcSettingId;
-
 typedef enum PsvcGucType
 {
 	PSVC_GUC_BOOL,
@@ -71,7 +53,8 @@ typedef struct PsvcGuc
 	GucRealAssignHook assign_real;
 	bool		server_option;	/* a server option of the same name
 								 * overrides it (bool or int only) */
-	PsvcSettingId setting;		/* its id, when server_option */
+	int			setting;		/* its PsvcSettingId (options.h), when
+								 * server_option */
 } PsvcGuc;
 
 /* Bounds of the settings, shared by the GUCs and the server options. */
@@ -138,8 +121,8 @@ extern char *psvc_guc_webhook_role;		/* "" = the bootstrap superuser */
 
 /* Defines every setting (from _PG_init, preloaded or not). */
 extern void psvc_guc_init(void);
-/* The row of a setting a server option overrides. */
-extern const PsvcGuc *psvc_guc_setting(PsvcSettingId id);
+/* The row of the setting a server option overrides, by PsvcSettingId. */
+extern const PsvcGuc *psvc_guc_setting(int id);
 /* The row of the server option called name, or NULL if none. */
 extern const PsvcGuc *psvc_guc_server_option(const char *name);
 /* Names of the server options, in their order (for hints). */

@@ -26,9 +26,24 @@
 #include "fmgr.h"
 #include "nodes/pg_list.h"
 
-#include "guc.h"
-
 /* in server_options.c: reading the options of stored objects */
+
+/*
+ * The settings a server option can override: each is also the GUC
+ * partner_svc.<name>, which applies when the server does not set it.
+ * Read them with psvc_options_setting(); each is a row of guc.c's table,
+ * which gives its name, bounds and unit (docs/per-server-settings.md).
+ */
+typedef enum PsvcSettingId
+{
+	PSVC_SETTING_CONNECT_TIMEOUT,	/* milliseconds */
+	PSVC_SETTING_REQUEST_TIMEOUT,	/* milliseconds */
+	PSVC_SETTING_MAX_RETRIES,
+	PSVC_SETTING_PAGE_SIZE,
+	PSVC_SETTING_FANOUT,
+	PSVC_SETTING_PREFETCH,		/* boolean: 0 or 1 */
+	PSVC_NSETTINGS
+} PsvcSettingId;
 
 /* What a partner_svc server says about the remote side. */
 typedef struct PsvcServer

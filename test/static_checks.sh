@@ -15,7 +15,10 @@
 #     between files, no header included by more than half of the .c
 #     files, the sandbox shares no header with the extension;
 #   - no route string of a partner service outside the operation
-#     catalogue (test/route_strings.sh).
+#     catalogue (test/route_strings.sh);
+#   - the GUCs: every one is a row of the one table in src/guc.c (no
+#     DefineCustom*Variable elsewhere), each is documented in
+#     docs/reference.md, and there are at most 20 of them.
 # Run from anywhere; exits non-zero and says why on the first kind of
 # failure found (all failures of that kind are listed).
 set -uo pipefail
@@ -101,5 +104,20 @@ perl test/include_graph.pl -q || bad "the include graph is broken (perl test/inc
 # --- no route of a partner service outside the operation catalogue ---
 bash test/route_strings.sh "$root" || bad "route strings outside the catalogue (test/route_strings.sh)"
 
-[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs, include graph, route strings: ok"
+# --- the GUCs: one table, documented, at most 20 ---
+max_gucs=20
+gucs=$(sed -n '/^static const PsvcGuc gucs\[\] = {$/,/^};$/p' src/guc.c |
+	sed -n 's/^[[:space:]]*{\.name = "\([a-z_]*\)".*/\1/p')
+n_gucs=$(printf '%s\n' "$gucs" | grep -c .)
+[ "$n_gucs" -gt 0 ] || bad "no table of GUCs found in src/guc.c (static const PsvcGuc gucs[] = {...})"
+[ "$n_gucs" -le "$max_gucs" ] ||
+	bad "$n_gucs GUCs in src/guc.c, more than $max_gucs: merge settings nobody tunes apart before adding one"
+if grep -n 'DefineCustom[A-Za-z]*Variable' src/*.c | grep -v '^src/guc\.c:'; then
+	bad "a GUC defined outside the table of src/guc.c"
+fi
+for g in $gucs; do
+	grep -q "\`partner_svc\.$g\`" docs/reference.md || bad "GUC partner_svc.$g is not documented in docs/reference.md"
+done
+
+[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, schedule, docs, include graph, route strings, GUCs ($n_gucs of at most $max_gucs): ok"
 exit "$fail"
