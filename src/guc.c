@@ -136,11 +136,12 @@ PsvcWebhookListener psvc_guc_webhook = {
 /* The parsed secrets: the "extra" of the GUC. */
 typedef struct SecretsExtra
 {
-	const char *secrets[2];		/* point into text, "" where none */
-	char		text[FLEXIBLE_ARRAY_MEMBER];
+	const char **secrets;		/* NULL-terminated, into text */
+	char	   *text;
 } SecretsExtra;
 
-const char *psvc_guc_webhook_secrets[2] = {"", ""};
+static const char *const no_secrets[] = {NULL};
+const char *const *psvc_guc_webhook_secrets = no_secrets;
 
 static bool check_webhook_listener(char **newval, void **extra, GucSource source);
 static void assign_webhook_listener(const char *newval, void *extra);
@@ -547,29 +548,37 @@ assign_webhook_listener(const char *newval, void *extra)
  */
 
 /*
- * Splits the secrets at commas, trimming white space around each: the
- * secret, and during a rotation the one before it.  The secrets never
- * appear in a message.
+ * Splits the secrets at commas, trimming white space around each and
+ * skipping empty ones: the secret, and during a rotation the one before
+ * it (any number is accepted).  Never refuses a value: the refusal would
+ * print it, and the secrets must never appear in a message.  One malloc'd
+ * block: the struct, the pointers, the text.
  */
 static bool
 check_webhook_secret(char **newval, void **extra, GucSource source)
 {
 	const char *s = *newval ? *newval : "";
 	size_t		len = strlen(s);
+	int			max_n = 2;
 	SecretsExtra *ex;
 	char	   *p;
 	int			n = 0;
 
+	for (const char *c = s; *c; c++)
+		if (*c == ',')
+			max_n++;
 	/* the GUC machinery frees an extra with free() */
-	ex = (SecretsExtra *) malloc(offsetof(SecretsExtra, text) + len + 1);
+	ex = (SecretsExtra *) malloc(MAXALIGN(sizeof(SecretsExtra)) +
+								 MAXALIGN(sizeof(char *) * max_n) + len + 1);
 	if (ex == NULL)
 	{
 		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
 		GUC_check_errmsg("out of memory");
 		return false;
 	}
+	ex->secrets = (const char **) ((char *) ex + MAXALIGN(sizeof(SecretsExtra)));
+	ex->text = (char *) ex->secrets + MAXALIGN(sizeof(char *) * max_n);
 	memcpy(ex->text, s, len + 1);
-	ex->secrets[0] = ex->secrets[1] = "";
 	p = ex->text;
 	while (*p != '\0')
 	{
@@ -586,20 +595,10 @@ check_webhook_secret(char **newval, void **extra, GucSource source)
 			*p++ = '\0';
 		while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
 			*--end = '\0';
-		if (start[0] == '\0')
-		{
-			free(ex);
-			GUC_check_errdetail("A secret in the list is empty.");
-			return false;
-		}
-		if (n == 2)
-		{
-			free(ex);
-			GUC_check_errdetail("At most two secrets are accepted: the secret, and during a rotation the one before it.");
-			return false;
-		}
-		ex->secrets[n++] = start;
+		if (start[0] != '\0')
+			ex->secrets[n++] = start;
 	}
+	ex->secrets[n] = NULL;
 	*extra = ex;
 	return true;
 }
@@ -607,8 +606,5 @@ check_webhook_secret(char **newval, void **extra, GucSource source)
 static void
 assign_webhook_secret(const char *newval, void *extra)
 {
-	SecretsExtra *ex = (SecretsExtra *) extra;
-
-	psvc_guc_webhook_secrets[0] = ex->secrets[0];
-	psvc_guc_webhook_secrets[1] = ex->secrets[1];
+	psvc_guc_webhook_secrets = ((SecretsExtra *) extra)->secrets;
 }

@@ -114,8 +114,8 @@ typedef struct PsvcWebhookListener
 } PsvcWebhookListener;
 
 extern PsvcWebhookListener psvc_guc_webhook;
-/* the accepted secrets, "" where none (partner_svc.webhook_secret) */
-extern const char *psvc_guc_webhook_secrets[2];
+/* the accepted secrets, NULL-terminated (partner_svc.webhook_secret) */
+extern const char *const *psvc_guc_webhook_secrets;
 extern char *psvc_guc_webhook_database;
 extern char *psvc_guc_webhook_role;		/* "" = the bootstrap superuser */
 

@@ -233,34 +233,30 @@ secret_matches(const char *given, const char *secret)
 	return given != NULL && diff == 0;
 }
 
-/* True when a secret (current or previous) is set. */
+/* True when a secret is set. */
 static bool
 any_secret(void)
 {
-	return (psvc_guc_webhook_secrets[0] != NULL && psvc_guc_webhook_secrets[0][0] != '\0') ||
-		(psvc_guc_webhook_secrets[1] != NULL && psvc_guc_webhook_secrets[1][0] != '\0');
+	return psvc_guc_webhook_secrets[0] != NULL;
 }
 
 /*
  * True when the request may pass: no secret is set, or its header equals
- * one of the set secrets.  Both are always compared (no early exit), so
+ * one of the set secrets.  All are always compared (no early exit), so
  * the time does not tell which one matched.
  */
 static bool
 secret_ok(struct MHD_Connection *conn)
 {
 	const char *given;
-	bool		cur = false;
-	bool		prev = false;
+	bool		ok = false;
 
 	if (!any_secret())
 		return true;
 	given = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, PSVC_WH_SECRET_HEADER);
-	if (psvc_guc_webhook_secrets[0] != NULL && psvc_guc_webhook_secrets[0][0] != '\0')
-		cur = secret_matches(given, psvc_guc_webhook_secrets[0]);
-	if (psvc_guc_webhook_secrets[1] != NULL && psvc_guc_webhook_secrets[1][0] != '\0')
-		prev = secret_matches(given, psvc_guc_webhook_secrets[1]);
-	return cur | prev;
+	for (int i = 0; psvc_guc_webhook_secrets[i] != NULL; i++)
+		ok |= secret_matches(given, psvc_guc_webhook_secrets[i]);
+	return ok;
 }
 
 /*
