@@ -63,7 +63,7 @@ ALTER SYSTEM SET partner_svc.webhook_listener = 'port=8443 max_bdy=1MB';
 ALTER SYSTEM SET partner_svc.webhook_listener = 'port=8443 prot=1';
 ALTER SYSTEM SET partner_svc.webhook_listener = 'port=8443, port=8444';
 ALTER SYSTEM SET partner_svc.webhook_listener = 'port';
-ALTER SYSTEM SET partner_svc.webhook_listener = 'header_timeout=10min';
+ALTER SYSTEM SET partner_svc.webhook_listener = 'header_timeout=2h';
 ALTER SYSTEM SET partner_svc.webhook_listener = 'request_timeout=ten';
 ALTER SYSTEM SET partner_svc.webhook_listener =
   'address=::1, port=8443, max_body=1MB max_body_in_flight=32MB min_rate=0 header_timeout=1min request_timeout=5min lock_timeout=2s max_connections_per_address=0';
