@@ -25,8 +25,13 @@
  * hooks publish: partner_svc.webhook_listener ("key=value ...": where the
  * listener listens and its limits on clients, each key with the bounds
  * and unit its former GUC had) and partner_svc.webhook_secret (the
- * accepted secrets).  partner_svc.time_scale derives the rate-limit
- * window in its assign hook.
+ * accepted secrets).  The listener's keys are one setting because an
+ * operator turns the listener on with one line and tunes its defences
+ * against hostile clients, if ever, together; each key keeps its own
+ * bounds so that the tests can still set them one by one.  The secrets
+ * hook never refuses a value, since PostgreSQL prints a refused value.
+ * partner_svc.time_scale derives the rate-limit window in its assign
+ * hook: one clock for the cache's TTLs and the limiter's window.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -394,19 +399,13 @@ listener_key_hint(const char *wrong)
 	int			best = 3;		/* farther than this is no suggestion */
 
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, "address");
-	if (varstr_levenshtein(wrong, strlen(wrong), "address", 7, 1, 1, 1, false) < best)
+	for (int i = -1; i < (int) lengthof(listener_keys); i++)
 	{
-		best = varstr_levenshtein(wrong, strlen(wrong), "address", 7, 1, 1, 1, false);
-		nearest = "address";
-	}
-	for (int i = 0; i < lengthof(listener_keys); i++)
-	{
-		const char *k = listener_keys[i].name;
+		const char *k = i < 0 ? "address" : listener_keys[i].name;
 		int			d = varstr_levenshtein(wrong, strlen(wrong), k, strlen(k),
 										   1, 1, 1, false);
 
-		appendStringInfo(&buf, ", %s", k);
+		appendStringInfo(&buf, "%s%s", i < 0 ? "" : ", ", k);
 		if (d < best)
 		{
 			best = d;
@@ -418,6 +417,7 @@ listener_key_hint(const char *wrong)
 						  nearest, buf.data);
 	else
 		GUC_check_errhint("Valid keys are: %s.", buf.data);
+	pfree(buf.data);
 }
 
 /*
