@@ -31,3 +31,6 @@ SET partner_svc.max_retries = -1;
 -- the prefix is reserved: a misspelt parameter is an error, not a placeholder
 SET partner_svc.no_such = 1;
 SET partner_svc.connect_timout = 100;
+
+-- the partners' clock is the configuration's, the same for every session
+SET partner_svc.time_scale = 0.5;

@@ -2,7 +2,7 @@
 -- webhooks: the SQL objects of the webhook worker (the worker itself is
 -- tested end to end by test/scenario/*.t): tables and their constraints,
 -- the status rank, webhook_status() with the listener off (the default,
--- partner_svc.webhook_port = 0), and the settings.
+-- no port in partner_svc.webhook_listener), and the settings.
 --
 
 -- the tables the worker writes
@@ -50,13 +50,29 @@ SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'partner_svc webhook 
 -- at server start; none can be SET in a session
 SELECT name, setting, unit, context FROM pg_settings
 WHERE name LIKE 'partner_svc.webhook%' ORDER BY name;
-SET partner_svc.webhook_port = 8080;
+SET partner_svc.webhook_listener = 'port=8080';
 SET partner_svc.webhook_database = 'regression';
-ALTER SYSTEM SET partner_svc.webhook_port = 70000;
-ALTER SYSTEM SET partner_svc.webhook_listen_address = '';
-ALTER SYSTEM SET partner_svc.webhook_max_body = 100;
+ALTER SYSTEM SET partner_svc.webhook_listener = 'port=70000';
+ALTER SYSTEM SET partner_svc.webhook_listener = 'address=';
+ALTER SYSTEM SET partner_svc.webhook_listener = 'max_body=100';
 -- the worker's lock timeout is always bounded
-ALTER SYSTEM SET partner_svc.webhook_lock_timeout = 0;
+ALTER SYSTEM SET partner_svc.webhook_listener = 'lock_timeout=0';
+-- the listener's keys: each read as its own setting would be, units
+-- included; an unknown, repeated or malformed key refuses the whole value
+ALTER SYSTEM SET partner_svc.webhook_listener = 'port=8443 max_bdy=1MB';
+ALTER SYSTEM SET partner_svc.webhook_listener = 'port=8443 prot=1';
+ALTER SYSTEM SET partner_svc.webhook_listener = 'port=8443, port=8444';
+ALTER SYSTEM SET partner_svc.webhook_listener = 'port';
+ALTER SYSTEM SET partner_svc.webhook_listener = 'header_timeout=2h';
+ALTER SYSTEM SET partner_svc.webhook_listener = 'request_timeout=ten';
+ALTER SYSTEM SET partner_svc.webhook_listener =
+  'address=::1, port=8443, max_body=1MB max_body_in_flight=32MB min_rate=0 header_timeout=1min request_timeout=5min lock_timeout=2s max_connections_per_address=0';
+ALTER SYSTEM RESET partner_svc.webhook_listener;
+-- the secrets: a list (two during a rotation); a value is never refused,
+-- since the refusal would print it
+ALTER SYSTEM SET partner_svc.webhook_secret = 'a-secret, the-one-before';
+ALTER SYSTEM SET partner_svc.webhook_secret = ' , a-secret,,';
+ALTER SYSTEM RESET partner_svc.webhook_secret;
 
 -- pg_dump keeps the four tables and the two identity sequences
 SELECT u.rel::regclass AS dumped, u.cond AS condition

@@ -24,7 +24,10 @@
 #     it (test/call_check.sh);
 #   - no C file of the extension (the sandbox apart) is longer than 900
 #     lines: a file that needs a table of contents wants splitting by
-#     concern (docs/architecture.md).
+#     concern (docs/architecture.md);
+#   - the GUCs: every one is a row of the one table in src/base/guc.c (no
+#     DefineCustom*Variable elsewhere), each is documented in
+#     docs/reference.md, and there are at most 20 of them.
 # Run from anywhere; exits non-zero and says why on the first kind of
 # failure found (all failures of that kind are listed).
 set -uo pipefail
@@ -154,5 +157,21 @@ for f in src/*.c src/*/*.c; do
 	[ "$n" -le 900 ] || bad "$f has $n lines (at most 900: split it by concern)"
 done
 
-[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, released files, schedule, docs, include graph, route strings, calls, file sizes: ok"
+
+# --- the GUCs: one table, documented, at most 20 ---
+max_gucs=20
+gucs=$(sed -n '/^static const PsvcGuc gucs\[\] = {$/,/^};$/p' src/base/guc.c |
+	sed -n 's/^[[:space:]]*{\.name = "\([a-z_]*\)".*/\1/p')
+n_gucs=$(printf '%s\n' "$gucs" | grep -c .)
+[ "$n_gucs" -gt 0 ] || bad "no table of GUCs found in src/base/guc.c (static const PsvcGuc gucs[] = {...})"
+[ "$n_gucs" -le "$max_gucs" ] ||
+	bad "$n_gucs GUCs in src/base/guc.c, more than $max_gucs: merge settings nobody tunes apart before adding one"
+if grep -n 'DefineCustom[A-Za-z]*Variable' src/*.c src/*/*.c 2>/dev/null | grep -v '^src/base/guc\.c:'; then
+	bad "a GUC defined outside the table of src/base/guc.c"
+fi
+for g in $gucs; do
+	grep -q "\`partner_svc\.$g\`" docs/reference.md || bad "GUC partner_svc.$g is not documented in docs/reference.md"
+done
+
+[ "$fail" -eq 0 ] && echo "static checks: versions ($ver), upgrade path, released files, schedule, docs, include graph, route strings, calls, file sizes, GUCs ($n_gucs of at most $max_gucs): ok"
 exit "$fail"

@@ -1,15 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * guc.h
- *		  The client settings of partner_svc (GUCs partner_svc.*), owned by
- *		  guc.c.
+ *		  The settings of partner_svc (GUCs partner_svc.*), owned by guc.c.
  *
- * guc.c defines the settings of the HTTP client and the scan (timeouts,
- * retries, page size, fan-out, prefetch, response size); a server option
- * of the same name overrides each for one server (options.h,
- * psvc_options_setting).  The rate limiter and the webhook worker define
- * their own settings in their modules.  Everything here is plain static
- * storage of the process; nothing is allocated.
+ * guc.c holds the one table of settings: a row defines, documents and
+ * bounds each GUC, and a row marked server_option is also the server
+ * option of the same name that overrides it for one server (options.h,
+ * psvc_options_setting).  Modules read the values through the variables
+ * below and never define a GUC of their own; test/static_checks.sh counts
+ * the rows and fails above 20.  Everything here is plain static storage
+ * of the process; nothing is allocated, except the parsed values of the
+ * two list settings, which the GUC machinery keeps (the "extra" of their
+ * check hooks).
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -21,7 +23,39 @@
 #ifndef PSVC_GUC_H
 #define PSVC_GUC_H
 
+#include "utils/guc.h"
 #include "utils/memutils.h"
+
+typedef enum PsvcGucType
+{
+	PSVC_GUC_BOOL,
+	PSVC_GUC_INT,
+	PSVC_GUC_REAL,
+	PSVC_GUC_STRING
+} PsvcGucType;
+
+/* One row of the table: one GUC, and its server option when it has one. */
+typedef struct PsvcGuc
+{
+	const char *name;			/* without the prefix "partner_svc." */
+	PsvcGucType type;
+	void	   *var;			/* bool *, int *, double * or char ** */
+	double		boot;			/* default of a bool (0, 1), int or real */
+	const char *boot_string;	/* default of a string */
+	double		min;			/* bounds of an int or real */
+	double		max;
+	GucContext	context;
+	int			flags;			/* GUC_UNIT_*, GUC_SUPERUSER_ONLY, ... */
+	const char *short_desc;
+	const char *long_desc;
+	GucStringCheckHook check_string;
+	GucStringAssignHook assign_string;
+	GucRealAssignHook assign_real;
+	bool		server_option;	/* a server option of the same name
+								 * overrides it (bool or int only) */
+	int			setting;		/* its PsvcSettingId (options.h), when
+								 * server_option */
+} PsvcGuc;
 
 /* Bounds of the settings, shared by the GUCs and the server options. */
 #define PSVC_MAX_CONNECT_TIMEOUT_MS (10 * 60 * 1000)
@@ -30,19 +64,68 @@
 #define PSVC_MAX_PAGE_SIZE 100
 #define PSVC_MAX_FANOUT 64
 
+/* partner_svc.max_response_size: default, and the most it may be */
+#define PSVC_DEFAULT_MAX_RESPONSE_SIZE	(64 * 1024 * 1024)
+#define PSVC_MAX_RESPONSE_SIZE_LIMIT	((int) (MaxAllocSize - 1))
+
+/* the HTTP client and the scan (server options override them) */
 extern int	psvc_guc_connect_timeout;	/* milliseconds */
 extern int	psvc_guc_request_timeout;	/* milliseconds */
 extern int	psvc_guc_max_retries;
 extern int	psvc_guc_page_size;			/* items per page asked for */
 extern int	psvc_guc_fanout;			/* concurrent first pages */
+extern bool psvc_guc_prefetch;			/* fetch the next page early */
 extern int	psvc_guc_max_response_size;	/* bytes */
 
-/* partner_svc.max_response_size: default, and the most it may be */
-#define PSVC_DEFAULT_MAX_RESPONSE_SIZE	(64 * 1024 * 1024)
-#define PSVC_MAX_RESPONSE_SIZE_LIMIT	((int) (MaxAllocSize - 1))
-extern bool psvc_guc_prefetch;			/* fetch the next page early */
+/* the rate limiter and the fleet quota (ratelimit.c, quota.c) */
+extern bool psvc_guc_rate_limit;
+extern int	psvc_guc_rate_limit_max_wait;	/* milliseconds */
+extern int	psvc_guc_max_keys;			/* entries of each shared table */
+extern char *psvc_guc_quota_coordinator;	/* "" = node-local */
+extern double psvc_guc_quota_fallback_share;
 
-/* Defines the settings above (from _PG_init, preloaded or not). */
+/* the response cache and learned estimates (cache.c, estimates.c) */
+extern bool psvc_guc_cache;
+extern int	psvc_guc_cache_size;		/* kB */
+extern bool psvc_guc_learn_estimates;
+
+/*
+ * The partners' clock: real milliseconds per millisecond of theirs (1 for
+ * real services, the sandbox's --time-scale otherwise).  Cache TTLs are
+ * multiplied by it, and the rate-limit window, one documented minute, is
+ * psvc_guc_window_ms, derived from it (at least 100 ms).
+ */
+extern double psvc_guc_time_scale;
+extern int	psvc_guc_window_ms;
+
+/* The webhook listener's settings, parsed from partner_svc.webhook_listener. */
+typedef struct PsvcWebhookListener
+{
+	const char *address;		/* never empty */
+	int			port;			/* 0: no listener */
+	int			max_body;		/* bytes */
+	int			max_body_in_flight; /* bytes the bodies of all open
+									 * requests hold */
+	int			max_connections_per_address;	/* 0 = no cap */
+	int			min_rate;		/* body bytes per second, 0 = any */
+	int			header_timeout; /* s: for the headers, and any silence */
+	int			request_timeout;	/* s: for a whole request */
+	int			lock_timeout;	/* ms: a lock wait of the worker */
+} PsvcWebhookListener;
+
+extern PsvcWebhookListener psvc_guc_webhook;
+/* the accepted secrets, NULL-terminated (partner_svc.webhook_secret) */
+extern const char *const *psvc_guc_webhook_secrets;
+extern char *psvc_guc_webhook_database;
+extern char *psvc_guc_webhook_role;		/* "" = the bootstrap superuser */
+
+/* Defines every setting (from _PG_init, preloaded or not). */
 extern void psvc_guc_init(void);
+/* The row of the setting a server option overrides, by PsvcSettingId. */
+extern const PsvcGuc *psvc_guc_setting(int id);
+/* The row of the server option called name, or NULL if none. */
+extern const PsvcGuc *psvc_guc_server_option(const char *name);
+/* Names of the server options, in their order (for hints). */
+extern int	psvc_guc_server_option_names(const char **names, int size);
 
 #endif							/* PSVC_GUC_H */

@@ -19,9 +19,11 @@
  * when one is close enough, the nearest of them by edit distance (the same
  * courtesy as file_fdw; the code here is our own).
  *
- * Per-server settings (connect_timeout ... prefetch) are checked against
- * the bounds and units of their GUCs (the table is in server_options.c),
- * with the GUC's own parser, so '5s' means what it means in SET.
+ * Per-server settings (connect_timeout ... prefetch) are the rows of
+ * guc.c's table marked server_option: valid_options takes them where
+ * SETTINGS_HERE stands, and they are checked against the bounds and unit
+ * of their row with the GUC's own parser, so '5s' means what it means in
+ * SET.
  *
  * Options that name a file the server process reads (ssl_ca_file,
  * ssl_cert_file, ssl_key_file) must be absolute paths, and only roles with
@@ -66,6 +68,7 @@
 
 #include "call.h"
 #include "catalog.h"
+#include "guc.h"
 #include "options.h"
 #include "ratelimit.h"
 
@@ -94,18 +97,19 @@ static void check_proxy(DefElem *def);
 static void report_bad_base_url(const char *url, const char *reason) pg_attribute_noreturn();
 static void report_unknown_option(const char *name, Oid catalog) pg_attribute_noreturn();
 
+/*
+ * The row that stands for the settings a server option overrides: guc.c's
+ * rows marked server_option, in their order (all_options expands it).
+ */
+#define SETTINGS_HERE ""
+
 static const PsvcOption valid_options[] = {
 	{"service", ForeignServerRelationId, check_service},
 	{"base_url", ForeignServerRelationId, check_base_url},
 	{"tier", ForeignServerRelationId, check_tier},
 	{"rate_limits", ForeignServerRelationId, check_rate_limits},
 	{"max_response_size", ForeignServerRelationId, check_max_response_size},
-	{"connect_timeout", ForeignServerRelationId, check_setting},
-	{"request_timeout", ForeignServerRelationId, check_setting},
-	{"max_retries", ForeignServerRelationId, check_setting},
-	{"page_size", ForeignServerRelationId, check_setting},
-	{"fanout", ForeignServerRelationId, check_setting},
-	{"prefetch", ForeignServerRelationId, check_setting},
+	{SETTINGS_HERE, ForeignServerRelationId, check_setting},
 	{"ssl_ca_file", ForeignServerRelationId, check_file_path},
 	{"ssl_cert_file", ForeignServerRelationId, check_file_path},
 	{"ssl_key_file", ForeignServerRelationId, check_file_path},
@@ -117,6 +121,49 @@ static const PsvcOption valid_options[] = {
 	{"field", AttributeRelationId, check_field},
 	{NULL, InvalidOid, NULL}
 };
+
+/*
+ * valid_options with SETTINGS_HERE replaced by guc.c's server options, a
+ * NULL-terminated array built once per backend in TopMemoryContext;
+ * *n_options is its length.
+ */
+static const PsvcOption *
+all_options(int *n_options)
+{
+	static PsvcOption *all = NULL;
+	static int	n_all = 0;
+
+	if (all == NULL)
+	{
+		int			n_settings = psvc_guc_server_option_names(NULL, 0);
+		const char **setting_names;
+		PsvcOption *a;
+		int			n = 0;
+
+		setting_names = MemoryContextAlloc(TopMemoryContext,
+										   sizeof(char *) * Max(n_settings, 1));
+		psvc_guc_server_option_names(setting_names, n_settings);
+		a = MemoryContextAlloc(TopMemoryContext,
+							   sizeof(PsvcOption) * (lengthof(valid_options) + n_settings));
+		for (const PsvcOption *opt = valid_options; opt->name; opt++)
+		{
+			if (strcmp(opt->name, SETTINGS_HERE) != 0)
+				a[n++] = *opt;
+			else
+				for (int i = 0; i < n_settings; i++)
+				{
+					a[n] = *opt;
+					a[n++].name = setting_names[i];
+				}
+		}
+		a[n].name = NULL;
+		all = a;
+		n_all = n;
+	}
+	if (n_options)
+		*n_options = n_all;
+	return all;
+}
 
 /*
  * The resources are the endpoint catalogue's (endpoints.c), listed once
@@ -439,7 +486,7 @@ check_field(DefElem *def)
 static void
 check_setting(DefElem *def)
 {
-	const PsvcSettingDef *sd = psvc_options_setting_def(def->defname);
+	const PsvcGuc *sd = psvc_guc_server_option(def->defname);
 	const char *value = defGetString(def);
 	const char *unit_hint = NULL;
 	bool		is_ms;
@@ -447,8 +494,8 @@ check_setting(DefElem *def)
 	int			v;
 
 	Assert(sd != NULL);
-	is_ms = (sd->guc_flags & GUC_UNIT_MS) != 0;
-	if (sd->is_bool)
+	is_ms = (sd->flags & GUC_UNIT_MS) != 0;
+	if (sd->type == PSVC_GUC_BOOL)
 	{
 		if (!parse_bool(value, &b))
 			ereport(ERROR,
@@ -458,7 +505,7 @@ check_setting(DefElem *def)
 					 errhint("Give a boolean value such as \"on\" or \"off\".")));
 		return;
 	}
-	if (!parse_int(value, &v, sd->guc_flags, &unit_hint))
+	if (!parse_int(value, &v, sd->flags, &unit_hint))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
 				 errmsg("invalid value for option \"%s\": \"%s\"",
@@ -472,7 +519,7 @@ check_setting(DefElem *def)
 				 errmsg("value for option \"%s\" is out of range: \"%s\"",
 						def->defname, value),
 				 errdetail("Option \"%s\" must be between %d and %d%s.",
-						   def->defname, sd->min, sd->max,
+						   def->defname, (int) sd->min, (int) sd->max,
 						   is_ms ? " milliseconds" : "")));
 }
 
@@ -586,13 +633,15 @@ check_proxy(DefElem *def)
 static void
 report_unknown_option(const char *name, Oid catalog)
 {
-	const char *names[lengthof(valid_options)];
+	int			n_options;
+	const PsvcOption *options = all_options(&n_options);
+	const char **names = palloc(sizeof(char *) * (n_options + 1));
 	int			n = 0;
 	const char *home = NULL;
 	const char *nearest;
 	char	   *list;
 
-	for (const PsvcOption *opt = valid_options; opt->name; opt++)
+	for (const PsvcOption *opt = options; opt->name; opt++)
 	{
 		if (opt->catalog == catalog)
 			names[n++] = opt->name;
@@ -631,7 +680,7 @@ report_unknown_option(const char *name, Oid catalog)
 static const PsvcOption *
 find_option(const char *name, Oid catalog)
 {
-	for (const PsvcOption *opt = valid_options; opt->name; opt++)
+	for (const PsvcOption *opt = all_options(NULL); opt->name; opt++)
 	{
 		if (opt->catalog == catalog && strcmp(opt->name, name) == 0)
 			return opt;

@@ -9,8 +9,9 @@
  * in the caller's CurrentMemoryContext by psvc_options_server (a scan
  * keeps it in its per-scan context, a function in its call's).  Parsed
  * servers are kept per backend until any server or user mapping changes
- * (the options epoch); callers always get copies.  The setting table
- * (names, bounds, units) is in server_options.c; the bounds are in guc.h.
+ * (the options epoch); callers always get copies.  The settings a
+ * server option overrides (PsvcSettingId) are rows of guc.c's table,
+ * which gives their names, bounds and units.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -30,8 +31,8 @@
 /*
  * The settings a server option can override: each is also the GUC
  * partner_svc.<name>, which applies when the server does not set it.
- * Read them with psvc_options_setting(); the table of names, bounds and
- * units is in server_options.c (docs/per-server-settings.md).
+ * Read them with psvc_options_setting(); each is a row of guc.c's table,
+ * which gives its name, bounds and unit (docs/per-server-settings.md).
  */
 typedef enum PsvcSettingId
 {
@@ -43,7 +44,6 @@ typedef enum PsvcSettingId
 	PSVC_SETTING_PREFETCH,		/* boolean: 0 or 1 */
 	PSVC_NSETTINGS
 } PsvcSettingId;
-
 
 /* What a partner_svc server says about the remote side. */
 typedef struct PsvcServer
@@ -123,17 +123,6 @@ extern int	psvc_options_table_cache_ttl(const struct ForeignTable *ft);
 extern char *psvc_options_resource(const struct ForeignTable *ft);
 /* The effective value of a setting: the server's option, else the GUC. */
 extern int	psvc_options_setting(const PsvcServer *s, PsvcSettingId id);
-/* Name, bounds and unit of a setting by option name; NULL if none. */
-typedef struct PsvcSettingDef
-{
-	const char *name;			/* option name; the GUC is partner_svc.<name> */
-	PsvcSettingId id;
-	int			min;
-	int			max;
-	int			guc_flags;		/* GUC_UNIT_MS for a time, else 0 */
-	bool		is_bool;
-} PsvcSettingDef;
-extern const PsvcSettingDef *psvc_options_setting_def(const char *name);
 /* EXPLAIN VERBOSE of a scan: the effective settings of s (never the key). */
 struct ExplainState;
 extern void psvc_options_explain(const PsvcServer *s, struct ExplainState *es);

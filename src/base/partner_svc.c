@@ -11,10 +11,10 @@
  * (shared memory, the background worker) belongs behind a test of
  * process_shared_preload_libraries_in_progress; none exists yet.
  *
- * The client's settings are in guc.c, the rate limiter's in ratelimit.c
- * and quota.c, the webhook worker's in webhook_worker.c and
- * webhook_http.c.  GUCs are documented in docs/reference.md; define none
- * that is not documented there.  The prefix "partner_svc" is reserved, so a misspelt
+ * Every setting is a row of guc.c's one table, defined first; the modules'
+ * init functions then ask for shared memory and register workers.  GUCs
+ * are documented in docs/reference.md; define none that is not
+ * documented there.  The prefix "partner_svc" is reserved, so a misspelt
  * partner_svc.* setting is an error instead of a silent placeholder.
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -45,7 +45,7 @@ PG_FUNCTION_INFO_V1(psvc_module_version);
 void		_PG_init(void);
 
 /*
- * Defines the GUCs and reserves their prefix.  Runs once per process that
+ * Defines the GUCs, reserves their prefix, and sets up the modules.  Runs once per process that
  * loads the library, whether or not it is being preloaded.
  */
 void

@@ -10,12 +10,12 @@
  * max_response_size for both (psvc_options_parse_size).
  *
  * Settings.  connect_timeout, request_timeout, max_retries, page_size,
- * fanout and prefetch are GUCs (guc.c) that a server option of the
- * same name overrides.  settings[] below is the one table of their names,
- * bounds and units: the validator checks a value against it, and
- * psvc_options_setting() gives the effective value, read when a request or
- * scan starts, so a SET in the session applies to servers without the
- * option.
+ * fanout and prefetch are GUCs that a server option of the same name
+ * overrides: each is one row of guc.c's table, which gives its name,
+ * bounds and unit to the GUC and to the option alike.  The validator
+ * checks a value against the row, and psvc_options_setting() gives the
+ * effective value, read when a request or scan starts, so a SET in the
+ * session applies to servers without the option.
  *
  * The API key comes from the user mapping of the role PostgreSQL checks a
  * foreign table as (the view owner through a view, as postgres_fdw does;
@@ -53,56 +53,13 @@
 #include "guc.h"
 #include "options.h"
 
-/* The settings, in PsvcSettingId order; bounds as the GUCs'. */
-static const PsvcSettingDef settings[PSVC_NSETTINGS] = {
-	{.name = "connect_timeout", .id = PSVC_SETTING_CONNECT_TIMEOUT,
-	.min = 1, .max = PSVC_MAX_CONNECT_TIMEOUT_MS, .guc_flags = GUC_UNIT_MS},
-	{.name = "request_timeout", .id = PSVC_SETTING_REQUEST_TIMEOUT,
-	.min = 1, .max = PSVC_MAX_REQUEST_TIMEOUT_MS, .guc_flags = GUC_UNIT_MS},
-	{.name = "max_retries", .id = PSVC_SETTING_MAX_RETRIES,
-	.min = 0, .max = PSVC_MAX_RETRIES},
-	{.name = "page_size", .id = PSVC_SETTING_PAGE_SIZE,
-	.min = 1, .max = PSVC_MAX_PAGE_SIZE},
-	{.name = "fanout", .id = PSVC_SETTING_FANOUT,
-	.min = 1, .max = PSVC_MAX_FANOUT},
-	{.name = "prefetch", .id = PSVC_SETTING_PREFETCH,
-	.min = 0, .max = 1, .is_bool = true},
-};
-
-const PsvcSettingDef *
-psvc_options_setting_def(const char *name)
-{
-	for (int i = 0; i < PSVC_NSETTINGS; i++)
-	{
-		if (strcmp(settings[i].name, name) == 0)
-			return &settings[i];
-	}
-	return NULL;
-}
-
-/* The GUC's current value of a setting. */
+/* The GUC's current value of a setting (a bool as 0 or 1). */
 static int
-guc_value(PsvcSettingId id)
+guc_value(const PsvcGuc *g)
 {
-	switch (id)
-	{
-		case PSVC_SETTING_CONNECT_TIMEOUT:
-			return psvc_guc_connect_timeout;
-		case PSVC_SETTING_REQUEST_TIMEOUT:
-			return psvc_guc_request_timeout;
-		case PSVC_SETTING_MAX_RETRIES:
-			return psvc_guc_max_retries;
-		case PSVC_SETTING_PAGE_SIZE:
-			return psvc_guc_page_size;
-		case PSVC_SETTING_FANOUT:
-			return psvc_guc_fanout;
-		case PSVC_SETTING_PREFETCH:
-			return psvc_guc_prefetch ? 1 : 0;
-		case PSVC_NSETTINGS:
-			break;
-	}
-	elog(ERROR, "unknown partner_svc setting %d", (int) id);
-	return 0;					/* keep compiler quiet */
+	if (g->type == PSVC_GUC_BOOL)
+		return *(bool *) g->var ? 1 : 0;
+	return *(int *) g->var;
 }
 
 /*
@@ -115,7 +72,7 @@ psvc_options_setting(const PsvcServer *s, PsvcSettingId id)
 	Assert(id >= 0 && id < PSVC_NSETTINGS);
 	if (s != NULL && s->settings[id] >= 0)
 		return s->settings[id];
-	return guc_value(id);
+	return guc_value(psvc_guc_setting(id));
 }
 
 /*
@@ -123,14 +80,15 @@ psvc_options_setting(const PsvcServer *s, PsvcSettingId id)
  * failure means the catalog was edited by hand.
  */
 static int
-parse_setting(const PsvcSettingDef *def, const char *value, const char *servername)
+parse_setting(const PsvcGuc *def, const char *value, const char *servername)
 {
 	int			v;
 	bool		b;
+	bool		is_bool = def->type == PSVC_GUC_BOOL;
 
-	if (def->is_bool ? parse_bool(value, &b) :
-		(parse_int(value, &v, def->guc_flags, NULL) && v >= def->min && v <= def->max))
-		return def->is_bool ? (b ? 1 : 0) : v;
+	if (is_bool ? parse_bool(value, &b) :
+		(parse_int(value, &v, def->flags, NULL) && v >= def->min && v <= def->max))
+		return is_bool ? (b ? 1 : 0) : v;
 	ereport(ERROR,
 			(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
 			 errmsg("invalid value for option \"%s\" of server \"%s\": \"%s\"",
@@ -153,14 +111,14 @@ psvc_options_explain(const PsvcServer *s, ExplainState *es)
 	initStringInfo(&buf);
 	for (int i = 0; i < PSVC_NSETTINGS; i++)
 	{
-		const PsvcSettingDef *def = &settings[i];
-		int			v = psvc_options_setting(s, def->id);
+		const PsvcGuc *def = psvc_guc_setting((PsvcSettingId) i);
+		int			v = psvc_options_setting(s, (PsvcSettingId) i);
 
 		appendStringInfo(&buf, "%s%s=", i > 0 ? ", " : "", def->name);
-		if (def->is_bool)
+		if (def->type == PSVC_GUC_BOOL)
 			appendStringInfoString(&buf, v ? "on" : "off");
 		else
-			appendStringInfo(&buf, "%d%s", v, def->guc_flags == GUC_UNIT_MS ? "ms" : "");
+			appendStringInfo(&buf, "%d%s", v, def->flags == GUC_UNIT_MS ? "ms" : "");
 		if (s->settings[i] >= 0)
 			appendStringInfoString(&buf, " (server)");
 	}
@@ -300,9 +258,10 @@ parse_server(Oid serverid)
 	s->cache_ttl_ms = size ? psvc_options_parse_ttl(size) : -1;
 	for (int i = 0; i < PSVC_NSETTINGS; i++)
 	{
-		const char *v = option_value(fs->options, settings[i].name);
+		const PsvcGuc *def = psvc_guc_setting((PsvcSettingId) i);
+		const char *v = option_value(fs->options, def->name);
 
-		s->settings[i] = v ? parse_setting(&settings[i], v, fs->servername) : -1;
+		s->settings[i] = v ? parse_setting(def, v, fs->servername) : -1;
 	}
 	if (s->service == NULL || url == NULL)
 		ereport(ERROR,

@@ -164,11 +164,6 @@ struct PsvcCacheProbe
 	int			entry_blocks;	/* that entry's answer's blocks */
 };
 
-/* GUCs */
-static bool cache_enabled = true;
-static double cache_time_scale = 1.0;
-static int	cache_size_kb = 64 * 1024;
-
 static CacheShared *cache = NULL;
 static HTAB *cache_table = NULL;
 
@@ -190,40 +185,9 @@ PG_FUNCTION_INFO_V1(psvc_cache_usage);
 void
 psvc_cache_init(void)
 {
-	DefineCustomBoolVariable("partner_svc.cache",
-							 "Answers safe GET requests from the shared response cache.",
-							 "Off sends every request and stores nothing; writes still invalidate what others cached.",
-							 &cache_enabled,
-							 true,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomRealVariable("partner_svc.cache_time_scale",
-							 "Real milliseconds per millisecond of the partners' clock, for cache TTLs.",
-							 "Every TTL is multiplied by it when an entry is read.  1 for real services; "
-							 "the sandbox's --time-scale when it runs its clock faster.",
-							 &cache_time_scale,
-							 1.0,
-							 0.0001,
-							 1.0,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
-
+	/* the settings are guc.c's; only preloading has shared memory */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
-
-	DefineCustomIntVariable("partner_svc.cache_size",
-							"Shared memory of the response cache, its tables included.",
-							"Answers larger than an eighth of it are not cached.",
-							&cache_size_kb,
-							64 * 1024,
-							PSVC_CACHE_MIN_KB,
-							16 * 1024 * 1024,
-							PGC_POSTMASTER,
-							GUC_UNIT_KB,
-							NULL, NULL, NULL);
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = cache_shmem_request;
@@ -235,7 +199,7 @@ psvc_cache_init(void)
 static void
 cache_layout(int *max_entries, int *nblocks, Size *fixed)
 {
-	Size		total = (Size) cache_size_kb * 1024;
+	Size		total = (Size) psvc_guc_cache_size * 1024;
 	Size		used;
 
 	*max_entries = (int) Max(total / (2 * PSVC_CACHE_BLOCK), 32);
@@ -251,7 +215,7 @@ cache_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace((Size) cache_size_kb * 1024);
+	RequestAddinShmemSpace((Size) psvc_guc_cache_size * 1024);
 	RequestNamedLWLockTranche(PSVC_CACHE_TRANCHE, 1);
 }
 
@@ -315,7 +279,7 @@ cache_shmem_startup(void)
  * The TTL of a call in real milliseconds: table_ttl_ms (the table's
  * option, -1 without), the server's option, else the default of its
  * operation in the catalogue (catalog.c),
- * all in the partners' time, scaled by partner_svc.cache_time_scale (a
+ * all in the partners' time, scaled by partner_svc.time_scale (a
  * scaled TTL is at least 1 ms: only 0 means "not cached").
  */
 static int
@@ -329,9 +293,9 @@ request_ttl(const PsvcCallKey *ck, int table_ttl_ms)
 		ttl = ck->server->cache_ttl_ms;
 	else
 		ttl = ck->op->cache_ttl_s * 1000;
-	if (ttl <= 0 || cache_time_scale >= 1.0)
+	if (ttl <= 0 || psvc_guc_time_scale >= 1.0)
 		return ttl;
-	return Max((int) (ttl * cache_time_scale), 1);
+	return Max((int) (ttl * psvc_guc_time_scale), 1);
 }
 
 /* ---------------------------------------------------------------------
@@ -442,7 +406,7 @@ psvc_cache_probe(const PsvcCallKey *ck, int table_ttl_ms,
 	PsvcCacheProbe *p;
 	int			ttl;
 
-	if (cache == NULL || !cache_enabled)
+	if (cache == NULL || !psvc_guc_cache)
 		return NULL;
 	ttl = request_ttl(ck, table_ttl_ms);
 	if (ttl <= 0)
@@ -845,7 +809,7 @@ psvc_cache_usage(PG_FUNCTION_ARGS)
 
 		cached += e->ctype_len + e->etag_len + e->body_len;
 	}
-	values[i++] = Int64GetDatum((int64) cache_size_kb * 1024);
+	values[i++] = Int64GetDatum((int64) psvc_guc_cache_size * 1024);
 	values[i++] = Int64GetDatum((int64) cache->segment_bytes);
 	values[i++] = Int64GetDatum((int64) (cache->nblocks - cache->nfree) * PSVC_CACHE_BLOCK);
 	values[i++] = Int64GetDatum(cached);

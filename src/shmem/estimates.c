@@ -36,7 +36,7 @@
  * shmem_request_hook (only when preloaded; without preloading nothing is
  * learned and the defaults apply), built in shmem_startup_hook under
  * AddinShmemInitLock: one fixed-size hash table of
- * partner_svc.estimates_max_entries entries and one LWLock of the tranche
+ * partner_svc.max_keys entries and one LWLock of the tranche
  * "partner_svc_estimates".
  *
  * Locking rules.  The LWLock protects the table and every field of every
@@ -78,6 +78,7 @@
 
 #include "estimates.h"
 #include "estimates_int.h"
+#include "guc.h"
 
 #define PSVC_EST_TRANCHE	"partner_svc_estimates"
 
@@ -86,10 +87,6 @@
 
 /* Values of a constant = ANY(array) looked up one by one, at most. */
 #define PSVC_EST_MAX_VALUES	100
-
-/* GUCs */
-bool		psvc_est_learn = true;
-int			psvc_est_max_entries = 1024;
 
 /* shared state; NULL unless preloaded */
 PsvcEstShared *psvc_est_shared = NULL;
@@ -109,29 +106,9 @@ static void est_shmem_startup(void);
 void
 psvc_est_init(void)
 {
-	DefineCustomBoolVariable("partner_svc.learn_estimates",
-							 "Learns foreign scans' row estimates from the rows earlier complete scans fetched.",
-							 "Off: scans record nothing and plans use the default estimates.",
-							 &psvc_est_learn,
-							 true,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	/* PGC_POSTMASTER settings exist only when preloading (guc.c's rule) */
+	/* the settings are guc.c's; only preloading has shared memory */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
-
-	DefineCustomIntVariable("partner_svc.estimates_max_entries",
-							"Number of learned row estimates kept in shared memory.",
-							"When the table is full, the entry scanned least recently is forgotten.",
-							&psvc_est_max_entries,
-							1024,
-							16,
-							1024 * 1024,
-							PGC_POSTMASTER,
-							0,
-							NULL, NULL, NULL);
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = est_shmem_request;
@@ -143,7 +120,7 @@ static Size
 est_shmem_size(void)
 {
 	return add_size(MAXALIGN(sizeof(PsvcEstShared)),
-					hash_estimate_size(psvc_est_max_entries, sizeof(PsvcEstEntry)));
+					hash_estimate_size(psvc_guc_max_keys, sizeof(PsvcEstEntry)));
 }
 
 static void
@@ -177,7 +154,7 @@ est_shmem_startup(void)
 	info.keysize = sizeof(PsvcEstKey);
 	info.entrysize = sizeof(PsvcEstEntry);
 	psvc_est_table = ShmemInitHash("partner_svc learned estimates",
-							  psvc_est_max_entries, psvc_est_max_entries,
+							  psvc_guc_max_keys, psvc_guc_max_keys,
 							  &info, HASH_ELEM | HASH_BLOBS);
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -185,7 +162,7 @@ est_shmem_startup(void)
 bool
 psvc_est_active(void)
 {
-	return psvc_est_learn && psvc_est_shared != NULL;
+	return psvc_guc_learn_estimates && psvc_est_shared != NULL;
 }
 
 /* qsort_arg comparator of indexes into the name array arg */
@@ -275,7 +252,7 @@ enter_locked(const PsvcEstKey *k, const char *columns)
 	if (e != NULL)
 		return e;
 
-	if (hash_get_num_entries(psvc_est_table) >= psvc_est_max_entries)
+	if (hash_get_num_entries(psvc_est_table) >= psvc_guc_max_keys)
 	{
 		HASH_SEQ_STATUS seq;
 		PsvcEstEntry *victim = NULL;
@@ -378,7 +355,7 @@ psvc_est_rows(Oid serverid, const char *route, int n, const PsvcEstColumn *cols,
 	if (!psvc_est_active())
 	{
 		*desc = psprintf("%.0f rows (default%s)", dflt,
-						 psvc_est_learn ? "" : ", learning off");
+						 psvc_guc_learn_estimates ? "" : ", learning off");
 		return dflt;
 	}
 	for (int i = 0; i < n; i++)

@@ -26,9 +26,6 @@
 
 #include "fmgr.h"
 
-/* partner_svc.learn_estimates: record complete scans and use what they saw */
-extern bool psvc_est_learn;
-
 /* From _PG_init: the settings, and when preloading, the shared memory. */
 extern void psvc_est_init(void);
 

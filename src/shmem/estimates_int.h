@@ -52,9 +52,6 @@ typedef struct PsvcEstShared
 	LWLock	   *lock;			/* the table and all its entries */
 } PsvcEstShared;
 
-/* partner_svc.estimates_max_entries */
-extern int	psvc_est_max_entries;
-
 /* NULL unless preloaded */
 extern PsvcEstShared *psvc_est_shared;
 extern HTAB *psvc_est_table;

@@ -33,6 +33,7 @@
 
 #include "estimates.h"
 #include "estimates_int.h"
+#include "guc.h"
 
 /* How often the view's loop over copied entries checks for interrupts. */
 #define PSVC_EST_INTERRUPT_EVERY 1024
@@ -79,7 +80,7 @@ psvc_est_entries(PG_FUNCTION_ARGS)
 	LWLockAcquire(psvc_est_shared->lock, LW_SHARED);
 	room = hash_get_num_entries(psvc_est_table);
 	LWLockRelease(psvc_est_shared->lock);
-	room = Min(room + 16, psvc_est_max_entries);
+	room = Min(room + 16, psvc_guc_max_keys);
 	copy = palloc(sizeof(PsvcEstEntry) * room);
 
 	LWLockAcquire(psvc_est_shared->lock, LW_SHARED);

@@ -78,37 +78,12 @@
 /* A lease's units may start within this after the worker asked for it. */
 #define QUOTA_LEASE_VALID_US	(INT64CONST(1000000))
 
-/* GUCs */
-char	   *psvc_quota_coordinator = NULL;
-double		psvc_quota_fallback_share = 0.5;
-
 PsvcQuotaShared *psvc_quota_shared = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 PG_FUNCTION_INFO_V1(psvc_quota_status);
-
-/*
- * The settings; they exist without preloading too, so that a
- * postgresql.conf shared by nodes that preload and nodes that do not is
- * accepted by both (without preloading there is no limiter to use them).
- */
-void
-psvc_quota_define_gucs(void)
-{
-	DefineCustomStringVariable("partner_svc.quota_coordinator",
-							   "Connection string of the database that owns the partner quota of all nodes.",
-							   "Empty: this node keeps its quota alone, in its own shared memory.",
-							   &psvc_quota_coordinator, "",
-							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-	DefineCustomRealVariable("partner_svc.quota_fallback_share",
-							 "Share of each limit this node may use while the quota coordinator is unreachable.",
-							 "The shares of all nodes must add up to at most 1.",
-							 &psvc_quota_fallback_share, 0.5, 0.0, 1.0,
-							 PGC_SIGHUP, 0, NULL, NULL, NULL);
-}
 
 static int
 quota_nprocs(void)
@@ -253,7 +228,7 @@ start_worker(int64 now)
 			ereport(WARNING,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 					 errmsg("partner_svc could not start its quota worker, falling back to %g of each rate limit",
-							psvc_quota_fallback_share),
+							psvc_guc_quota_fallback_share),
 					 errhint("Raise max_worker_processes.")));
 	}
 }
@@ -264,7 +239,7 @@ psvc_quota_mode(int64 now, int64 *fallback_from)
 	PsvcQuotaMode mode;
 	bool		start = false;
 
-	if (psvc_quota_coordinator == NULL || psvc_quota_coordinator[0] == '\0' ||
+	if (psvc_guc_quota_coordinator == NULL || psvc_guc_quota_coordinator[0] == '\0' ||
 		psvc_quota_shared == NULL)
 		return PSVC_QUOTA_LOCAL;
 
@@ -345,7 +320,7 @@ psvc_quota_status(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 
 	err[0] = '\0';
-	if (psvc_quota_coordinator[0] != '\0' && psvc_quota_shared != NULL)
+	if (psvc_guc_quota_coordinator[0] != '\0' && psvc_quota_shared != NULL)
 	{
 		SpinLockAcquire(&psvc_quota_shared->mutex);
 		mode = psvc_quota_shared->mode;

@@ -217,7 +217,7 @@ note_failure(const char *what, const char *err)
 	{
 		ereport(LOG,
 				(errmsg("partner_svc quota worker: coordinator unreachable, falling back to %g of each rate limit",
-						psvc_quota_fallback_share),
+						psvc_guc_quota_fallback_share),
 				 errdetail("%s%s  The share is used from %s on; the worker keeps trying to reach the coordinator.",
 						   msg, ends_sentence(msg) ? "" : ".",
 						   timestamptz_to_str(psvc_rl_timestamp(from)))));
@@ -388,7 +388,7 @@ static bool
 connect_coordinator(void)
 {
 	char	   *perr = NULL;
-	PQconninfoOption *opts = PQconninfoParse(psvc_quota_coordinator, &perr);
+	PQconninfoOption *opts = PQconninfoParse(psvc_guc_quota_coordinator, &perr);
 	const char *hosts = NULL;
 	const char *addrs = NULL;
 	const char *ports = NULL;
@@ -456,7 +456,7 @@ connect_coordinator(void)
 			PQconninfoFree(opts);
 			if (conn_string)
 				pfree(conn_string);
-			conn_string = MemoryContextStrdup(TopMemoryContext, psvc_quota_coordinator);
+			conn_string = MemoryContextStrdup(TopMemoryContext, psvc_guc_quota_coordinator);
 			note_contact();
 			return true;
 		}
@@ -649,7 +649,7 @@ build_params(QuotaItem *items, int n, StringInfo p)
 	for (int a = 0; a < 7; a++)
 		appendStringInfoChar(&p[a], '}');
 	initStringInfo(&p[7]);
-	appendStringInfo(&p[7], "%d", psvc_rl_window_ms);
+	appendStringInfo(&p[7], "%d", psvc_guc_window_ms);
 	initStringInfo(&p[8]);
 	appendStringInfo(&p[8], "%d", (int) Min(psvc_quota_hold_us() / 1000, INT_MAX));
 }
@@ -823,13 +823,13 @@ psvc_quota_worker_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			if (conn != NULL && conn_string != NULL &&
-				strcmp(conn_string, psvc_quota_coordinator) != 0)
+				strcmp(conn_string, psvc_guc_quota_coordinator) != 0)
 			{
 				close_conn();
 				next_connect = 0;
 			}
 		}
-		if (psvc_quota_coordinator[0] == '\0')
+		if (psvc_guc_quota_coordinator[0] == '\0')
 		{
 			forget_fleet();
 			break;

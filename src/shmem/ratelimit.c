@@ -12,7 +12,8 @@
  *
  * The window logic.  Each key (database, server, "METHOD route", resource
  * id) keeps the counts of the last BUCKETS + 1 buckets of width
- * W' / BUCKETS, W' being partner_svc.rate_limit_window plus a margin of
+ * W' / BUCKETS, W' being the window (one minute times
+ * partner_svc.time_scale) plus a margin of
  * 0.1% (at least 1 ms) for clock rates and the service's rounding.  An
  * attempt may start when blocked_until has passed and
  *
@@ -56,7 +57,8 @@
  * Shared memory, as pg_stat_statements does it: requested in
  * shmem_request_hook (so only when preloaded), built in shmem_startup_hook
  * under AddinShmemInitLock; two fixed-size hash tables sized by
- * PGC_POSTMASTER settings (rate_limit_max_keys, stats_max_routes) and two
+ * the PGC_POSTMASTER setting partner_svc.max_keys (each has that many
+ * entries, the stats table one more for the overflow row) and two
  * LWLocks of the named tranche "partner_svc_rate_limit".  Without
  * preloading there is no limiter: a request on a limited route fails with
  * a clear error unless partner_svc.rate_limit is off, and nothing is
@@ -111,17 +113,12 @@
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
+#include "guc.h"
 #include "ratelimit.h"
 #include "ratelimit_int.h"
 
 #define PSVC_RL_TRANCHE			"partner_svc_rate_limit"
 
-
-/* GUCs */
-bool		psvc_rl_enabled = true;
-int			psvc_rl_max_wait_ms = 120000;
-int			psvc_rl_max_keys = 4096;
-int			psvc_rl_stats_max = 1000;
 
 /* shared state; NULL unless preloaded */
 PsvcRlShared *psvc_rl_shared = NULL;
@@ -147,64 +144,9 @@ static void rl_shmem_startup(void);
 void
 psvc_rl_init(void)
 {
-	DefineCustomBoolVariable("partner_svc.rate_limit",
-							 "Keeps requests within the partner's rate limits, for all sessions together.",
-							 "Off sends requests without consulting the limiter (statistics are still kept).",
-							 &psvc_rl_enabled,
-							 true,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("partner_svc.rate_limit_window",
-							"Length of the partner's rate-limit window.",
-							"The documented window is one minute; set it to match a service whose time runs faster.",
-							&psvc_rl_window_ms,
-							60000,
-							100,
-							3600 * 1000,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("partner_svc.rate_limit_max_wait",
-							"Longest time a request waits for rate-limit budget before it fails.",
-							"Zero fails at once when the budget is spent.  The default, two windows of the documented minute, lets any spent budget free.",
-							&psvc_rl_max_wait_ms,
-							120000,
-							0,
-							INT_MAX,
-							PGC_USERSET,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	psvc_quota_define_gucs();
-
-	/* PGC_POSTMASTER settings exist only when preloading (guc.c's rule) */
+	/* the settings are guc.c's; only preloading has shared memory */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
-
-	DefineCustomIntVariable("partner_svc.rate_limit_max_keys",
-							"Number of rate-limit keys (server, route, resource id) kept in shared memory.",
-							NULL,
-							&psvc_rl_max_keys,
-							4096,
-							16,
-							1024 * 1024,
-							PGC_POSTMASTER,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("partner_svc.stats_max_routes",
-							"Number of server and route pairs partner_svc.stats keeps.",
-							NULL,
-							&psvc_rl_stats_max,
-							1000,
-							16,
-							1024 * 1024,
-							PGC_POSTMASTER,
-							0,
-							NULL, NULL, NULL);
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = rl_shmem_request;
@@ -219,8 +161,8 @@ rl_shmem_size(void)
 {
 	Size		size = MAXALIGN(sizeof(PsvcRlShared));
 
-	size = add_size(size, hash_estimate_size(psvc_rl_max_keys, sizeof(PsvcRlEntry)));
-	size = add_size(size, hash_estimate_size(psvc_rl_stats_max + 1, sizeof(PsvcStatsEntry)));
+	size = add_size(size, hash_estimate_size(psvc_guc_max_keys, sizeof(PsvcRlEntry)));
+	size = add_size(size, hash_estimate_size(psvc_guc_max_keys + 1, sizeof(PsvcStatsEntry)));
 	return size;
 }
 
@@ -271,14 +213,14 @@ rl_shmem_startup(void)
 	info.keysize = sizeof(PsvcRlKey);
 	info.entrysize = sizeof(PsvcRlEntry);
 	psvc_rl_key_table = ShmemInitHash("partner_svc rate-limit keys",
-								 psvc_rl_max_keys, psvc_rl_max_keys,
+								 psvc_guc_max_keys, psvc_guc_max_keys,
 								 &info, HASH_ELEM | HASH_BLOBS);
 
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(PsvcStatsKey);
 	info.entrysize = sizeof(PsvcStatsEntry);
 	psvc_rl_stats_table = ShmemInitHash("partner_svc request stats",
-								  psvc_rl_stats_max + 1, psvc_rl_stats_max + 1,
+								  psvc_guc_max_keys + 1, psvc_guc_max_keys + 1,
 								  &info, HASH_ELEM | HASH_BLOBS);
 	if (!found)
 	{
@@ -419,7 +361,7 @@ entry_idle(PsvcRlEntry *e, int64 now)
 {
 	sync_entry(e, now);
 	return e->total == 0 && e->in_flight == 0 && e->blocked_until <= now &&
-		(psvc_quota_coordinator[0] == '\0' ||
+		(psvc_guc_quota_coordinator[0] == '\0' ||
 		 (e->leased == 0 && !e->lease_wanted && e->report_moved == 0 &&
 		e->report_added == 0 && e->report_returned == 0 &&
 		 e->report_block == 0));
@@ -434,7 +376,7 @@ entry_idle(PsvcRlEntry *e, int64 now)
 static int
 resource_reserve(void)
 {
-	return Max(4, psvc_rl_max_keys / 8);
+	return Max(4, psvc_guc_max_keys / 8);
 }
 
 /* Room for one more key (with a resource id or not)?  Lock held. */
@@ -443,10 +385,10 @@ have_room(bool resource)
 {
 	long		n = hash_get_num_entries(psvc_rl_key_table);
 
-	if (n >= psvc_rl_max_keys)
+	if (n >= psvc_guc_max_keys)
 		return false;
 	return !resource ||
-		psvc_rl_shared->resource_keys < psvc_rl_max_keys - resource_reserve();
+		psvc_rl_shared->resource_keys < psvc_guc_max_keys - resource_reserve();
 }
 
 /* Evicts every idle entry.  Exclusive lock held. */
@@ -570,9 +512,9 @@ entry_for(PsvcRlLease *lease, int64 now)
 			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 			 errmsg("rate limiter of partner_svc has no room for %s on server \"%s\"",
 					lease->route, lease->servername),
-			 errdetail("All %d keys of partner_svc.rate_limit_max_keys are in use by requests of the last window.",
-					   psvc_rl_max_keys),
-			 errhint("Raise partner_svc.rate_limit_max_keys (it takes effect at server start).")));
+			 errdetail("All %d keys of partner_svc.max_keys are in use by requests of the last window.",
+					   psvc_guc_max_keys),
+			 errhint("Raise partner_svc.max_keys (it takes effect at server start).")));
 	return NULL;				/* keep compiler quiet */
 }
 
@@ -599,7 +541,7 @@ psvc_rl_take(PsvcRlLease *lease, int64 now, int64 *frees_at, bool *blocked)
 	bool		ok;
 
 	if (mode == PSVC_QUOTA_FALLBACK)
-		limit = (int) floor(lease->limit * psvc_quota_fallback_share);
+		limit = (int) floor(lease->limit * psvc_guc_quota_fallback_share);
 	else if (mode != PSVC_QUOTA_LOCAL)
 		k = psvc_quota_lease_size(lease->limit);
 
@@ -673,7 +615,7 @@ void
 psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms, bool from_lease)
 {
 	int64		now = psvc_rl_now();
-	bool		fleet = psvc_quota_coordinator[0] != '\0';
+	bool		fleet = psvc_guc_quota_coordinator[0] != '\0';
 
 	SpinLockAcquire(&e->mutex);
 	psvc_rl_advance(e, now);

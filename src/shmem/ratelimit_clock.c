@@ -9,9 +9,9 @@
  * Times in shared memory are microseconds of CLOCK_MONOTONIC (the same in
  * every process of the machine), offset so that bucket numbers are never
  * negative; psvc_rl_timestamp turns one into wall-clock time for the
- * views and messages.  The bucket width follows from
- * partner_svc.rate_limit_window, which ratelimit.c defines on this
- * variable (the window logic is in the header of ratelimit.c).
+ * views and messages.  The bucket width follows from the window,
+ * psvc_guc_window_ms, one minute times partner_svc.time_scale (guc.c;
+ * the window logic is in the header of ratelimit.c).
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -26,13 +26,11 @@
 
 #include "utils/timestamp.h"
 
+#include "guc.h"
 #include "ratelimit_int.h"
 
 /* Added to CLOCK_MONOTONIC so bucket numbers are never negative. */
 #define PSVC_RL_CLOCK_OFFSET	INT64CONST(1000000000000)
-
-/* partner_svc.rate_limit_window, in milliseconds (defined by ratelimit.c) */
-int			psvc_rl_window_ms = 60000;
 
 int64
 psvc_rl_now(void)
@@ -52,7 +50,7 @@ psvc_rl_timestamp(int64 mono_us)
 int64
 psvc_rl_bucket_width(void)
 {
-	int64		w = (int64) psvc_rl_window_ms * 1000;
+	int64		w = (int64) psvc_guc_window_ms * 1000;
 	int64		margin = Max(w / 1000, 1000);
 
 	return (w + margin + PSVC_RL_BUCKETS - 1) / PSVC_RL_BUCKETS;

@@ -184,12 +184,7 @@ struct PsvcRlLease
 	double		wait_ms;		/* all attempts */
 };
 
-/* Settings (ratelimit.c; the window's variable is ratelimit_clock.c's) */
-extern bool psvc_rl_enabled;
-extern int	psvc_rl_window_ms;
-extern int	psvc_rl_max_wait_ms;
-extern int	psvc_rl_max_keys;
-extern int	psvc_rl_stats_max;
+/* The settings are guc.c's (guc.h). */
 
 /* NULL unless the library was preloaded. */
 extern PsvcRlShared *psvc_rl_shared;
@@ -244,14 +239,8 @@ typedef enum PsvcQuotaMode
 	PSVC_QUOTA_FALLBACK			/* coordinator unreachable: a share */
 } PsvcQuotaMode;
 
-/* Settings (quota.c) */
-extern char *psvc_quota_coordinator;
-extern double psvc_quota_fallback_share;
-
 /* From psvc_rl_init when preloading: settings, shared memory. */
 extern void psvc_quota_init(void);
-/* Defines the settings that exist without preloading too. */
-extern void psvc_quota_define_gucs(void);
 
 /*
  * The mode requests of this node are in; for FALLBACK, *fallback_from is

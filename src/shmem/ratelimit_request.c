@@ -38,6 +38,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "guc.h"
 #include "options.h"
 #include "ratelimit_int.h"
 
@@ -167,17 +168,17 @@ report_exhausted(PsvcRlLease *lease, int64 frees_at, bool blocked, int64 now)
 				 errmsg("rate limit of %s on server \"%s\" is exhausted",
 						lease->route, lease->servername),
 				 errdetail("The service answered 429 Too Many Requests; requests of this route wait until %s (in %.1f s), longer than partner_svc.rate_limit_max_wait (%d ms) allows.",
-						   when, in_s, psvc_rl_max_wait_ms),
+						   when, in_s, psvc_guc_rate_limit_max_wait),
 				 errhint("Try again later, or raise partner_svc.rate_limit_max_wait.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_TOO_MANY_CONNECTIONS),
 			 errmsg("rate limit of %s on server \"%s\" is exhausted",
 					lease->route, lease->servername),
 			 errdetail("The limit is %d requests per %d ms%s (%s \"%s\"); budget frees at %s (in %.1f s), later than partner_svc.rate_limit_max_wait (%d ms) allows.",
-					   lease->limit, psvc_rl_window_ms,
+					   lease->limit, psvc_guc_window_ms,
 					   lease->has_resource ? " for each id" : "",
 					   lease->overridden ? "override" : psprintf("tier %s, row", lease->tier),
-					   lease->row, when, in_s, psvc_rl_max_wait_ms),
+					   lease->row, when, in_s, psvc_guc_rate_limit_max_wait),
 			 errhint("Try again later, raise partner_svc.rate_limit_max_wait, or, if the contract allows more, set the server option \"rate_limits\".")));
 }
 
@@ -246,7 +247,7 @@ psvc_rl_acquire(PsvcRlLease *lease)
 
 	lease->attempt_waited = false;
 	lease->attempt_wait_ms = 0;
-	if (lease->limit <= 0 || !psvc_rl_enabled)
+	if (lease->limit <= 0 || !psvc_guc_rate_limit)
 		return;
 	if (psvc_rl_shared == NULL)
 		report_not_preloaded(lease);
@@ -260,7 +261,7 @@ psvc_rl_acquire(PsvcRlLease *lease)
 	start = psvc_rl_now();
 	if (try_take(lease, start, &frees_at, &blocked))
 		return;
-	deadline = start + (int64) psvc_rl_max_wait_ms * 1000;
+	deadline = start + (int64) psvc_guc_rate_limit_max_wait * 1000;
 	if (frees_at > deadline && !lease_round_trip(lease, frees_at, start))
 		report_exhausted(lease, frees_at, blocked, start);
 
@@ -327,7 +328,7 @@ stats_entry(const PsvcStatsKey *skey)
 		LWLockRelease(psvc_rl_shared->stats_lock);
 		LWLockAcquire(psvc_rl_shared->stats_lock, LW_EXCLUSIVE);
 		e = hash_search(psvc_rl_stats_table, skey, HASH_FIND, NULL);
-		if (e == NULL && hash_get_num_entries(psvc_rl_stats_table) <= psvc_rl_stats_max)
+		if (e == NULL && hash_get_num_entries(psvc_rl_stats_table) <= psvc_guc_max_keys)
 		{
 			e = hash_search(psvc_rl_stats_table, skey, HASH_ENTER, NULL);
 			SpinLockInit(&e->mutex);

@@ -21,7 +21,7 @@
  *   Complete requests are never cut.  libmicrohttpd itself enforces the
  *   cap per source address (MHD_OPTION_PER_IP_CONNECTION_LIMIT).
  * - Body bytes in flight: one global budget
- *   (partner_svc.webhook_max_body_in_flight) counts the memory that the
+ *   (max_body_in_flight of partner_svc.webhook_listener) counts the memory that the
  *   bodies hold, one accounting with the containment of
  *   webhook_listener.c: a request reserves its Content-Length and the NUL
  *   before the listener mallocs them (reserve_body there), and a chunked
@@ -48,6 +48,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "guc.h"
 #include "webhook_http_int.h"
 
 #define PSVC_WH_SWEEP_MS 200	/* how often the deadlines are checked */
@@ -134,7 +135,7 @@ psvc_wh_guard_reserve(PsvcWhConn *c, size_t total)
 	if (total <= c->reserved)
 		return true;
 	more = total - c->reserved;
-	if (in_flight + more > (size_t) psvc_wh_max_in_flight)
+	if (in_flight + more > (size_t) psvc_guc_webhook.max_body_in_flight)
 		return false;
 	in_flight += more;
 	c->reserved = total;
@@ -258,16 +259,16 @@ guard_too_slow(const PsvcWhConn *c, uint64 now)
 	uint64		age = now - c->request_start;
 
 	if (c->phase == PSVC_WH_HEADERS)
-		return age >= (uint64) psvc_wh_header_timeout * 1000 ||
-			age >= (uint64) psvc_wh_request_timeout * 1000;
+		return age >= (uint64) psvc_guc_webhook.header_timeout * 1000 ||
+			age >= (uint64) psvc_guc_webhook.request_timeout * 1000;
 	if (c->phase == PSVC_WH_BODY)
 	{
 		uint64		body_ms = now - c->body_start;
 
-		if (age >= (uint64) psvc_wh_request_timeout * 1000)
+		if (age >= (uint64) psvc_guc_webhook.request_timeout * 1000)
 			return true;
-		if (psvc_wh_min_rate > 0 && body_ms >= PSVC_WH_RATE_GRACE_MS &&
-			(uint64) c->body_bytes * 1000 < (uint64) psvc_wh_min_rate * body_ms)
+		if (psvc_guc_webhook.min_rate > 0 && body_ms >= PSVC_WH_RATE_GRACE_MS &&
+			(uint64) c->body_bytes * 1000 < (uint64) psvc_guc_webhook.min_rate * body_ms)
 			return true;
 	}
 	return false;

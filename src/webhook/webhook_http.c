@@ -7,19 +7,20 @@
  *
  * Design notes:
  *
- * - The listener owns its settings (the secrets, the body limit, the
- *   limits on hostile clients): psvc_wh_http_define_gucs defines them.
- * - The largest body read is psvc_wh_http_body_cap():
- *   partner_svc.webhook_max_body, or less when the in-flight budget could
+ * - The listener's settings (the secrets, the body limit, the limits on
+ *   hostile clients) are keys of partner_svc.webhook_listener and
+ *   partner_svc.webhook_secret, parsed by guc.c into psvc_guc_webhook and
+ *   psvc_guc_webhook_secrets.
+ * - The largest body read is psvc_wh_http_body_cap(): max_body, or less when the in-flight budget could
  *   not hold such a body (and its NUL) even with nothing else in flight.  A 503 says "retry later", and
  *   a sender would retry for ever a body that can never fit, so such a
  *   body is answered 413 instead; the worker logs a WARNING naming both
  *   settings (psvc_wh_http_check_limits).  A chunked body's buffer never
  *   grows beyond psvc_wh_http_body_cap() + 1, so the same bound holds
  *   for it.
- * - The secrets (partner_svc.webhook_secret and, during a rotation,
- *   partner_svc.webhook_secret_previous) are checked against the header
- *   X-Partner-Webhook-Secret, both always, each in time independent of
+ * - The secrets (partner_svc.webhook_secret: one, or during a rotation
+ *   two) are checked against the header X-Partner-Webhook-Secret, all
+ *   always, each in time independent of
  *   where the values differ.  Without any secret the listener refuses to
  *   bind an address that is not loopback.
  *
@@ -36,17 +37,8 @@
 #include "utils/guc.h"
 #include "utils/json.h"
 
+#include "guc.h"
 #include "webhook_http_int.h"
-
-/* settings (psvc_wh_http_define_gucs; webhook_http_int.h says what each is) */
-char	   *psvc_wh_secret = NULL;
-int			psvc_wh_max_body = 65536;
-char	   *psvc_wh_secret_previous = NULL;
-int			psvc_wh_header_timeout = 10;
-int			psvc_wh_request_timeout = 30;
-int			psvc_wh_min_rate = 1024;
-int			psvc_wh_max_per_address = 64;
-int			psvc_wh_max_in_flight = 16 * 1024 * 1024;
 
 /*
  * What was answered since the worker started (webhook_int.h): the guard
@@ -79,8 +71,7 @@ secret_matches(const char *given, const char *secret)
 bool
 psvc_wh_http_any_secret(void)
 {
-	return (psvc_wh_secret != NULL && psvc_wh_secret[0] != '\0') ||
-		(psvc_wh_secret_previous != NULL && psvc_wh_secret_previous[0] != '\0');
+	return psvc_guc_webhook_secrets[0] != NULL;
 }
 
 /*
@@ -92,35 +83,32 @@ bool
 psvc_wh_http_secret_ok(struct MHD_Connection *conn)
 {
 	const char *given;
-	bool		cur = false;
-	bool		prev = false;
+	bool		ok = false;
 
 	if (!psvc_wh_http_any_secret())
 		return true;
 	given = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, PSVC_WH_SECRET_HEADER);
-	if (psvc_wh_secret != NULL && psvc_wh_secret[0] != '\0')
-		cur = secret_matches(given, psvc_wh_secret);
-	if (psvc_wh_secret_previous != NULL && psvc_wh_secret_previous[0] != '\0')
-		prev = secret_matches(given, psvc_wh_secret_previous);
-	return cur | prev;
+	for (int i = 0; psvc_guc_webhook_secrets[i] != NULL; i++)
+		ok |= secret_matches(given, psvc_guc_webhook_secrets[i]);
+	return ok;
 }
 
 /*
- * The largest body the listener reads: partner_svc.webhook_max_body, or
+ * The largest body the listener reads: max_body, or
  * the largest body whose reservation (its bytes and the NUL) fits in an
  * empty in-flight budget, whichever is smaller (see the file header).
  */
 size_t
 psvc_wh_http_body_cap(void)
 {
-	size_t		fits = (size_t) psvc_wh_max_in_flight - 1;
+	size_t		fits = (size_t) psvc_guc_webhook.max_body_in_flight - 1;
 
-	return Min((size_t) psvc_wh_max_body, fits);
+	return Min((size_t) psvc_guc_webhook.max_body, fits);
 }
 
 /*
- * Warns when partner_svc.webhook_max_body_in_flight cannot hold one body
- * of partner_svc.webhook_max_body: the listener then answers 413 above
+ * Warns when max_body_in_flight cannot hold one body of max_body (keys
+ * of partner_svc.webhook_listener): the listener then answers 413 above
  * psvc_wh_http_body_cap().  Both are PGC_SIGHUP and a check hook cannot
  * see the other's new value, so the worker calls this when the listener starts and after
  * each reload; a pair of values is reported once per worker.  Runs in the
@@ -132,76 +120,23 @@ psvc_wh_http_check_limits(void)
 	static int	warned_body = -1;
 	static int	warned_in_flight = -1;
 
-	if (psvc_wh_http_body_cap() >= (size_t) psvc_wh_max_body)
+	if (psvc_wh_http_body_cap() >= (size_t) psvc_guc_webhook.max_body)
 	{
 		warned_body = warned_in_flight = -1;
 		return;
 	}
-	if (warned_body == psvc_wh_max_body && warned_in_flight == psvc_wh_max_in_flight)
+	if (warned_body == psvc_guc_webhook.max_body && warned_in_flight == psvc_guc_webhook.max_body_in_flight)
 		return;
-	warned_body = psvc_wh_max_body;
-	warned_in_flight = psvc_wh_max_in_flight;
+	warned_body = psvc_guc_webhook.max_body;
+	warned_in_flight = psvc_guc_webhook.max_body_in_flight;
 	ereport(WARNING,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("partner_svc.webhook_max_body_in_flight (%d bytes) cannot hold one body of partner_svc.webhook_max_body (%d bytes)",
-					psvc_wh_max_in_flight, psvc_wh_max_body),
+			 errmsg("max_body_in_flight of partner_svc.webhook_listener (%d bytes) cannot hold one body of max_body (%d bytes)",
+					psvc_guc_webhook.max_body_in_flight, psvc_guc_webhook.max_body),
 			 errdetail("Webhook bodies larger than %zu bytes are answered 413, since a body also holds one byte more than its length.",
 					   psvc_wh_http_body_cap()),
-			 errhint("Set partner_svc.webhook_max_body_in_flight to at least %d bytes, or lower partner_svc.webhook_max_body, and reload.",
-					 psvc_wh_max_body + 1)));
-}
-
-/*
- * Defines the listener's settings: the secrets, the body limit and the
- * limits on hostile clients.  Called by psvc_worker_init in every process
- * that loads the library (all are PGC_SIGHUP).
- */
-void
-psvc_wh_http_define_gucs(void)
-{
-	DefineCustomStringVariable("partner_svc.webhook_secret",
-							   "Value the X-Partner-Webhook-Secret header of each webhook must have.",
-							   "Empty: no header is required.",
-							   &psvc_wh_secret, "",
-							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_max_body",
-							"Largest webhook body accepted; larger ones are answered 413.",
-							"A body also needs one byte more than its length of partner_svc.webhook_max_body_in_flight; when that is smaller, it lowers the limit.",
-							&psvc_wh_max_body, 65536, 1024, 16 * 1024 * 1024,
-							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
-	/* the defences against hostile clients */
-	DefineCustomStringVariable("partner_svc.webhook_secret_previous",
-							   "Former value of partner_svc.webhook_secret, still accepted during a rotation.",
-							   "Empty: only partner_svc.webhook_secret is accepted.",
-							   &psvc_wh_secret_previous, "",
-							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_header_timeout",
-							"Time a webhook request has for its headers.",
-							"Counted from the opening of the connection or the end of the previous request on it; then the connection is closed.",
-							&psvc_wh_header_timeout, 10, 1, 3600,
-							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_request_timeout",
-							"Time a webhook request has for its headers and its whole body.",
-							"Then the connection is closed.",
-							&psvc_wh_request_timeout, 30, 1, 3600,
-							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_min_rate",
-							"Slowest average rate, in bytes per second, at which a webhook body may arrive.",
-							"Checked from 2 seconds after the headers; 0 turns the check off.",
-							&psvc_wh_min_rate, 1024, 0, 1024 * 1024 * 1024,
-							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_max_connections_per_address",
-							"Most connections open at once to the webhook listener from one source address.",
-							"0: no cap per address (the listener's total of " CppAsString2(PSVC_WH_CONNECTION_LIMIT) " still applies).",
-							&psvc_wh_max_per_address, 64, 0, PSVC_WH_CONNECTION_LIMIT,
-							PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_max_body_in_flight",
-							"Most webhook body bytes held at once over all open requests.",
-							"A request that does not fit is answered 503 with Retry-After; a body that could not fit even alone is answered 413.",
-							&psvc_wh_max_in_flight, 16 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024,
-							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+			 errhint("Set max_body_in_flight of partner_svc.webhook_listener to at least %d bytes, or lower its max_body, and reload.",
+					 psvc_guc_webhook.max_body + 1)));
 }
 
 /* A copy of the counters, for the worker to publish. */

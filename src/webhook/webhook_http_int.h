@@ -28,21 +28,10 @@
 
 /*
  * Connections open at once, from all addresses; also the largest cap per
- * address (partner_svc.webhook_max_connections_per_address).
+ * address (max_connections_per_address of partner_svc.webhook_listener).
  */
 #define PSVC_WH_CONNECTION_LIMIT 512
 #define PSVC_WH_SECRET_HEADER "X-Partner-Webhook-Secret"
-
-/* in webhook_http.c: the settings (psvc_wh_http_define_gucs) */
-extern char *psvc_wh_secret;	/* partner_svc.webhook_secret, "" = none */
-extern char *psvc_wh_secret_previous;	/* accepted too, during a rotation */
-extern int	psvc_wh_max_body;	/* bytes */
-extern int	psvc_wh_header_timeout; /* s, for the headers of a request */
-extern int	psvc_wh_request_timeout;	/* s, for a whole request */
-extern int	psvc_wh_min_rate;	/* body bytes per second, 0 = any */
-extern int	psvc_wh_max_per_address;	/* connections, 0 = no cap */
-extern int	psvc_wh_max_in_flight;	/* bytes the bodies of all open requests
-									 * hold */
 
 /* in webhook_http.c: what was answered since the worker started */
 extern PsvcWhCounters psvc_wh_counters;

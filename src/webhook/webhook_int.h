@@ -63,12 +63,6 @@ extern void psvc_wh_http_count_batch(int n, int64 accepted, int64 duplicates,
 									 int64 rejected);
 
 /*
- * in webhook_http.c: defines the listener's settings (the secret, the
- * body limit, the limits on hostile clients); psvc_worker_init calls it.
- */
-extern void psvc_wh_http_define_gucs(void);
-
-/*
  * One webhook request, from its first byte to its answer.  Allocated with
  * malloc by webhook_listener.c (libmicrohttpd callbacks must not palloc or
  * ereport), freed when libmicrohttpd is done with the connection.

@@ -39,7 +39,7 @@
  *   dropped and the answer is 503 (no_memory), decided in the callback.
  * - A suspended connection never times out and is never freed, so batch
  *   entries stay valid until answered.  A client that stalls before its
- *   body is complete is closed after partner_svc.webhook_client_timeout
+ *   body is complete is closed after header_timeout (a key of partner_svc.webhook_listener)
  *   seconds of silence (MHD_OPTION_CONNECTION_TIMEOUT); it never blocks
  *   anybody else.
  *
@@ -57,6 +57,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "guc.h"
 #include "webhook_http_int.h"
 
 /* listen(2) backlog: one less than the connections the listener serves */
@@ -467,7 +468,7 @@ psvc_wh_http_start(const char *address, int port, int timeout_s,
 	lfd = open_listener(address, port, err, errlen);
 	if (lfd < 0)
 		return false;
-	running_per_address = psvc_wh_max_per_address;
+	running_per_address = psvc_guc_webhook.max_connections_per_address;
 	daemon_h = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME,
 								(uint16_t) port, NULL, NULL,
 								handle_request, NULL,
@@ -507,7 +508,7 @@ psvc_wh_http_stale(void)
 {
 	if (daemon_h == NULL)
 		return false;
-	return running_per_address != psvc_wh_max_per_address ||
+	return running_per_address != psvc_guc_webhook.max_connections_per_address ||
 		(!running_loopback && !psvc_wh_http_any_secret());
 }
 

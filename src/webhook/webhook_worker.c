@@ -21,7 +21,7 @@
  *     answers every held delivery 503 and only then stops libmicrohttpd;
  *   - memory for a body is obtained before the body is read (Content-Length
  *     known) or marked missing (chunked), and counted against
- *     partner_svc.webhook_max_body_in_flight: out of memory or an
+ *     max_body_in_flight (partner_svc.webhook_listener): out of memory or an
  *     exhausted budget is a 503 decided in the callback, never an ERROR
  *     while a delivery is held; the worker parses the body in place,
  *     without a copy;
@@ -35,7 +35,7 @@
  * - One worker, registered by _PG_init when the library is preloaded
  *   (backend type "partner_svc webhook worker"), restarted by the
  *   postmaster 5 s after it dies.  It always runs; with
- *   partner_svc.webhook_port = 0 (the default) it only waits for a
+ *   no port in partner_svc.webhook_listener (the default) it only waits for a
  *   reload.  It connects to partner_svc.webhook_database, as
  *   partner_svc.webhook_role (default: the bootstrap superuser), the first
  *   time it has a port, so an unused worker needs no database.
@@ -53,7 +53,8 @@
  *   or database defaults (PGC_S_OVERRIDE): synchronous_commit = on (a 200
  *   means durable), search_path = pg_catalog, pg_temp,
  *   default_transaction_read_only = off, default_transaction_isolation =
- *   read committed, and lock_timeout = partner_svc.webhook_lock_timeout
+ *   read committed, and lock_timeout = the lock_timeout of
+ *   partner_svc.webhook_listener
  *   (a batch never waits longer for a lock; it is answered 503).
  * - The loop waits on one WaitEventSet: the latch (SIGHUP, SIGTERM), the
  *   postmaster's death (WL_EXIT_ON_PM_DEATH), and libmicrohttpd's epoll
@@ -106,6 +107,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "guc.h"
 #include "webhook.h"
 #include "webhook_int.h"
 
@@ -116,14 +118,6 @@
 #define PSVC_WH_CHECK_MAX_MS 60000
 /* Pause after repeated errors in the loop: 100 ms, doubling up to 5 s. */
 #define PSVC_WH_ERROR_PAUSE_MAX_MS 5000
-
-/* settings */
-static char *wh_listen_address = NULL;
-static int	wh_port = 0;
-static char *wh_database = NULL;
-static char *wh_role = NULL;
-static int	wh_client_timeout = 10;
-static int	wh_lock_timeout = 5000;
 
 typedef struct PsvcWhShared
 {
@@ -164,17 +158,6 @@ static TimestampTz next_extension_check = 0;
 
 PG_FUNCTION_INFO_V1(psvc_webhook_status);
 
-static bool
-check_listen_address(char **newval, void **extra, GucSource source)
-{
-	if (*newval == NULL || (*newval)[0] == '\0')
-	{
-		GUC_check_errdetail("The listen address must not be empty.");
-		return false;
-	}
-	return true;
-}
-
 static void
 wh_shmem_request(void)
 {
@@ -211,48 +194,9 @@ psvc_worker_init(void)
 {
 	BackgroundWorker w;
 
-	DefineCustomStringVariable("partner_svc.webhook_listen_address",
-							   "Address the webhook worker listens on.",
-							   "A numeric IPv4 or IPv6 address or a host name.",
-							   &wh_listen_address, "127.0.0.1",
-							   PGC_SIGHUP, 0, check_listen_address, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_port",
-							"TCP port of the webhook listener; 0 turns it off.",
-							NULL,
-							&wh_port, 0, 0, 65535,
-							PGC_SIGHUP, 0, NULL, NULL, NULL);
-	/* the listener's own settings */
-	psvc_wh_http_define_gucs();
-	DefineCustomIntVariable("partner_svc.webhook_client_timeout",
-							"Idle time after which the webhook listener closes a connection.",
-							"A client that sends nothing for this long is disconnected.",
-							&wh_client_timeout, 10, 1, 3600,
-							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
-	DefineCustomIntVariable("partner_svc.webhook_lock_timeout",
-							"Longest wait for a lock in the webhook worker's transactions.",
-							"A batch that waits longer is rolled back and answered 503.",
-							&wh_lock_timeout, 5000, 1, 600 * 1000,
-							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
-
-	/*
-	 * A PGC_POSTMASTER setting can only be defined while preloading: guc.c
-	 * ends the process (FATAL) otherwise, which would make the library
-	 * unloadable by CREATE EXTENSION or LOAD.  Without preloading there is
-	 * no worker, so there is nothing for it to set.
-	 */
+	/* the settings are guc.c's; without preloading there is no worker */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
-
-	DefineCustomStringVariable("partner_svc.webhook_database",
-							   "Database the webhook worker writes into.",
-							   "The extension must be installed there.",
-							   &wh_database, "postgres",
-							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
-	DefineCustomStringVariable("partner_svc.webhook_role",
-							   "Role the webhook worker connects as.",
-							   "Empty: the bootstrap superuser.  The role needs LOGIN and the right to write the webhook tables.",
-							   &wh_role, "",
-							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = wh_shmem_request;
@@ -315,9 +259,9 @@ publish(const char *state)
 	if (state != NULL)
 	{
 		strlcpy(wh_shared->state, state, sizeof(wh_shared->state));
-		strlcpy(wh_shared->address, running_address ? running_address : wh_listen_address,
+		strlcpy(wh_shared->address, running_address ? running_address : psvc_guc_webhook.address,
 				sizeof(wh_shared->address));
-		wh_shared->port = running_address ? running_port : wh_port;
+		wh_shared->port = running_address ? running_port : psvc_guc_webhook.port;
 		wh_shared->since = running_address ? GetCurrentTimestamp() : 0;
 	}
 	wh_shared->counters = counters;
@@ -351,7 +295,7 @@ worker_exit(int code, Datum arg)
 		wh_shared->connect_failures++;
 		snprintf(wh_shared->last_error, sizeof(wh_shared->last_error),
 				 "could not connect to database \"%s\"%s%s; see the server log",
-				 wh_database, wh_role[0] ? " as role " : "", wh_role);
+				 psvc_guc_webhook_database, psvc_guc_webhook_role[0] ? " as role " : "", psvc_guc_webhook_role);
 	}
 	SpinLockRelease(&wh_shared->mutex);
 }
@@ -372,7 +316,7 @@ set_connecting(bool on)
  * Pins the settings of the worker's transactions (see the file header).
  * PGC_S_OVERRIDE wins over the role's and database's defaults and over
  * the configuration file, so a reload keeps them; called again after a
- * reload for partner_svc.webhook_lock_timeout.
+ * reload for the lock_timeout of partner_svc.webhook_listener.
  */
 static void
 pin_settings(void)
@@ -384,7 +328,7 @@ pin_settings(void)
 	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET,
 					PGC_S_OVERRIDE);
-	snprintf(buf, sizeof(buf), "%d", wh_lock_timeout);
+	snprintf(buf, sizeof(buf), "%d", psvc_guc_webhook.lock_timeout);
 	SetConfigOption("lock_timeout", buf, PGC_SUSET, PGC_S_OVERRIDE);
 }
 
@@ -416,12 +360,12 @@ wait_for_database(void)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		psvc_wh_connect_problem(wh_database, wh_role, problem, sizeof(problem));
+		psvc_wh_connect_problem(psvc_guc_webhook_database, psvc_guc_webhook_role, problem, sizeof(problem));
 		if (problem[0] == '\0' && failures <= 1)
 		{
 			ereport(LOG,
 					(errmsg("partner_svc webhook worker restarts to connect to database \"%s\"",
-							wh_database)));
+							psvc_guc_webhook_database)));
 			set_connecting(false);
 			worker_clear_error(logged);
 			proc_exit(1);
@@ -431,7 +375,7 @@ wait_for_database(void)
 			/* it looks fine but connecting failed: pause before trying again */
 			snprintf(problem, sizeof(problem),
 					 "could not connect to database \"%s\" %d times in a row; see the server log",
-					 wh_database, failures);
+					 psvc_guc_webhook_database, failures);
 			failures = 1;
 		}
 		if (strcmp(problem, logged) != 0)
@@ -461,7 +405,7 @@ note_extension_missing(void)
 	if (!extension_missing)
 		ereport(WARNING,
 				(errmsg("partner_svc webhook worker answers 503: extension \"partner_svc\" is not installed in database \"%s\"",
-						wh_database),
+						psvc_guc_webhook_database),
 				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
 	extension_missing = true;
 	worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
@@ -506,7 +450,7 @@ check_extension(void)
 		if (extension_missing)
 			ereport(LOG,
 					(errmsg("partner_svc webhook worker found extension \"partner_svc\" in database \"%s\"",
-							wh_database)));
+							psvc_guc_webhook_database)));
 		extension_missing = false;
 		extension_pause_ms = 0;
 		worker_clear_error(PSVC_WH_NO_EXTENSION_MSG);
@@ -527,7 +471,7 @@ report_idle(void)
 		snprintf(buf, sizeof(buf), "listening for webhooks on %s port %d",
 				 running_address, running_port);
 	else
-		snprintf(buf, sizeof(buf), "not listening (partner_svc.webhook_port = %d)", wh_port);
+		snprintf(buf, sizeof(buf), "not listening (port=%d in partner_svc.webhook_listener)", psvc_guc_webhook.port);
 	pgstat_report_activity(STATE_IDLE, buf);
 }
 
@@ -541,9 +485,9 @@ sync_listener(void)
 	char		err[256];
 
 	if (psvc_wh_http_running() &&
-		(wh_port == 0 || running_port != wh_port ||
-		 running_timeout != wh_client_timeout ||
-		 strcmp(running_address, wh_listen_address) != 0 ||
+		(psvc_guc_webhook.port == 0 || running_port != psvc_guc_webhook.port ||
+		 running_timeout != psvc_guc_webhook.header_timeout ||
+		 strcmp(running_address, psvc_guc_webhook.address) != 0 ||
 		 psvc_wh_http_stale()))
 	{
 		psvc_wh_http_stop();
@@ -554,7 +498,7 @@ sync_listener(void)
 		publish("off");
 		report_idle();
 	}
-	if (psvc_wh_http_running() || wh_port == 0)
+	if (psvc_wh_http_running() || psvc_guc_webhook.port == 0)
 	{
 		last_bind_error[0] = '\0';
 		return;
@@ -566,23 +510,23 @@ sync_listener(void)
 		/* a FATAL in here leaves "connecting" set: see wait_for_database */
 		set_connecting(true);
 		in_connect = true;
-		BackgroundWorkerInitializeConnection(wh_database,
-											 wh_role[0] != '\0' ? wh_role : NULL, 0);
+		BackgroundWorkerInitializeConnection(psvc_guc_webhook_database,
+											 psvc_guc_webhook_role[0] != '\0' ? psvc_guc_webhook_role : NULL, 0);
 		in_connect = false;
 		set_connecting(false);
 		connected = true;
 		pin_settings();
 		check_extension();
 	}
-	running_address = MemoryContextStrdup(TopMemoryContext, wh_listen_address);
-	if (!psvc_wh_http_start(wh_listen_address, wh_port, wh_client_timeout, err, sizeof(err)))
+	running_address = MemoryContextStrdup(TopMemoryContext, psvc_guc_webhook.address);
+	if (!psvc_wh_http_start(psvc_guc_webhook.address, psvc_guc_webhook.port, psvc_guc_webhook.header_timeout, err, sizeof(err)))
 	{
 		pfree(running_address);
 		running_address = NULL;
 		if (strcmp(err, last_bind_error) != 0)
 			ereport(WARNING,
 					(errmsg("partner_svc webhook worker cannot listen: %s", err),
-					 errhint("It tries again every %d seconds; change partner_svc.webhook_listen_address or partner_svc.webhook_port and reload.",
+					 errhint("It tries again every %d seconds; change the address or port of partner_svc.webhook_listener and reload.",
 							 PSVC_WH_RETRY_BIND_MS / 1000)));
 		strlcpy(last_bind_error, err, sizeof(last_bind_error));
 		worker_set_error(err);
@@ -595,10 +539,10 @@ sync_listener(void)
 		worker_clear_error(last_bind_error);
 	last_bind_error[0] = '\0';
 	listener_generation++;
-	running_port = wh_port;
-	running_timeout = wh_client_timeout;
+	running_port = psvc_guc_webhook.port;
+	running_timeout = psvc_guc_webhook.header_timeout;
 	ereport(LOG, (errmsg("partner_svc webhook worker listening on %s port %d, writing into database \"%s\"",
-						 running_address, running_port, wh_database)));
+						 running_address, running_port, psvc_guc_webhook_database)));
 	psvc_wh_http_check_limits();
 	publish("listening");
 	report_idle();
@@ -759,7 +703,7 @@ psvc_worker_main(Datum arg)
 			timeout = 0;
 		else if (psvc_wh_http_running())
 			timeout = psvc_wh_http_timeout();
-		else if (wh_port != 0)
+		else if (psvc_guc_webhook.port != 0)
 			timeout = PSVC_WH_RETRY_BIND_MS;
 		else
 			timeout = -1;
@@ -814,9 +758,9 @@ psvc_webhook_status(PG_FUNCTION_ARGS)
 	 * between two workers): where it is configured to listen, as the
 	 * worker itself shows while it does not listen.
 	 */
-	values[i++] = CStringGetTextDatum(copy.pid == 0 ? wh_listen_address : copy.address);
-	values[i++] = Int32GetDatum(copy.pid == 0 ? wh_port : copy.port);
-	values[i++] = CStringGetTextDatum(wh_database);
+	values[i++] = CStringGetTextDatum(copy.pid == 0 ? psvc_guc_webhook.address : copy.address);
+	values[i++] = Int32GetDatum(copy.pid == 0 ? psvc_guc_webhook.port : copy.port);
+	values[i++] = CStringGetTextDatum(psvc_guc_webhook_database);
 	nulls[i] = copy.pid == 0;
 	values[i++] = Int32GetDatum(copy.pid);
 	nulls[i] = copy.since == 0;

@@ -61,7 +61,7 @@ if ($sender == 0)
 }
 sleep 1;
 # the receiver starts the rotation: new secret, old one still accepted
-set_conf("ALTER SYSTEM SET partner_svc.webhook_secret = '$new'; ALTER SYSTEM SET partner_svc.webhook_secret_previous = '$old'");
+set_conf("ALTER SYSTEM SET partner_svc.webhook_secret = '$new, $old'");
 ok(wait_for(sub { status_with($new) == 413 }, 30), 'rotation: the new secret is accepted');
 is(status_with($old), 413, 'rotation: the old secret is still accepted');
 is(status_with('old-secret-012345678'), 401, 'rotation: a prefix of the old secret is refused');
@@ -73,7 +73,7 @@ open(my $sw, '>', "$okfile.switch") or die;
 close $sw;
 sleep 1;
 # the receiver ends the rotation
-set_conf("ALTER SYSTEM RESET partner_svc.webhook_secret_previous");
+set_conf("ALTER SYSTEM SET partner_svc.webhook_secret = '$new'");
 ok(wait_for(sub { status_with($old) == 401 }, 30), 'after the rotation the old secret is refused');
 is(status_with($new), 413, 'after the rotation the new secret is accepted');
 sleep 1;
@@ -95,17 +95,21 @@ is($node->safe_psql('postgres',
 	"SELECT count(DISTINCT unique_id) FROM partner_svc.webhook_events WHERE unique_id LIKE 'ord_rot_%'"),
 	scalar @lines, 'each id once');
 
-# --- the previous secret is as hidden as the current one ------------------
+# --- the secrets are hidden ---------------------------------------------
 $node->safe_psql('postgres', 'CREATE ROLE watcher LOGIN');
-my ($ret, $out, $err) = $node->psql('postgres', 'SHOW partner_svc.webhook_secret_previous',
+my ($ret, $out, $err) = $node->psql('postgres', 'SHOW partner_svc.webhook_secret',
 	extra_params => ['-U', 'watcher']);
-isnt($ret, 0, 'the previous secret is hidden from roles that are not superuser');
+isnt($ret, 0, 'the secrets are hidden from roles that are not superuser');
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT setting FROM pg_settings WHERE name = 'partner_svc.webhook_secret'",
+	extra_params => ['-U', 'watcher']);
+unlike($out, qr/secret-/, 'pg_settings does not show them either');
 
 # --- without a secret, only loopback addresses ----------------------------
 set_conf("ALTER SYSTEM RESET partner_svc.webhook_secret");
 ok(wait_for(sub { status_with(undef) == 413 }, 30), 'no secret: requests pass without the header (loopback address)');
 my $log_at = -s $node->logfile;
-set_conf("ALTER SYSTEM SET partner_svc.webhook_listen_address = '0.0.0.0'");
+set_conf("ALTER SYSTEM SET partner_svc.webhook_listener = 'address=0.0.0.0 port=$port'");
 ok(wait_for(sub { webhook_status($node)->{state} eq 'failed' }, 30),
 	'0.0.0.0 without a secret: state failed');
 my $s = webhook_status($node);
@@ -120,10 +124,10 @@ my $hexport = sprintf(':%04X ', $port);
 my @listening = grep { /$hexport/ && / 0A / } split /\n/, $tcp;
 is(scalar @listening, 0, 'no socket listens on the port (any address)');
 
-set_conf("ALTER SYSTEM SET partner_svc.webhook_listen_address = '::'");
+set_conf("ALTER SYSTEM SET partner_svc.webhook_listener = 'address=:: port=$port'");
 ok(wait_for(sub { (webhook_status($node)->{last_error} // '') =~ /refusing to listen on "::"/ }, 30),
 	':: without a secret is refused too');
-set_conf("ALTER SYSTEM SET partner_svc.webhook_listen_address = '127.0.0.1'");
+set_conf("ALTER SYSTEM SET partner_svc.webhook_listener = 'address=127.0.0.1 port=$port'");
 ok(wait_for(sub { webhook_status($node)->{state} eq 'listening' }, 30),
 	'back on 127.0.0.1 (loopback), no secret needed: listening');
 is(status_with(undef, order_event('ORDER_STATUS_CHANGED', 'PENDING', 'ord_rot_0000')), 200,

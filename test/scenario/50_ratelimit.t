@@ -34,6 +34,7 @@ use Time::HiRes qw(time sleep);
 
 $ENV{SANDBOX_BIN} ||= (grep { -x } map { "$_/partner_svc_sandbox" } split /:/, $ENV{PATH})[0];
 
+my $time_scale = 0.02;
 my $window_ms = 1200;		# sandbox: 60000 sandbox ms at time scale 0.02
 my $offset = int(rand(60000));
 my $sb = Sandbox->start(keys => ['sandbox-key=standard'],
@@ -44,8 +45,8 @@ my $node = PostgreSQL::Test::Cluster->new('ratelimit');
 $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'partner_svc'
-partner_svc.rate_limit_window = $window_ms
-partner_svc.rate_limit_max_keys = 16
+partner_svc.time_scale = $time_scale
+partner_svc.max_keys = 16
 max_connections = 30
 });
 $node->start;
@@ -250,7 +251,7 @@ cmp_ok($waiter->{elapsed}, '<', 8, sprintf('... promptly (%.2f s for a 3 s timeo
 # ---------------------------------------------------------------------
 # 4. the key table is full: 16 keys, of which 12 for ids
 # ---------------------------------------------------------------------
-$node->append_conf('postgresql.conf', "partner_svc.rate_limit_window = '60s'");
+$node->append_conf('postgresql.conf', "partner_svc.time_scale = 1");
 $node->restart;
 $node->safe_psql('postgres', q{
 DO $$ BEGIN
@@ -289,7 +290,7 @@ $got = $node->safe_psql('postgres', q{SELECT count(*) FROM partner_svc.rate_limi
 is($got, '16', 'the table holds 16 keys');
 
 # idle keys are evicted: back to the short window, wait until all are idle
-$node->append_conf('postgresql.conf', "partner_svc.rate_limit_window = $window_ms");
+$node->append_conf('postgresql.conf', "partner_svc.time_scale = $time_scale");
 $node->reload;
 sleep(2.5 * $window_ms / 1000);
 $got = $node->safe_psql('postgres', q{

@@ -6,11 +6,11 @@
 #
 # Window lengths (the whole file takes about three minutes):
 #  - parts A and A2 use REAL one-minute windows: the first sandbox runs at
-#    time scale 1 and partner_svc.rate_limit_window is 60000 on both nodes,
+#    time scale 1 and so does partner_svc.time_scale on both nodes,
 #    as issue 14 asks.  Part A polls for two windows, so it alone takes
 #    a little over two minutes.
 #  - part B uses 15-second windows: a second sandbox at time scale 0.25 (a
-#    sandbox minute lasts 15 s of real time) and rate_limit_window = 15000
+#    sandbox minute lasts 15 s of real time) and time_scale = 0.25
 #    on both nodes, set by a reload before B starts.  B needs a window before
 #    the stop, the fallback's quarantine (one window plus the margin, 1 s and
 #    the two timeouts) and a window of fallback after it: with real windows
@@ -66,7 +66,7 @@ for my $node ($coord, $second)
 	$node->init;
 	$node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'partner_svc'
-partner_svc.rate_limit_window = $window_a
+partner_svc.time_scale = 1
 partner_svc.connect_timeout = 2000
 partner_svc.request_timeout = 5000
 partner_svc.quota_fallback_share = 0.5
@@ -242,13 +242,13 @@ is(scalar(grep { $_->{path} eq '/public/orders/FQ-C/status' }
 # ---------------------------------------------------------------------
 for my $node ($coord, $second)
 {
-	$node->append_conf('postgresql.conf', "partner_svc.rate_limit_window = $window_b\n");
+	$node->append_conf('postgresql.conf', "partner_svc.time_scale = 0.25\n");
 	$node->reload;
 }
 for my $node ($coord, $second)
 {
 	ok($node->poll_query_until('postgres',
-		q{SELECT current_setting('partner_svc.rate_limit_window') = '15s'}),
+		q{SELECT current_setting('partner_svc.time_scale') = '0.25'}),
 		'B: node ' . $node->name . " uses windows of $window_b ms");
 }
 # the quota workers reread the file on the same signal

@@ -19,8 +19,8 @@
 #     server's alone.
 #  5. Without shared_preload_libraries there is no cache: scans work and
 #     send every request, cache_reset() and cache_usage say why they fail.
-#  6. TTLs follow the sandbox's clock: with partner_svc.cache_time_scale
-#     set to the sandbox's --time-scale, products' hour lasts 3.6 s.
+#  6. TTLs follow the sandbox's clock: with partner_svc.time_scale set
+#     to the sandbox's --time-scale, products' hour lasts 3.6 s.
 #
 # Runs as the postgres user, with the installed extension and sandbox, the
 # way test/scenario.sh runs every scenario test.
@@ -172,7 +172,7 @@ is($sb->count('GET /todos'), 1, 'a write to todos makes its list miss');
 # --- 6. TTLs on the sandbox's clock ---
 # A sandbox whose clock runs 1000 times faster: an hour of its time, the
 # products' default TTL, lasts 3.6 real seconds.  With
-# partner_svc.cache_time_scale set to its --time-scale, the entry expires
+# partner_svc.time_scale set to its --time-scale, the entry expires
 # when the sandbox's hour is over and is revalidated (If-None-Match, 304);
 # at scale 1 the same entry, seconds old, is still fresh.
 my $fast = Sandbox->start(keys => ['sandbox-key=standard'],
@@ -185,26 +185,38 @@ CREATE SERVER fast_orders FOREIGN DATA WRAPPER partner_svc
 CREATE USER MAPPING FOR PUBLIC SERVER fast_orders OPTIONS (api_key 'sandbox-key');
 CREATE SCHEMA fast;
 IMPORT FOREIGN SCHEMA orders LIMIT TO (products) FROM SERVER fast_orders INTO fast;});
+# partner_svc.time_scale is read from the configuration (a reload)
+sub time_scale
+{
+	my ($scale) = @_;
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET partner_svc.time_scale = $scale; SELECT pg_reload_conf()");
+	$node->poll_query_until('postgres',
+		"SELECT current_setting('partner_svc.time_scale')::float8 = $scale")
+	  or die "partner_svc.time_scale is not $scale after a reload";
+}
+time_scale(0.001);
 $node->safe_psql('postgres', q{
-SET partner_svc.cache_time_scale = 0.001;
 SELECT count(*) FROM fast.products; SELECT count(*) FROM fast.products;});
 is($fast->count('GET /public/products'), 1,
 	'within the sandbox hour a second scan of products sends nothing');
+time_scale(1);
 sleep(4);
 $node->safe_psql('postgres', 'SELECT count(*) FROM fast.products');
 is($fast->count('GET /public/products'), 1,
-	'at cache_time_scale 1 the entry is still fresh after 4 real seconds');
+	'at time_scale 1 the entry is still fresh after 4 real seconds');
+time_scale(0.001);
 $node->safe_psql('postgres', q{
-SET partner_svc.cache_time_scale = 0.001;
 SELECT count(*) FROM fast.products;});
 my @asked = @{ $fast->requests('GET /public/products') };
 is(scalar @asked, 2, 'past the sandbox hour the entry is asked for again');
 is($asked[-1]{status}, 304, 'and revalidated: the sandbox answers 304 Not Modified');
+time_scale(1);
 my ($rc6, $out6, $err6) = $node->psql('postgres', q{
 CREATE ROLE psvc_scale_user; SET ROLE psvc_scale_user;
-SET partner_svc.cache_time_scale = 0.5;});
-like($err6, qr/permission denied to set parameter "partner_svc.cache_time_scale"/,
-	'only a superuser sets partner_svc.cache_time_scale');
+SET partner_svc.time_scale = 0.5;});
+like($err6, qr/parameter "partner_svc.time_scale" cannot be changed now/,
+	'partner_svc.time_scale is set in the configuration only, not by a session');
 $fast->stop;
 
 # --- 5. without preloading ---

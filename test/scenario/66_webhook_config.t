@@ -24,14 +24,15 @@ use Time::HiRes qw(sleep);
 
 sub node_with
 {
-	my ($name, $conf) = @_;
+	my ($name, $conf, $listener) = @_;
+	$listener = defined $listener ? " $listener" : '';
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	my $port = PostgreSQL::Test::Cluster::get_free_port();
 	$node->init;
 	$node->append_conf('postgresql.conf', <<"CONF" . $conf);
 shared_preload_libraries = 'partner_svc'
 listen_addresses = '127.0.0.1'
-partner_svc.webhook_port = $port
+partner_svc.webhook_listener = 'port=$port$listener'
 CONF
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION partner_svc');
@@ -72,7 +73,7 @@ ok(wait_for(sub { !defined webhook_status($node)->{last_error} }, 90),
 $node->stop;
 
 # --- a missing role, then pinned settings ---
-($node, $port) = node_with('role', "partner_svc.webhook_role = 'hook'\npartner_svc.webhook_lock_timeout = '1500ms'\n");
+($node, $port) = node_with('role', "partner_svc.webhook_role = 'hook'\n", 'lock_timeout=1500ms');
 sub sql { $node->safe_psql('postgres', $_[0]) }
 ok(wait_for(sub { status_of($node) eq 'failed: role "hook" does not exist' }, 60),
 	'missing role: webhook_status() says so') or diag status_of($node);
@@ -116,7 +117,7 @@ is(sql('SELECT status FROM partner_svc.transactions'), 'SUCCESS', 'transactions 
 is(sql('SELECT sc, sp, lt, ro, usr FROM public.seen'), 'on|pg_catalog, pg_temp|1500ms|off|hook',
 	'synchronous_commit, search_path, lock_timeout and read-write pinned; connected as hook');
 # a reload keeps them and applies a new lock timeout
-sql("ALTER SYSTEM SET partner_svc.webhook_lock_timeout = '2s'; SELECT pg_reload_conf()");
+sql("ALTER SYSTEM SET partner_svc.webhook_listener = 'port=$port lock_timeout=2s'; SELECT pg_reload_conf()");
 ok(wait_for(sub {
 	post_webhook($port, 'sandbox', order_event('ORDER_STATUS_CHANGED', 'CREATED', 'ord-' . int(rand(1e9))))->{status} == 200
 	  && sql("SELECT lt FROM public.seen ORDER BY ctid DESC LIMIT 1") eq '2s' }, 30),

@@ -1,6 +1,6 @@
 # 68_estimates.t: the learned row estimates' shared table (src/shmem/estimates.c,
 # docs/estimates.md) where pg_regress cannot reach:
-#   1. Bounded: with partner_svc.estimates_max_entries = 16, 20 keys leave
+#   1. Bounded: with partner_svc.max_keys = 16, 20 keys leave
 #      16 entries, the 5 scanned least recently forgotten and the route's
 #      average kept.
 #   2. Under concurrency: 4 sessions scanning 30 movies at once (pgbench)
@@ -41,7 +41,7 @@ my $node = PostgreSQL::Test::Cluster->new('estimates');
 $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'partner_svc'
-partner_svc.estimates_max_entries = 16
+partner_svc.max_keys = 16
 statement_timeout = '120s'
 });
 $node->start;
