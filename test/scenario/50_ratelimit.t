@@ -12,7 +12,7 @@
 #     429 that is not retried blocks the key for its Retry-After.
 #  3. A session waiting for budget shows in pg_stat_activity and is
 #     cancelled by statement_timeout on time.
-#  4. The key table is full (rate_limit_max_keys = 16): new ids share an
+#  4. The key table is full (max_keys = 16): new ids share an
 #     overflow key, a plain route without room fails with 53400, idle keys
 #     are evicted once their window has passed.
 #  5. Without shared_preload_libraries: a limited route fails clearly unless
