@@ -3,12 +3,15 @@
 # of the extension; src/sandbox/ is the sandbox, built by its own Makefile.
 
 EXTENSION = partner_svc partner_svc_sandbox_helpers
-# The one place the version is written.  It becomes default_version of
-# partner_svc.control (from partner_svc.control.in), the C macro
+# The version is written in one place, default_version of the tracked
+# partner_svc.control; EXTVERSION reads it.  It becomes the C macro
 # PSVC_VERSION (partner_svc.version(), the User-Agent), the sandbox's
 # --version, the name of the install script, and is checked against
-# META.json by the test suite.
-EXTVERSION = 0.3
+# META.json by the test suite (test/static_checks.sh).
+EXTVERSION := $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\(.*\)'/\1/p" partner_svc.control)
+ifeq ($(EXTVERSION),)
+$(error no default_version in partner_svc.control)
+endif
 
 MODULE_big = partner_svc
 # sql/partner_svc--$(EXTVERSION).sql, the install script, is assembled from
@@ -35,7 +38,7 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
 SHLIB_LINK = -lcurl -lmicrohttpd -lpq -lcrypto
 
-EXTRA_CLEAN = src/sandbox/partner_svc_sandbox partner_svc.control
+EXTRA_CLEAN = src/sandbox/partner_svc_sandbox
 
 # Tests.  make installcheck runs, against the running server at PGHOST /
 # PGPORT (as PGUSER, a superuser; the server must preload partner_svc:
@@ -71,12 +74,6 @@ prove_installcheck:
 
 .PHONY: prove_installcheck
 
-# The control file is generated: its default_version is EXTVERSION.
-partner_svc.control: partner_svc.control.in Makefile
-	sed 's/@EXTVERSION@/$(EXTVERSION)/g' $< > $@
-
-all: partner_svc.control
-
 sql/partner_svc--$(EXTVERSION).sql: $(sort $(wildcard sql/install/*.sql))
 	( echo '-- partner_svc--$(EXTVERSION).sql: built by make from the files sql/install/NN_name.sql; do not edit'; \
 	  echo; printf '%s\n' '\echo Use "CREATE EXTENSION partner_svc" to load this file. \quit'; \
@@ -93,8 +90,8 @@ $(foreach d,$(UPGRADE_DIRS),$(eval $(call upgrade_rule,$(d))))
 
 # PGXS knows no header dependencies: every object depends on every header
 # of the extension (one header per module, test/include_graph.pl checks
-# who includes what), and the version comes from this Makefile.
-$(OBJS): $(wildcard $(addsuffix /*.h,$(EXT_DIRS))) Makefile
+# who includes what), and the version comes from partner_svc.control.
+$(OBJS): $(wildcard $(addsuffix /*.h,$(EXT_DIRS))) Makefile partner_svc.control
 
 # The sandbox is a program of its own with its own Makefile
 # (src/sandbox/Makefile); it shares no header with the extension.

@@ -15,6 +15,9 @@
 #     print "partner_svc_sandbox listening on http://127.0.0.1:PORT" (what
 #     README promises) within 10 s, and is then stopped.
 # A block that is not meant to be run is fenced as ```text or ``` instead.
+# The output of bash test/demo.sh is then compared with README's session
+# excerpt (test/readme_session.pl): every statement shown there, with its
+# output, must be what the demo printed.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -89,6 +92,15 @@ for cmd in "${commands[@]}"; do
 		echo "     FAILED (exit status $rc)"
 		fail=1
 	fi
+	case "$cmd" in
+		"bash test/demo.sh"*)
+			session_checked=1
+			perl "$root/test/readme_session.pl" "$readme" "$tmp/out" || fail=1 ;;
+	esac
 done
-[ "$fail" -eq 0 ] && echo "readme_check: all ${#commands[@]} commands of README.md work as written"
+if [ -z "${session_checked:-}" ]; then
+	echo "readme_check: README.md runs no bash test/demo.sh, so its session excerpt is not checked" >&2
+	fail=1
+fi
+[ "$fail" -eq 0 ] && echo "readme_check: all ${#commands[@]} commands of README.md work as written, and its session excerpt is what the demo prints"
 exit "$fail"

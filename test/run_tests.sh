@@ -3,8 +3,9 @@
 # bookworm machine, as root, in one command:
 #   1. installs the packages it needs (test/setup.sh),
 #   2. builds and installs the extension, the sandbox and the kit,
-#   3. static checks (test/static_checks.sh): versions agree, docs name no
-#      file outside the repository, test/schedule lists every test,
+#   3. static checks (test/static_checks.sh): versions agree, released
+#      files are unchanged, docs name no file outside the repository,
+#      test/schedule lists every test,
 #   4. make installcheck, the PGXS way, against a throw-away cluster that
 #      preloads partner_svc: the pg_regress suite (sandbox started by
 #      test/with_sandbox.sh) and the TAP tests (prove_installcheck: the
@@ -16,7 +17,8 @@
 #      user runs it (partner_svc_regress test/downstream), that the runner
 #      fails on a wrong expected file, and that a new suite without
 #      expected/ gets it, fails, and passes after --accept,
-#   7. the shell commands shown in README.md, in a throwaway environment
+#   7. the shell commands shown in README.md, in a throwaway environment,
+#      and README's session excerpt against what test/demo.sh prints
 #      (test/readme_check.sh),
 # stops everything it started, and exits non-zero on any failure.
 set -uo pipefail

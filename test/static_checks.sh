@@ -1,11 +1,12 @@
 #!/bin/bash
 #
 # test/static_checks.sh: checks that need no server.
-#   - one version: EXTVERSION of the Makefile is default_version of the
-#     generated partner_svc.control, the version of META.json (and of what
-#     it provides), and no source file writes a version literal of its own;
+#   - one version: default_version of partner_svc.control (tracked by
+#     git) is the version of META.json (and of what it provides), the
+#     Makefile reads EXTVERSION from it, and no source file or Makefile
+#     writes a version literal of its own;
 #   - the frozen install scripts and the upgrade directories make a path
-#     from every released version to EXTVERSION;
+#     from every released version to the current one;
 #   - released files are frozen: no symbolic link under sql/upgrade/, and
 #     the install script and upgrade files of every released version match
 #     sql/released.sha256;
@@ -38,20 +39,28 @@ fail=0
 bad() { echo "static_checks: $*" >&2; fail=1; }
 
 # --- versions ---
-ver=$(sed -n 's/^EXTVERSION[[:space:]]*=[[:space:]]*//p' Makefile)
-[ -n "$ver" ] || bad "no EXTVERSION in Makefile"
-[ -f partner_svc.control ] || bad "partner_svc.control is not built (run make)"
-ctl=$(sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\(.*\)'/\1/p" partner_svc.control 2>/dev/null)
-[ "$ctl" = "$ver" ] || bad "partner_svc.control says default_version '$ctl', Makefile EXTVERSION '$ver'"
-grep -q "@EXTVERSION@" partner_svc.control.in || bad "partner_svc.control.in does not take its version from EXTVERSION"
+ver=$(sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\(.*\)'/\1/p" partner_svc.control 2>/dev/null)
+[ -n "$ver" ] || bad "no default_version in partner_svc.control"
+git -C "$root" ls-files --error-unmatch partner_svc.control >/dev/null 2>&1 ||
+	bad "partner_svc.control is not tracked by git (it is the one place the version is written)"
+[ ! -e partner_svc.control.in ] || bad "partner_svc.control.in exists: partner_svc.control is tracked, not generated"
+grep -qE '^EXTVERSION[[:space:]]*:?=[[:space:]]*\$\(shell sed .*partner_svc\.control\)' Makefile ||
+	bad "the Makefile does not read EXTVERSION from partner_svc.control"
+if grep -nE '^[[:space:]]*[A-Z_]*VERSION[[:space:]]*[:?]?=[[:space:]]*[0-9]' Makefile src/sandbox/Makefile; then
+	bad "a version literal in a Makefile (it comes from partner_svc.control)"
+fi
 meta=$(perl -MJSON::PP -e 'local $/; my $m = JSON::PP->new->decode(<STDIN>);
 	print join(" ", $m->{version}, map { $m->{provides}{$_}{version} } sort keys %{ $m->{provides} })' <META.json) ||
 	bad "META.json is not valid JSON"
 for v in $meta; do
-	[ "$v" = "$ver" ] || bad "META.json says version $v, Makefile EXTVERSION $ver"
+	[ "$v" = "$ver" ] || bad "META.json says version $v, partner_svc.control $ver"
 done
 if grep -rnE '#define[[:space:]]+(PSVC|SANDBOX)_VERSION[[:space:]]+"[0-9]' src; then
-	bad "a version literal in the sources (it comes from EXTVERSION)"
+	bad "a version literal in the sources (it comes from partner_svc.control)"
+fi
+if [ -x src/sandbox/partner_svc_sandbox ]; then
+	sbver=$(src/sandbox/partner_svc_sandbox --version 2>/dev/null)
+	[ "$sbver" = "partner_svc_sandbox $ver" ] || bad "the built sandbox's --version says '$sbver', partner_svc.control $ver"
 fi
 [ ! -f "sql/partner_svc--$ver.sql" ] || ! git -C "$root" ls-files --error-unmatch "sql/partner_svc--$ver.sql" >/dev/null 2>&1 ||
 	bad "sql/partner_svc--$ver.sql is tracked; it is built from sql/install/"

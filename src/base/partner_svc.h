@@ -21,7 +21,7 @@
 
 /*
  * Version of this build of the library.  The Makefile passes it
- * (-DPSVC_VERSION from EXTVERSION, which also sets default_version of
+ * (-DPSVC_VERSION from EXTVERSION, which it reads from default_version of
  * partner_svc.control); partner_svc.version() returns it, so a session can
  * tell when the installed SQL objects and the loaded library disagree.
  * Built outside the Makefile (an analyser), it reads "unknown".
