@@ -86,7 +86,30 @@ SELECT method, route, path, status FROM sandbox.requests();
 SELECT server, method, route, resource, "limit", used, in_flight, available,
        frees_at > now() AS exhausted, resets_at > now() AS resets_later,
        blocked_until
-FROM partner_svc.rate_limits WHERE server = 'rl_orders' ORDER BY route, resource;
+FROM partner_svc.rate_limits WHERE server = 'rl_orders' AND resource = 'REG-1';
+-- the account's other keys: the servers of the suite with its key (the
+-- sandbox's) count in them too, so only whether they counted is shown
+SELECT server, method, route, resource, "limit", used >= 1 AS counted, in_flight
+FROM partner_svc.rate_limits
+WHERE server = 'rl_orders' AND resource IS DISTINCT FROM 'REG-1'
+ORDER BY route, resource;
+
+-- the budget is the partner account's (base URL and API key), not the
+-- server's: a second server with the same key, its URL written otherwise,
+-- finds REG-1 spent; the view shows no key
+SELECT replace(:'sandbox_url', 'http://', 'HTTP://') || '/' AS twin_url \gset
+CREATE SERVER rl_orders_twin FOREIGN DATA WRAPPER partner_svc
+  OPTIONS (service 'orders', base_url :'twin_url', rate_limits 'GET /orders/{id}=2');
+CREATE USER MAPPING FOR PUBLIC SERVER rl_orders_twin OPTIONS (api_key 'sandbox-key');
+CREATE FOREIGN TABLE rl_orders_twin (id text, custom_id text) SERVER rl_orders_twin
+  OPTIONS (resource 'orders');
+SET partner_svc.rate_limit_max_wait = 0;
+\set VERBOSITY terse
+SELECT count(*) FROM rl_orders_twin WHERE custom_id = 'REG-1';
+\set VERBOSITY default
+SELECT count(*) AS rows_with_the_key FROM partner_svc.rate_limits r
+WHERE r::text LIKE '%sandbox-key%';
+DROP SERVER rl_orders_twin CASCADE;
 
 -- waiting for budget: statement_timeout ends the wait
 SET partner_svc.rate_limit_max_wait = '10min';

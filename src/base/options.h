@@ -76,14 +76,17 @@ typedef struct PsvcServer
 /*
  * Who calls what, as the layers below a call (the rate limiter, the
  * response cache) know it: the partner account (the server, and the API
- * key of the user mapping it names), the operation of the catalogue, and
- * the resource (the path values, one per op->params, and the full URL).
- * Built by the call module (call.h); pointers only, nothing owned.
+ * key of the user mapping it names; account is their digest, what the
+ * limiter and the fleet quota budget by), the operation of the
+ * catalogue, and the resource (the path values, one per op->params, and
+ * the full URL).  Built by the call module (call.h); pointers only,
+ * nothing owned.
  */
 struct PsvcOperation;			/* catalog.h */
 typedef struct PsvcCallKey
 {
 	const PsvcServer *server;
+	const char *account;		/* psvc_options_account of server */
 	const struct PsvcOperation *op;
 	const char *const *path;	/* one value per op->params, in order */
 	const char *url;			/* base URL, path and query */
@@ -107,6 +110,20 @@ extern PsvcServer *psvc_options_copy_server(const PsvcServer *s);
  * caller must never print it.
  */
 extern char *psvc_options_api_key(const PsvcServer *server);
+/* in server_account.c: the partner account */
+
+/* Hex characters of an account digest (128 bits). */
+#define PSVC_ACCOUNT_LEN		32
+/*
+ * The partner account server's calls are made as, into out (room for
+ * PSVC_ACCOUNT_LEN + 1): the hex digest of its normalised base URL and
+ * the API key of its user mapping (psvc_options_api_key, whose errors it
+ * raises).  Never the key, never a server name: two servers with one key
+ * at one service have one account, in any database or cluster.  Kept per
+ * backend while the options epoch holds.
+ */
+extern void psvc_options_account(const PsvcServer *server, char *out);
+
 /* Bytes of a max_response_size value; 22023 when invalid. */
 extern int	psvc_options_parse_size(const char *value);
 /* The most a cache_ttl option may say: paging cursors live 24 hours. */

@@ -273,6 +273,7 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 	StringInfoData buf;
 	char	   *key;
 	PsvcCallKey ckey;
+	char		account[PSVC_ACCOUNT_LEN + 1];
 	PsvcCachedAnswer answer;
 	PsvcCacheFound found = PSVC_CACHE_MISS;
 
@@ -353,6 +354,7 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 	 * ETag is revalidated (below).
 	 */
 	ckey.server = server;
+	ckey.account = NULL;		/* the limiter's alone: below */
 	ckey.op = call->op;
 	ckey.path = call->path;
 	ckey.url = t->url;
@@ -411,6 +413,9 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 	if (!t->idempotent)
 		psvc_cache_note_write(t->serverid);
 
+	/* the limiter budgets the partner account, not the server */
+	psvc_options_account(server, account);
+	ckey.account = account;
 	t->rl = psvc_rl_prepare(&ckey, cxt);
 
 	psvc_http_link(t);

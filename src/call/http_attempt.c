@@ -56,6 +56,13 @@
 #define PSVC_HTTP_BACKOFF_BASE_MS	100
 #define PSVC_HTTP_BACKOFF_CAP_MS	5000
 
+/*
+ * The longest Retry-After honoured, in either form (seconds or an HTTP
+ * date): a day.  A 429 blocks its key that long at most (ratelimit.c),
+ * and so at the fleet's coordinator, whatever date a service names.
+ */
+#define PSVC_HTTP_RETRY_AFTER_MAX_S	86400L
+
 /* Which libcurl result means which outcome; anything else is OTHER. */
 static const struct
 {
@@ -450,7 +457,8 @@ backoff_ms(PsvcTransfer *t, CURL *easy)
 
 /*
  * The Retry-After header of the response on easy, in milliseconds from
- * now: delay-seconds or an HTTP date.  -1 when absent or unreadable.
+ * now: delay-seconds or an HTTP date, at most PSVC_HTTP_RETRY_AFTER_MAX_S
+ * either way.  -1 when absent or unreadable.
  */
 static long
 retry_after_ms(CURL *easy)
@@ -468,22 +476,25 @@ retry_after_ms(CURL *easy)
 		{
 			long		s = 0;
 
-			while (*v >= '0' && *v <= '9' && s < 86400)
+			while (*v >= '0' && *v <= '9' && s < PSVC_HTTP_RETRY_AFTER_MAX_S)
 				s = s * 10 + (*v++ - '0');
-			return Min(s, 86400L) * 1000;
+			return Min(s, PSVC_HTTP_RETRY_AFTER_MAX_S) * 1000;
 		}
 		else
 		{
 			time_t		when = curl_getdate(v, NULL);
+			time_t		now = time(NULL);
 
 			if (when == -1)
 				return -1;
-			return Max((long) (when - time(NULL)), 0L) * 1000;
+			if (when <= now)
+				return 0;
+			return (long) Min(when - now, (time_t) PSVC_HTTP_RETRY_AFTER_MAX_S) * 1000;
 		}
 	}
 	/* libcurl without the headers API: its own reading, seconds only */
 	if (curl_easy_getinfo(easy, CURLINFO_RETRY_AFTER, &secs) == CURLE_OK && secs > 0)
-		return (long) Min(secs, (curl_off_t) 86400) * 1000;
+		return (long) Min(secs, (curl_off_t) PSVC_HTTP_RETRY_AFTER_MAX_S) * 1000;
 	return -1;
 }
 

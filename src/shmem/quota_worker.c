@@ -556,7 +556,8 @@ collect(int *nitems)
 			e->report_block = 0;
 			if (it->want > 0)
 				e->lease_wanted = false;
-			it->qkey = psprintf("%s|%s|%s", e->servername, e->key.route,
+			/* the account's digest: one fleet budget per partner account */
+			it->qkey = psprintf("%s|%s|%s", e->key.account, e->key.route,
 								e->key.resource);
 			n++;
 		}

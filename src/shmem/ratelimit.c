@@ -7,10 +7,13 @@
  * What it must do.  The partner service counts requests per partner, per
  * route and per resource id ({id} routes) in fixed windows whose start we
  * do not know, and answers 429 past the limit.  Every session of this
- * server uses the same partner key, so the budget must be shared.  The
+ * server uses the same partner key, so the budget must be shared; so do
+ * all servers with that key, in any database or cluster, which is why a
+ * key names the partner account (a digest of the base URL and the API
+ * key, server_account.c), never a server or a database.  The
  * limits come from ratelimit_rules.c; a request without one passes freely.
  *
- * The window logic.  Each key (database, server, "METHOD route", resource
+ * The window logic.  Each key (partner account, "METHOD route", resource
  * id) keeps the counts of the last BUCKETS + 1 buckets of width
  * W' / BUCKETS, W' being the window (one minute times
  * partner_svc.time_scale) plus a margin of
@@ -430,6 +433,8 @@ insert_key(const PsvcRlKey *key, int64 now)
 	e->width_us = psvc_rl_bucket_width();
 	e->head = now / e->width_us;
 	e->blocked_until = 0;
+	e->dbid = InvalidOid;
+	e->serverid = InvalidOid;
 	memset(e->servername, 0, sizeof(e->servername));
 	e->route_limit = 0;
 	e->leased = 0;
@@ -552,8 +557,10 @@ psvc_rl_take(PsvcRlLease *lease, int64 now, int64 *frees_at, bool *blocked)
 	sync_entry(e, now);
 	e->limit = limit;
 	e->route_limit = lease->limit;
-	if (e->servername[0] == '\0')
-		strlcpy(e->servername, lease->servername, sizeof(e->servername));
+	/* who asked last, for the views: the budget is the account's */
+	e->dbid = lease->skey.dbid;
+	e->serverid = lease->skey.serverid;
+	strlcpy(e->servername, lease->servername, sizeof(e->servername));
 	ok = (e->blocked_until <= now && e->total + e->in_flight < e->limit);
 	if (!ok)
 	{

@@ -41,6 +41,9 @@ struct PsvcServer;
 #define PSVC_RL_ROUTE_LEN		96
 #define PSVC_RL_RESOURCE_LEN	64
 
+/* A partner account's digest with its NUL (PSVC_ACCOUNT_LEN, options.h). */
+#define PSVC_RL_ACCOUNT_LEN		33
+
 /* The resource of the key that ids share when the table is full. */
 #define PSVC_RL_OVERFLOW		"*"
 
@@ -69,11 +72,16 @@ extern void psvc_rl_rule(const struct PsvcCallKey *key, PsvcRlRule *rule);
 
 /* ---- ratelimit.c: shared memory ---- */
 
-/* A key of the limiter: one budget. */
+/*
+ * A key of the limiter: one budget.  The partner account (a digest of the
+ * base URL and the API key, server_account.c), never a server or a
+ * database: the service counts per partner, so servers with one key share
+ * a budget wherever they are, and a name another role chooses cannot
+ * reach anyone's.
+ */
 typedef struct PsvcRlKey
 {
-	Oid			dbid;
-	Oid			serverid;
+	char		account[PSVC_RL_ACCOUNT_LEN];
 	char		route[PSVC_RL_ROUTE_LEN];	/* "GET /public/orders/{id}" */
 	char		resource[PSVC_RL_RESOURCE_LEN];	/* "" on plain routes */
 } PsvcRlKey;
@@ -96,13 +104,16 @@ typedef struct PsvcRlEntry
 	int64		width_us;
 	int64		head;
 	int64		blocked_until;	/* after a 429: monotonic microseconds */
+	/* the server that took a unit last: for display only, not the budget */
+	Oid			dbid;
+	Oid			serverid;
 
 	/*
 	 * The fleet quota (quota.c), used only while partner_svc.quota_coordinator
 	 * is set.  A unit may start an attempt only when the local budget above
 	 * allows it and, in leased mode, one of the leased units is left.
 	 */
-	char		servername[NAMEDATALEN];	/* names the key at the coordinator */
+	char		servername[NAMEDATALEN];	/* of serverid, for messages */
 	int32		route_limit;	/* the route's limit (limit may be a share) */
 	int32		leased;			/* units granted and not started yet */
 	int64		lease_until;	/* they may start until then (monotonic) */

@@ -42,6 +42,9 @@
 #include "options.h"
 #include "ratelimit_int.h"
 
+StaticAssertDecl(PSVC_RL_ACCOUNT_LEN == PSVC_ACCOUNT_LEN + 1,
+				 "the limiter's key holds an account digest");
+
 static dlist_head held_leases = DLIST_STATIC_INIT(held_leases);
 static bool exit_callback_set = false;
 
@@ -126,8 +129,8 @@ psvc_rl_prepare(const PsvcCallKey *ckey, MemoryContext cxt)
 	lease->servername = pstrdup(ckey->server->servername ? ckey->server->servername : "");
 	lease->route = route;
 
-	lease->key.dbid = MyDatabaseId;
-	lease->key.serverid = ckey->server->serverid;
+	/* the partner account's budget, whatever server or database asks */
+	strlcpy(lease->key.account, ckey->account, sizeof(lease->key.account));
 	key_text(lease->key.route, sizeof(lease->key.route), route);
 	if (rule.limit > 0 && rule.resource != NULL)
 	{

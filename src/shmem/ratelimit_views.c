@@ -97,6 +97,8 @@ split_route(const char *key, Datum *method, bool *method_null, Datum *route)
 typedef struct RlRow
 {
 	PsvcRlKey	key;
+	Oid			dbid;			/* the server that asked last (display) */
+	Oid			serverid;
 	int32		limit;
 	int32		used;
 	int32		in_flight;
@@ -138,6 +140,8 @@ psvc_rl_rate_limits(PG_FUNCTION_ARGS)
 		r->key = e->key;
 		SpinLockAcquire(&e->mutex);
 		psvc_rl_advance(e, now);
+		r->dbid = e->dbid;
+		r->serverid = e->serverid;
 		r->limit = e->limit;
 		r->used = e->total + e->in_flight;
 		r->in_flight = e->in_flight;
@@ -155,10 +159,10 @@ psvc_rl_rate_limits(PG_FUNCTION_ARGS)
 		bool		nulls[11];
 
 		memset(nulls, 0, sizeof(nulls));
-		values[0] = ObjectIdGetDatum(r->key.dbid);
-		values[1] = ObjectIdGetDatum(r->key.serverid);
+		values[0] = ObjectIdGetDatum(r->dbid);
+		values[1] = ObjectIdGetDatum(r->serverid);
 		split_route(r->key.route, &values[2], &nulls[2], &values[3]);
-		if (r->key.resource[0] == '\0' || r->key.dbid != MyDatabaseId || !see_ids)
+		if (r->key.resource[0] == '\0' || r->dbid != MyDatabaseId || !see_ids)
 			nulls[4] = true;
 		else
 			values[4] = CStringGetTextDatum(r->key.resource);

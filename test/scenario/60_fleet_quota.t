@@ -210,7 +210,7 @@ if (ok(@$ok > $limit, 'A: enough requests to measure (' . scalar(@$ok) . ')'))
 	cmp_ok($used, '>=', 0.90, 'A: the fleet used at least 90% of the quota');
 }
 my $rows = $coord->safe_psql('postgres',
-	q{SELECT count(*) FROM partner_svc.quota_windows WHERE key LIKE 'orders|GET /public/orders/{id}/status|FQ-A'});
+	q{SELECT count(*) FROM partner_svc.quota_windows WHERE key LIKE '%|GET /public/orders/{id}/status|FQ-A'});
 is($rows, 1, 'A: the coordinator keeps one row for the key');
 
 # ---------------------------------------------------------------------
@@ -223,7 +223,7 @@ SELECT partner_svc.order_status('FQ-C', 'orders');});
 like($err, qr/429/, 'A2: the second node gets a 429 (Retry-After: 30), not retried');
 ok($coord->poll_query_until('postgres', q{
 SELECT blocked_until > now() + interval '20 s' FROM partner_svc.quota_windows
-WHERE key = 'orders|GET /public/orders/{id}/status|FQ-C'}),
+WHERE key LIKE '%|GET /public/orders/{id}/status|FQ-C'}),
 	'A2: the block reaches the coordinator');
 ($rc, $out, $err) = $coord->psql('postgres', q{
 SET partner_svc.rate_limit_max_wait = 0;
