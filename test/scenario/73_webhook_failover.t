@@ -157,7 +157,7 @@ sub failover
 	my %stored = map { $_ => 1 } split /\n/, $standby->safe_psql('postgres',
 		"SELECT unique_id FROM partner_svc.webhook_events WHERE unique_id LIKE '$name%'");
 	my @missing = grep { !$stored{$_} } @ok;
-	note "$name: " . scalar(@ok) . " answered 200, " . scalar(@missing) . ' missing';
+	diag "$name: " . scalar(@ok) . " answered 200, " . scalar(@missing) . ' missing';
 	$standby->stop;
 	return (scalar @ok, \@missing);
 }
