@@ -33,6 +33,14 @@
  * sees the whole resulting list, so once a server has one of them, only
  * such a role can ALTER its options.
  *
+ * The option "default" (a boolean) says whether the server is the one the
+ * functions of its service use when no server is named (functions.c).
+ * Only superusers and roles with the privileges of the extension's owner
+ * may set it (psvc_options_decides_default, asked about GetUserId(): the
+ * validator runs in the session that runs CREATE or ALTER SERVER), for
+ * the same reason as the file options: once a server has it, only such a
+ * role can ALTER the server's options.
+ *
  * A proxy URL must not carry credentials: it is shown by EXPLAIN VERBOSE.
  *
  * Whether a foreign table's resource belongs to its server's service is not
@@ -94,6 +102,7 @@ static void check_field(DefElem *def);
 static void check_setting(DefElem *def);
 static void check_file_path(DefElem *def);
 static void check_proxy(DefElem *def);
+static void check_default(DefElem *def);
 static void report_bad_base_url(const char *url, const char *reason) pg_attribute_noreturn();
 static void report_unknown_option(const char *name, Oid catalog) pg_attribute_noreturn();
 
@@ -116,6 +125,7 @@ static const PsvcOption valid_options[] = {
 	{"proxy", ForeignServerRelationId, check_proxy},
 	{"api_key", UserMappingRelationId, check_api_key},
 	{"cache_ttl", ForeignServerRelationId, check_cache_ttl},
+	{"default", ForeignServerRelationId, check_default},
 	{"resource", ForeignTableRelationId, check_resource},
 	{"cache_ttl", ForeignTableRelationId, check_cache_ttl},
 	{"field", AttributeRelationId, check_field},
@@ -551,6 +561,29 @@ check_file_path(DefElem *def)
 					 errmsg("invalid value for option \"%s\"", def->defname),
 					 errdetail("The path must not contain control characters.")));
 	}
+}
+
+/*
+ * default: a boolean, set only by a role that decides the default server
+ * of a service (superusers and the extension's owner).
+ */
+static void
+check_default(DefElem *def)
+{
+	const char *value = defGetString(def);
+	bool		b;
+
+	if (!psvc_options_decides_default(GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to set option \"%s\"", def->defname),
+				 errdetail("Which server of a service the functions use when none is named is decided only by superusers and the owner of the extension partner_svc.")));
+	if (!parse_bool(value, &b))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"",
+						def->defname, value),
+				 errhint("Give a boolean value such as \"true\" or \"false\".")));
 }
 
 /* Schemes libcurl accepts for a proxy. */

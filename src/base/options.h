@@ -144,6 +144,14 @@ extern int	psvc_options_setting(const PsvcServer *s, PsvcSettingId id);
 struct ExplainState;
 extern void psvc_options_explain(const PsvcServer *s, struct ExplainState *es);
 
+/*
+ * Whether roleid decides which server of a service the functions use when
+ * none is named: a superuser, or a role with the privileges of the
+ * extension's owner.  Only such a role may set the server option
+ * "default", and only the servers such a role owns are candidates.
+ */
+extern bool psvc_options_decides_default(Oid roleid);
+
 /* in options.c: the validator of every object of the wrapper */
 extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
 /* Raises HV00D for an option IMPORT FOREIGN SCHEMA does not take. */

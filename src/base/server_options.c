@@ -25,6 +25,14 @@
  * except for the todo service, which the documents describe without
  * authentication: it works without a mapping and sends no key.
  *
+ * Who decides the default server.  A function called without a server
+ * uses the default server of its service (functions.c); only superusers
+ * and roles with the privileges of the extension's owner decide it
+ * (psvc_options_decides_default): they alone may set the server option
+ * "default" (options.c), and only servers they own are candidates, so a
+ * role with USAGE on the wrapper cannot add a server that changes, or
+ * breaks, which server the other roles' calls use.
+ *
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
@@ -34,15 +42,20 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/reloptions.h"
+#include "access/table.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
 #include "commands/explain.h"
 #include "foreign/foreign.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -427,4 +440,41 @@ psvc_options_table_cache_ttl(const ForeignTable *ft)
 	const char *v = option_value(ft->options, "cache_ttl");
 
 	return v ? psvc_options_parse_ttl(v) : -1;
+}
+
+/*
+ * The owner of extension partner_svc in this database, InvalidOid when it
+ * is not installed.  Read from pg_extension at each call: it is asked
+ * only when a server option "default" is written and when a function
+ * looks for its service's server anew (functions.c keeps the answer).
+ */
+static Oid
+extension_owner(void)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			owner = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("partner_svc"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return owner;
+}
+
+bool
+psvc_options_decides_default(Oid roleid)
+{
+	Oid			owner;
+
+	if (superuser_arg(roleid))
+		return true;
+	owner = extension_owner();
+	return OidIsValid(owner) && has_privs_of_role(roleid, owner);
 }

@@ -7,8 +7,12 @@
  *		  (functions_exec.c) from the operations of the catalogue.
  *
  * Every function takes an optional last argument "server name".  When it
- * is NULL the function uses the one partner_svc server of its service; no
- * such server, or several, is an error that says which to name.  The
+ * is NULL the function uses the default server of its service
+ * (default_server): among the servers owned by superusers or the
+ * extension's owner, the one with the option "default 'true'", else the
+ * only one; no such server, or several, is an error that says which to
+ * name and how to decide.  Servers of other owners count only when named:
+ * a role with USAGE on the wrapper cannot take the default over.  The
  * functions are SECURITY INVOKER: the caller needs USAGE on the server, and
  * the key is the caller's user mapping (http.c reads it).
  *
@@ -18,9 +22,10 @@
  * The answer is therefore kept per backend, per service, until any row
  * of pg_foreign_server changes: a syscache callback on FOREIGNSERVEROID
  * forgets every answer (CREATE, ALTER, DROP SERVER, in this session or,
- * once its invalidation arrives, in another).  Only a unique server is
- * kept; "none" and "several" are looked for again at every call, since
- * they are errors.  USAGE is checked at every call, against the current
+ * once its invalidation arrives, in another); so do changes of roles and
+ * role memberships (AUTHOID, AUTHMEMROLEMEM), which can change who
+ * decides the default.  Only a unique server is kept; "none" and
+ * "several" are looked for again at every call, since they are errors.  USAGE is checked at every call, against the current
  * user.
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -98,6 +103,9 @@ cached_server(const char *service)
 										   "partner_svc servers",
 										   ALLOCSET_SMALL_SIZES);
 		CacheRegisterSyscacheCallback(FOREIGNSERVEROID, forget_servers, (Datum) 0);
+		/* who decides defaults: superusers, members of the owner's role */
+		CacheRegisterSyscacheCallback(AUTHOID, forget_servers, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, forget_servers, (Datum) 0);
 	}
 	for (i = 0; i < n_cached_servers; i++)
 		if (strcmp(cached_servers[i].service, service) == 0)
@@ -144,27 +152,126 @@ server_has_service(ForeignServer *fs, const char *service)
 	return false;
 }
 
-/* The servers of the partner_svc wrapper whose service is service. */
-static List *
-servers_of_service(const char *service)
+/*
+ * The server option "default" of fs: 1 when true, 0 when false, -1 when
+ * absent (the validator accepts only booleans).
+ */
+static int
+server_default_option(ForeignServer *fs)
+{
+	ListCell   *lc;
+
+	foreach(lc, fs->options)
+	{
+		DefElem    *d = lfirst_node(DefElem, lc);
+
+		if (strcmp(d->defname, "default") == 0)
+			return defGetBoolean(d) ? 1 : 0;
+	}
+	return -1;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * The quoted names of the servers in list, in the order of their names
+ * (the catalogue's order moves with every ALTER), separated by ", ".
+ * Allocates in CurrentMemoryContext.
+ */
+static char *
+server_names(List *servers)
+{
+	StringInfoData names;
+	int			n = list_length(servers);
+	const char **sorted = palloc(sizeof(char *) * n);
+	ListCell   *lc;
+
+	foreach(lc, servers)
+		sorted[foreach_current_index(lc)] = GetForeignServer(lfirst_oid(lc))->servername;
+	qsort(sorted, n, sizeof(char *), name_cmp);
+	initStringInfo(&names);
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&names, "%s\"%s\"", i > 0 ? ", " : "", sorted[i]);
+	return names.data;
+}
+
+/*
+ * The default server of service, or an error that says why there is none
+ * and how to decide.  The candidates are the servers of the wrapper with
+ * that service whose owner decides defaults (a superuser or the
+ * extension's owner: psvc_options_decides_default) and whose option
+ * "default" is not false; among them the one marked "default 'true'"
+ * wins, else the only one.  A server owned by any other role is used only
+ * when named, so granting USAGE on the wrapper never lets a role change,
+ * or break, the server the other roles' calls use.  Allocates its lists
+ * in CurrentMemoryContext (the call's).
+ */
+static Oid
+default_server(const char *service)
 {
 	ForeignDataWrapper *fdw = GetForeignDataWrapperByName("partner_svc", false);
 	Relation	rel = table_open(ForeignServerRelationId, AccessShareLock);
 	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
 	HeapTuple	tup;
-	List	   *out = NIL;
+	List	   *all = NIL;
+	List	   *candidates = NIL;
+	List	   *marked = NIL;
 
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
 		Form_pg_foreign_server form = (Form_pg_foreign_server) GETSTRUCT(tup);
+		ForeignServer *fs;
+		int			dflt;
 
-		if (form->srvfdw == fdw->fdwid &&
-			server_has_service(GetForeignServer(form->oid), service))
-			out = lappend_oid(out, form->oid);
+		if (form->srvfdw != fdw->fdwid)
+			continue;
+		fs = GetForeignServer(form->oid);
+		if (!server_has_service(fs, service))
+			continue;
+		all = lappend_oid(all, form->oid);
+		dflt = server_default_option(fs);
+		if (dflt == 0 || !psvc_options_decides_default(form->srvowner))
+			continue;
+		candidates = lappend_oid(candidates, form->oid);
+		if (dflt == 1)
+			marked = lappend_oid(marked, form->oid);
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
-	return out;
+
+	if (list_length(marked) == 1)
+		return linitial_oid(marked);
+	if (list_length(marked) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_AMBIGUOUS_PARAMETER),
+				 errmsg("there are several default partner_svc servers for service \"%s\"", service),
+				 errdetail("The servers with the option \"default\" are %s.", server_names(marked)),
+				 errhint("Keep the option on one of them (ALTER SERVER ... OPTIONS (DROP default) on the others), or name one with the argument \"server\".")));
+	if (list_length(candidates) == 1)
+		return linitial_oid(candidates);
+	if (list_length(candidates) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_AMBIGUOUS_PARAMETER),
+				 errmsg("there are several partner_svc servers for service \"%s\"", service),
+				 errdetail("The servers are %s.", server_names(candidates)),
+				 errhint("Name one with the argument \"server\", or have a superuser mark the default one with ALTER SERVER ... OPTIONS (ADD default 'true').")));
+	if (all == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("there is no partner_svc server for service \"%s\"", service),
+				 errhint("Create one with CREATE SERVER ... FOREIGN DATA WRAPPER partner_svc OPTIONS (service '%s', base_url '...').",
+						 service)));
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("there is no default partner_svc server for service \"%s\"", service),
+			 errdetail("The servers of the service, %s, are owned by roles that are neither superusers nor the owner of the extension partner_svc, or have the option \"default\" set to false.",
+					   server_names(all)),
+			 errhint("Name one with the argument \"server\", or have a superuser create the default server.")));
+	return InvalidOid;			/* keep compiler quiet */
 }
 
 PsvcServer *
@@ -197,34 +304,9 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 		serverid = kept->serverid;
 	else
 	{
-		List	   *all;
-
 		search = true;
 		generation = server_generation;
-		all = servers_of_service(service);
-
-		if (all == NIL)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("there is no partner_svc server for service \"%s\"", service),
-					 errhint("Create one with CREATE SERVER ... FOREIGN DATA WRAPPER partner_svc OPTIONS (service '%s', base_url '...').",
-							 service)));
-		if (list_length(all) > 1)
-		{
-			StringInfoData names;
-			ListCell   *lc;
-
-			initStringInfo(&names);
-			foreach(lc, all)
-				appendStringInfo(&names, "%s\"%s\"", names.len ? ", " : "",
-								 GetForeignServer(lfirst_oid(lc))->servername);
-			ereport(ERROR,
-					(errcode(ERRCODE_AMBIGUOUS_PARAMETER),
-					 errmsg("there are several partner_svc servers for service \"%s\"", service),
-					 errdetail("The servers are %s.", names.data),
-					 errhint("Name one with the argument \"server\".")));
-		}
-		serverid = linitial_oid(all);
+		serverid = default_server(service);
 	}
 
 	aclresult = pg_foreign_server_aclcheck(serverid, GetUserId(), ACL_USAGE);

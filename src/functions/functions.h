@@ -34,8 +34,9 @@
 #include "options.h"
 
 /*
- * The server a function uses: the one named by argument argno, or the only
- * server of service.  Checks USAGE.  Allocates in CurrentMemoryContext.
+ * The server a function uses: the one named by argument argno, or the
+ * default server of service (decided by superusers and the extension's
+ * owner only).  Checks USAGE.  Allocates in CurrentMemoryContext.
  */
 extern PsvcServer *psvc_fn_server(const char *service,
 								  FunctionCallInfo fcinfo, int argno);
@@ -63,7 +64,7 @@ extern Datum psvc_exec(FunctionCallInfo fcinfo, const struct PsvcOperation *op);
 #define PSVC_OPERATION_FUNCTION(fn, opid) \
 	PG_FUNCTION_INFO_V1(fn); \
 	Datum fn(PG_FUNCTION_ARGS) { return psvc_exec(fcinfo, psvc_op(opid)); }
-/* The server of op's service: argument argno, or the only one; USAGE. */
+/* The server of op's service: argument argno, or the default one; USAGE. */
 extern PsvcServer *psvc_exec_server(const struct PsvcOperation *op,
 									FunctionCallInfo fcinfo, int argno);
 /*
