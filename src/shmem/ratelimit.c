@@ -93,6 +93,24 @@
  * does the request fail (53400).  The stats table counts routes it has no
  * room for in one row with route "*".
  *
+ * Fair shares.  Anyone with USAGE on the wrapper can make accounts without
+ * end (a base URL and a key of their own), so the table cannot reserve
+ * room per account; it is shared among owners instead.  Each entry
+ * records its owner, the database and the role whose user mapping gave
+ * the key of the request that used it last.  When a plain key (a plain
+ * route, or a route's shared "*" key) finds no room even after idle
+ * entries are evicted, an entry of the owner that holds the most entries
+ * is evicted, if that owner holds more than the requester: its keys with
+ * a resource id first, then its least recently used.  A requester that
+ * holds at least as many as everyone else gets 53400.  So each owner can
+ * always obtain max/owners entries whatever the others do, and a role
+ * that fills the table evicts only its own entries once it is the
+ * heaviest.  An evicted entry loses its counts and block, so its account
+ * may then send more than its limit and earn 429s from the service: that
+ * hurts only the heaviest owner.  Entries with units in flight are never evicted
+ * (their holders keep pointers to them), nor, with a quota coordinator,
+ * entries with leased units or counts not yet reported.
+ *
  * Leases.  A request's PsvcRlLease lives in the memory context of its
  * transfer; one that holds a unit is also linked into this backend's list,
  * so that a backend exiting mid-request (FATAL, terminate) hands its units
@@ -358,16 +376,23 @@ sync_entry(PsvcRlEntry *e, int64 now)
 	}
 }
 
+/* e owes the fleet quota nothing: no leased units, nothing to report. */
+static bool
+entry_fleet_quiet(const PsvcRlEntry *e)
+{
+	return psvc_guc_quota_coordinator[0] == '\0' ||
+		(e->leased == 0 && !e->lease_wanted && e->report_moved == 0 &&
+		 e->report_added == 0 && e->report_returned == 0 &&
+		 e->report_block == 0);
+}
+
 /* Nothing of e is left in the window; e carries no information. */
 static bool
 entry_idle(PsvcRlEntry *e, int64 now)
 {
 	sync_entry(e, now);
 	return e->total == 0 && e->in_flight == 0 && e->blocked_until <= now &&
-		(psvc_guc_quota_coordinator[0] == '\0' ||
-		 (e->leased == 0 && !e->lease_wanted && e->report_moved == 0 &&
-		e->report_added == 0 && e->report_returned == 0 &&
-		 e->report_block == 0));
+		entry_fleet_quiet(e);
 }
 
 
@@ -394,6 +419,23 @@ have_room(bool resource)
 		psvc_rl_shared->resource_keys < psvc_guc_max_keys - resource_reserve();
 }
 
+/* e has a resource id of its own (not the shared "*" key). */
+static bool
+entry_has_resource(const PsvcRlEntry *e)
+{
+	return e->key.resource[0] != '\0' &&
+		strcmp(e->key.resource, PSVC_RL_OVERFLOW) != 0;
+}
+
+/* Removes e from the table.  Exclusive lock held. */
+static void
+remove_entry(PsvcRlEntry *e)
+{
+	if (entry_has_resource(e))
+		psvc_rl_shared->resource_keys--;
+	hash_search(psvc_rl_key_table, &e->key, HASH_REMOVE, NULL);
+}
+
 /* Evicts every idle entry.  Exclusive lock held. */
 static void
 evict_idle(int64 now)
@@ -410,18 +452,96 @@ evict_idle(int64 now)
 		idle = entry_idle(e, now);
 		SpinLockRelease(&e->mutex);
 		if (idle)
-		{
-			if (e->key.resource[0] != '\0' &&
-				strcmp(e->key.resource, PSVC_RL_OVERFLOW) != 0)
-				psvc_rl_shared->resource_keys--;
-			hash_search(psvc_rl_key_table, &e->key, HASH_REMOVE, NULL);
-		}
+			remove_entry(e);
 	}
 }
 
-/* Inserts key, which is not in the table and has room.  Exclusive lock. */
+/* The number of entries one owner holds (evict_fair). */
+typedef struct OwnerCount
+{
+	PsvcRlOwner owner;			/* hash key */
+	int			n;
+} OwnerCount;
+
+/*
+ * Makes room for a plain key of requester in a full table by evicting an
+ * entry of the owner that holds the most, if it holds more than the
+ * requester (file header, "Fair shares"): its entries with a resource id
+ * first, then its least recently used.  Returns false when no entry may
+ * be evicted.  Exclusive lock held; the count of entries per owner is a
+ * hash table in a child of CurrentMemoryContext, destroyed before return.
+ */
+static bool
+evict_fair(const PsvcRlOwner *requester)
+{
+	HASHCTL		ctl;
+	HTAB	   *owners;
+	HASH_SEQ_STATUS seq;
+	PsvcRlEntry *e;
+	OwnerCount *oc;
+	PsvcRlEntry *victim = NULL;
+	int			victim_n = 0;
+	bool		victim_res = false;
+	int			mine;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(PsvcRlOwner);
+	ctl.entrysize = sizeof(OwnerCount);
+	ctl.hcxt = CurrentMemoryContext;
+	owners = hash_create("partner_svc limiter owners", 64, &ctl,
+						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
+	hash_seq_init(&seq, psvc_rl_key_table);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		bool		found;
+
+		oc = hash_search(owners, &e->owner, HASH_ENTER, &found);
+		if (!found)
+			oc->n = 0;
+		oc->n++;
+	}
+	oc = hash_search(owners, requester, HASH_FIND, NULL);
+	mine = oc != NULL ? oc->n : 0;
+
+	hash_seq_init(&seq, psvc_rl_key_table);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		int			n = ((OwnerCount *) hash_search(owners, &e->owner,
+													HASH_FIND, NULL))->n;
+		bool		res = entry_has_resource(e);
+		bool		free_to_go;
+
+		if (n <= mine || n < victim_n)
+			continue;
+		if (victim != NULL && n == victim_n &&
+			(victim_res > res ||
+			 (victim_res == res && victim->last_used <= e->last_used)))
+			continue;
+		/* a unit in flight keeps its holder's pointer: never evicted */
+		SpinLockAcquire(&e->mutex);
+		free_to_go = e->in_flight == 0 && entry_fleet_quiet(e);
+		SpinLockRelease(&e->mutex);
+		if (!free_to_go)
+			continue;
+		victim = e;
+		victim_n = n;
+		victim_res = res;
+	}
+	hash_destroy(owners);
+
+	if (victim == NULL)
+		return false;
+	remove_entry(victim);
+	return true;
+}
+
+/*
+ * Inserts key for owner; key is not in the table and has room.  Exclusive
+ * lock.
+ */
 static PsvcRlEntry *
-insert_key(const PsvcRlKey *key, int64 now)
+insert_key(const PsvcRlKey *key, const PsvcRlOwner *owner, int64 now)
 {
 	PsvcRlEntry *e = hash_search(psvc_rl_key_table, key, HASH_ENTER, NULL);
 
@@ -435,6 +555,8 @@ insert_key(const PsvcRlKey *key, int64 now)
 	e->blocked_until = 0;
 	e->dbid = InvalidOid;
 	e->serverid = InvalidOid;
+	e->owner = *owner;
+	e->last_used = now;
 	memset(e->servername, 0, sizeof(e->servername));
 	e->route_limit = 0;
 	e->leased = 0;
@@ -445,7 +567,7 @@ insert_key(const PsvcRlKey *key, int64 now)
 	e->report_added = 0;
 	e->report_returned = 0;
 	e->report_block = 0;
-	if (key->resource[0] != '\0' && strcmp(key->resource, PSVC_RL_OVERFLOW) != 0)
+	if (entry_has_resource(e))
 		psvc_rl_shared->resource_keys++;
 	return e;
 }
@@ -454,7 +576,8 @@ insert_key(const PsvcRlKey *key, int64 now)
  * The entry that budgets the lease's key: its own, or the shared overflow
  * entry of its route while that is in use, or a new one.  Returns with
  * psvc_rl_shared->lock held (shared or exclusive).  Raises 53400 when the
- * table has no room at all.
+ * table has no room even after evicting idle entries and, for a plain key,
+ * an entry of a heavier owner (file header).
  */
 static PsvcRlEntry *
 entry_for(PsvcRlLease *lease, int64 now)
@@ -503,15 +626,17 @@ entry_for(PsvcRlLease *lease, int64 now)
 	if (!have_room(lease->has_resource))
 		evict_idle(now);
 	if (have_room(lease->has_resource))
-		return insert_key(&lease->key, now);
+		return insert_key(&lease->key, &lease->owner, now);
 	if (lease->has_resource)
 	{
 		e = hash_search(psvc_rl_key_table, &ov, HASH_FIND, NULL);
 		if (e != NULL)
 			return e;
-		if (have_room(false))
-			return insert_key(&ov, now);
 	}
+	/* a plain key: the route's own, or the one its ids share */
+	if (have_room(false) || evict_fair(&lease->owner))
+		return insert_key(lease->has_resource ? &ov : &lease->key,
+						  &lease->owner, now);
 	LWLockRelease(psvc_rl_shared->lock);
 	ereport(ERROR,
 			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -560,6 +685,8 @@ psvc_rl_take(PsvcRlLease *lease, int64 now, int64 *frees_at, bool *blocked)
 	/* who asked last, for the views: the budget is the account's */
 	e->dbid = lease->skey.dbid;
 	e->serverid = lease->skey.serverid;
+	e->owner = lease->owner;
+	e->last_used = now;
 	strlcpy(e->servername, lease->servername, sizeof(e->servername));
 	ok = (e->blocked_until <= now && e->total + e->in_flight < e->limit);
 	if (!ok)

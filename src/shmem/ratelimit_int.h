@@ -47,6 +47,17 @@ struct PsvcServer;
 /* The resource of the key that ids share when the table is full. */
 #define PSVC_RL_OVERFLOW		"*"
 
+/*
+ * Who holds a key of the table: the database and the role whose user
+ * mapping gave the request its API key.  The table is shared fairly among
+ * owners when it is full (ratelimit.c, "The table is full").
+ */
+typedef struct PsvcRlOwner
+{
+	Oid			dbid;
+	Oid			roleid;
+} PsvcRlOwner;
+
 /* ---- ratelimit_rules.c ---- */
 
 /* What limits one request: the result of psvc_rl_rule(). */
@@ -107,6 +118,9 @@ typedef struct PsvcRlEntry
 	/* the server that took a unit last: for display only, not the budget */
 	Oid			dbid;
 	Oid			serverid;
+	/* who asked last, and when (monotonic): whose key it is when full */
+	PsvcRlOwner owner;
+	int64		last_used;
 
 	/*
 	 * The fleet quota (quota.c), used only while partner_svc.quota_coordinator
@@ -188,6 +202,7 @@ struct PsvcRlLease
 	bool		has_resource;
 	PsvcRlKey	key;
 	PsvcStatsKey skey;
+	PsvcRlOwner owner;			/* this database and the mapping's role */
 	bool		from_lease;		/* the held unit came from a fleet lease */
 	bool		quota_wait;		/* the last failed take waits for a lease */
 	bool		attempt_waited;	/* the current attempt waited for budget */
@@ -221,7 +236,7 @@ extern int64 psvc_rl_resets_at(const PsvcRlEntry *e);
  * Takes one unit of the lease's key when its budget allows: returns the
  * entry the unit is held on, else NULL with *frees_at (monotonic time
  * when to try again) and *blocked (by a 429).  Raises 53400 when the key
- * table has no room.
+ * table has no room for the lease's owner.
  */
 extern PsvcRlEntry *psvc_rl_take(PsvcRlLease *lease, int64 now,
 								 int64 *frees_at, bool *blocked);

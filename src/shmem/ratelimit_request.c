@@ -142,6 +142,11 @@ psvc_rl_prepare(const PsvcCallKey *ckey, MemoryContext cxt)
 	lease->skey.serverid = ckey->server->serverid;
 	memcpy(lease->skey.route, lease->key.route, sizeof(lease->skey.route));
 
+	/* the role whose user mapping gave the key, as server_account.c reads it */
+	lease->owner.dbid = MyDatabaseId;
+	lease->owner.roleid = OidIsValid(ckey->server->userid) ?
+		ckey->server->userid : GetUserId();
+
 	MemoryContextSwitchTo(oldcxt);
 	return lease;
 }

@@ -13,7 +13,9 @@
 #  3. A session waiting for budget shows in pg_stat_activity and is
 #     cancelled by statement_timeout on time.
 #  4. The key table is full (max_keys = 16): new ids share an
-#     overflow key, a plain route without room fails with 53400, idle keys
+#     overflow key, a plain route without room fails with 53400 (one role
+#     holds every key, so no other owner's key may be evicted for it:
+#     53_limiter_room.t shows two roles), idle keys
 #     are evicted once their window has passed.
 #  5. Without shared_preload_libraries: a limited route fails clearly unless
 #     partner_svc.rate_limit is off; unlimited routes work.
@@ -285,7 +287,7 @@ SELECT count(*) FROM o1; SELECT count(*) FROM o2; SELECT count(*) FROM o3;});
 is($got, "0\n0\n0", 'plain routes of three more accounts use the room ids may not take');
 ($rc, $out, $err) = $node->psql('postgres', q{SELECT count(*) FROM o4});
 like($err, qr/ERROR:  rate limiter of partner_svc has no room for GET \/public\/orders on server "o4"/,
-	'no room at all: a clear error');
+	'no room at all, and the requester holds every key: a clear error');
 $got = $node->safe_psql('postgres', q{SELECT count(*) FROM partner_svc.rate_limits});
 is($got, '16', 'the table holds 16 keys');
 
