@@ -246,3 +246,26 @@ DROP VIEW my_requests;
 DROP SCHEMA tuned CASCADE;
 DROP SERVER tuned CASCADE;
 DROP SERVER tls CASCADE;
+
+-- every invalid value of a server option is HV024, as the FDW's
+-- validators report it (max_response_size used to give 22023)
+DO $$
+DECLARE
+	opt text;
+	val text;
+	st text;
+BEGIN
+	FOR opt, val IN VALUES ('max_response_size', 'lots'), ('max_response_size', '1B'),
+		('cache_ttl', 'soon'), ('connect_timeout', '-1'), ('page_size', 'many')
+	LOOP
+		BEGIN
+			EXECUTE format('CREATE SERVER hv024_probe FOREIGN DATA WRAPPER partner_svc OPTIONS (service %L, base_url %L, %I %L)',
+						   'movies', 'http://127.0.0.1:1', opt, val);
+			RAISE NOTICE '% %: accepted', opt, val;
+		EXCEPTION WHEN OTHERS THEN
+			GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE;
+			RAISE NOTICE '% %: %', opt, val, st;
+		END;
+	END LOOP;
+END
+$$;

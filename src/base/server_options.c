@@ -389,7 +389,8 @@ psvc_options_resource(const ForeignTable *ft)
 /*
  * The bytes of a max_response_size value: an integer with an optional unit
  * (B, kB, MB, GB), as partner_svc.max_response_size takes, from 1kB to
- * the GUC's own limit.  Raises 22023 naming the option otherwise.
+ * the GUC's own limit.  Raises HV024 naming the option otherwise, as
+ * every option validator does.
  */
 int
 psvc_options_parse_size(const char *value)
@@ -400,7 +401,7 @@ psvc_options_parse_size(const char *value)
 	if (!parse_int(value, &bytes, GUC_UNIT_BYTE, &hint) ||
 		bytes < 1024 || bytes > PSVC_MAX_RESPONSE_SIZE_LIMIT)
 		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
 				 errmsg("invalid value for option \"max_response_size\": \"%s\"", value),
 				 errdetail("The value must be a size from 1kB to %dMB, such as '16MB'.",
 						   PSVC_MAX_RESPONSE_SIZE_LIMIT / (1024 * 1024)),
