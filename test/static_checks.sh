@@ -23,6 +23,7 @@
 #   - no call to a partner service built, and no field of a catalogue row
 #     re-encoded, outside the call module; the HTTP transport private to
 #     it (test/call_check.sh);
+#   - comments cite docs/ pages, never the specification documents;
 #   - no C file of the extension (the sandbox apart) is longer than 900
 #     lines: a file that needs a table of contents wants splitting by
 #     concern (docs/architecture.md);
@@ -157,6 +158,12 @@ bash test/route_strings.sh "$root" || bad "route strings outside the catalogue (
 
 # --- calls are built by the call module only ---
 bash test/call_check.sh "$root" || bad "calls built or catalogue fields re-encoded outside the call module (test/call_check.sh)"
+
+# --- comments cite pages of docs/, never the specification documents,
+# which are not in the repository ---
+if grep -rnE '[Dd]ocuments? 00[0-2]\b|00[0-2]_[0-9a-f]{16}\.txt' src; then
+	bad "the lines above cite a specification document; cite the docs/ page that describes the service"
+fi
 
 # --- file sizes ---
 for f in src/*.c src/*/*.c; do

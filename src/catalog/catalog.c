@@ -55,11 +55,11 @@
  */
 
 const PsvcService psvc_services[PSVC_NSERVICES] = {
-	/* document 000: the rate-limit table writes paths without /public */
+	/* docs/sandbox-orders.md: the rate-limit table writes paths without /public */
 	[PSVC_SVC_ORDERS] = {.name = "orders", .tiers = true, .limits_prefix = "/public"},
 	[PSVC_SVC_MOVIES] = {.name = "movies"},
 	[PSVC_SVC_CATALOG] = {.name = "catalog"},
-	/* document 002: "No Authorization header is listed for the todo endpoints" */
+	/* docs/sandbox-catalog-todos-generation.md: "No Authorization header is listed for the todo endpoints" */
 	[PSVC_SVC_TODOS] = {.name = "todos", .keyless = true},
 	[PSVC_SVC_GENERATION] = {.name = "generation"},
 	[PSVC_SVC_FILES] = {.name = "files"},
@@ -77,7 +77,7 @@ psvc_service_names(void)
 	return names;
 }
 
-/* Document 000's tiers, in the order of the limit columns below. */
+/* The orders service's tiers (docs/sandbox-orders.md), in the order of the limit columns below. */
 const char *const psvc_tier_names[PSVC_NTIERS + 1] = {
 	"standard", "premium", "enterprise", NULL
 };
@@ -105,20 +105,20 @@ psvc_tier_index(const char *tier)
  * ---------------------------------------------------------------------
  */
 
-/* document 001: "{movie} in a path: string, 1 to 255 characters" */
+/* docs/sandbox-movies.md: "{movie} in a path: string, 1 to 255 characters" */
 static const PsvcParamDef p_movie = {
 	.name = "movie", .kind = PSVC_PARAM_TEXT, .max_chars = 255,
 	.doc = "a movie reference of 1 to 255 characters"
 };
 
-/* document 000: "Any {id} accepts the service order id or the partner custom_id" */
+/* docs/sandbox-orders.md: "Any {id} accepts the service order id or the partner custom_id" */
 static const PsvcParamDef p_order_id = {
 	.name = "id", .kind = PSVC_PARAM_TEXT, .max_chars = 255,
 	.doc = "an order id or custom id of 1 to 255 characters"
 };
 
 /*
- * document 000, the other routes of its rate-limit table: only their paths
+ * docs/sandbox-orders.md, the other routes of its rate-limit table: only their paths
  * are shown; a user id of GET /public/users, a transaction id, or (for
  * {unique_id}) a transaction id or the id of one of its orders
  */
@@ -136,7 +136,7 @@ static const PsvcParamDef p_tx_unique_id = {
 };
 
 /*
- * document 001, nested lists: only the paths are shown; like a movie
+ * docs/sandbox-movies.md, nested lists: only the paths are shown; like a movie
  * reference, 1 to 255 characters (docs/sandbox-movies.md)
  */
 static const PsvcParamDef p_concert = {
@@ -160,7 +160,7 @@ static const PsvcParamDef p_collection = {
 	.doc = "a collection reference of 1 to 255 characters"
 };
 
-/* document 002: "All jobId and id path parameters are integer int64" */
+/* docs/sandbox-files-scheduler.md: "All jobId and id path parameters are integer int64" */
 static const PsvcParamDef p_job_id = {
 	.name = "jobId", .kind = PSVC_PARAM_INT64, .doc = "an integer (int64)"
 };
@@ -168,18 +168,18 @@ static const PsvcParamDef p_sched_id = {
 	.name = "id", .kind = PSVC_PARAM_INT64, .doc = "an integer (int64)"
 };
 
-/* document 002: todos "path id integer, required" */
+/* docs/sandbox-catalog-todos-generation.md: todos "path id integer, required" */
 static const PsvcParamDef p_todo_id = {
 	.name = "id", .kind = PSVC_PARAM_INT64, .doc = "an integer"
 };
 
-/* document 002: pattern BQ-(GF|EK|KA|HR)-... */
+/* docs/sandbox-catalog-todos-generation.md: pattern BQ-(GF|EK|KA|HR)-... */
 static const PsvcParamDef p_question_id = {
 	.name = "questionId", .kind = PSVC_PARAM_QUESTION,
 	.doc = "a question id: \"BQ-\", a persona code (GF, EK, KA or HR), \"-\" and the question's number"
 };
 
-/* document 002: files and uploads; only "required" is documented */
+/* docs/sandbox-files-scheduler.md: files and uploads; only "required" is documented */
 static const PsvcParamDef p_file_id = {
 	.name = "file_id", .kind = PSVC_PARAM_TEXT, .max_chars = 1024,
 	.doc = "a file id of 1 to 1024 characters"
@@ -202,7 +202,7 @@ static const PsvcParamDef p_file_id = {
 #define LIMIT_ROW(var, svc, r, s, p, e, doc) \
 	static const PsvcLimitRow var = {.service = svc, .row = r, .limit = {s, p, e}, .documented = doc}
 
-/* document 000, Limits */
+/* docs/sandbox-orders.md, Limits */
 LIMIT_ROW(rl_products, PSVC_SVC_ORDERS, "GET /products", 50, 100, 300, true);
 LIMIT_ROW(rl_products_status, PSVC_SVC_ORDERS, "GET /products/status", 25, 100, 300, true);
 LIMIT_ROW(rl_users, PSVC_SVC_ORDERS, "GET /users", 100, 500, 1000, true);
@@ -256,10 +256,10 @@ psvc_limit_rows(int *n)
  * ---------------------------------------------------------------------
  */
 
-/* document 001: content a movie lacks; document 002 says nothing alike */
+/* docs/sandbox-movies.md: content a movie lacks; docs/sandbox-catalog-todos-generation.md says nothing alike */
 static const char *const content_not_available[] = {"content_not_available", NULL};
 
-/* document 000: no order with that id or custom id (the sandbox's code) */
+/* docs/sandbox-orders.md: no order with that id or custom id (the sandbox's code) */
 static const char *const order_not_found[] = {"order_not_found", NULL};
 
 /* the sandbox's codes for an unknown user and unknown nested-list details */
@@ -270,7 +270,7 @@ static const char *const book_not_found[] = {"book_not_found", NULL};
 static const char *const collection_not_found[] = {"collection_not_found", NULL};
 
 /*
- * The nested lists of document 001 (paging rule 4): a detail read whose
+ * The nested lists of docs/sandbox-movies.md (paging rule 4): a detail read whose
  * object holds a paginated list; limit and cursor go to the detail URL.
  * The foreign table names where the list is (endpoints.c, items_key).
  */
@@ -298,7 +298,7 @@ static const char *const collection_not_found[] = {"collection_not_found", NULL}
  * movie content (every read of the movies service, the nested lists
  * included) is explanatory text that does not change while it is read;
  * the product catalogue "changes rarely and is meant to be cached"
- * (document 000), as long as the sandbox's Cache-Control says.
+ * (docs/sandbox-orders.md), as long as the sandbox's Cache-Control says.
  * Operations without one are not cached unless an option asks.
  */
 #define TTL_MOVIE_CONTENT	600
@@ -322,7 +322,7 @@ static const char *const collection_not_found[] = {"collection_not_found", NULL}
 	 .cache_ttl_s = TTL_MOVIE_CONTENT}
 
 const PsvcOperation psvc_operations[PSVC_NOPS] = {
-	/* document 000: partner orders */
+	/* docs/sandbox-orders.md: partner orders */
 	[PSVC_OP_ORDERS_LIST] = {
 		.name = "orders", .service = PSVC_SVC_ORDERS,
 		.method = "GET", .route = "/public/orders", .safe = true,
@@ -389,7 +389,7 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 	},
 
 	/*
-	 * document 000, the other routes of its rate-limit table (shapes: the
+	 * docs/sandbox-orders.md, the other routes of its rate-limit table (shapes: the
 	 * sandbox's, docs/sandbox-orders.md)
 	 */
 	[PSVC_OP_PRODUCTS_LIST] = {
@@ -501,7 +501,7 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 		.description = "one JSON-RPC 2.0 call that only reads; answers JSON-RPC",
 	},
 
-	/* document 001: movie content */
+	/* docs/sandbox-movies.md: movie content */
 	[PSVC_OP_MOVIES_LIST] = {
 		.name = "movies", .service = PSVC_SVC_MOVIES,
 		.method = "GET", .route = "/movies", .safe = true,
@@ -562,7 +562,7 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 											 collection_not_found, &rl_collection,
 											 "a collection with its movies (data.movies)"),
 
-	/* document 002 A: the business-question catalog */
+	/* docs/sandbox-catalog-todos-generation.md: the business-question catalog */
 	[PSVC_OP_QUESTIONS_LIST] = {
 		.name = "business_questions", .service = PSVC_SVC_CATALOG,
 		.method = "GET", .route = "/v1/business-questions", .safe = true,
@@ -584,7 +584,7 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 		.arg = PSVC_ARG_PATH, .arg_name = "id", .result = PSVC_RESULT_JSONB,
 	},
 
-	/* document 002 B: todos */
+	/* docs/sandbox-catalog-todos-generation.md: todos */
 	[PSVC_OP_TODOS_LIST] = {
 		.name = "todos", .service = PSVC_SVC_TODOS,
 		.method = "GET", .route = "/todos", .safe = true,
@@ -608,7 +608,7 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 		.description = "deletes a todo item",
 	},
 
-	/* document 002 C: generation and key validation */
+	/* docs/sandbox-catalog-todos-generation.md: generation and key validation */
 	[PSVC_OP_GENERATE] = {
 		.name = "generate", .service = PSVC_SVC_GENERATION,
 		.method = "POST", .route = "/v1/generate", .safe = false,
@@ -625,7 +625,7 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 		.refusal = PSVC_REFUSAL_KEY,
 	},
 
-	/* document 002 D: files and uploads */
+	/* docs/sandbox-files-scheduler.md: files and uploads */
 	[PSVC_OP_UPLOAD_CREATE] = {
 		.name = "create_upload", .service = PSVC_SVC_FILES,
 		.method = "POST", .route = "/uploads", .safe = false,
@@ -647,7 +647,7 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 		.arg = PSVC_ARG_PATH, .arg_name = "file_id", .result = PSVC_RESULT_JSONB,
 	},
 
-	/* document 002 E: the job scheduler */
+	/* docs/sandbox-files-scheduler.md: the job scheduler */
 	[PSVC_OP_JOBS_LIST] = {
 		.name = "user_jobs", .service = PSVC_SVC_SCHEDULER,
 		.method = "GET", .route = "/api/user-jobs", .safe = true,

@@ -60,7 +60,7 @@ static const PsvcFilterValue order_status_filter[] = {
  * is not sent (the service answers it with a 400).  FAQ sections: document
  * 001's "section (enum summary, ending, info: ...)", read as the sandbox
  * does (docs/sandbox-movies.md, "FAQ sections"); personas and
- * answerability values: document 002, "Resources".
+ * answerability values: docs/sandbox-catalog-todos-generation.md, "Resources".
  */
 static const PsvcFilterValue faq_section_filter[] = {
 	{"summary"}, {"ending"}, {"info"}, {NULL}
@@ -201,7 +201,7 @@ static const PsvcColumnDef executions_cols[] = {
 };
 
 /*
- * The other routes of document 000's rate-limit table.  Their shapes are
+ * The other routes of the orders service's rate-limit table (docs/sandbox-orders.md).  Their shapes are
  * "not shown"; these follow the sandbox (docs/sandbox-orders.md, "Other
  * partner routes of the rate-limit table").  Every answer is the orders
  * envelope {"error", "data"}; the paged lists add "pagination".
@@ -265,7 +265,7 @@ static const PsvcColumnDef transactions_cols[] = {
 };
 
 /*
- * The nested lists of document 001 (paging rule 4): the list lives inside
+ * The nested lists of docs/sandbox-movies.md (paging rule 4): the list lives inside
  * a detail object, so items_key is a path (data.<list>.data) and the
  * cursor, read from data.<list>.pagination, goes back to the same detail
  * URL.  Fields as the sandbox chose them (docs/sandbox-movies.md, "Nested

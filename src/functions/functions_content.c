@@ -2,8 +2,8 @@
  *
  * functions_content.c
  *		  The SQL functions of the read-mostly services: movie content
- *		  (document 001), the business-question catalog, and thread
- *		  generation with key validation (document 002, A and C).
+ *		  (docs/sandbox-movies.md), the business-question catalog, and thread
+ *		  generation with key validation (docs/sandbox-catalog-todos-generation.md).
  *
  * Each function is one operation of the catalogue (catalog.c), run by the
  * executor (functions_exec.c).

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * functions_orders.c
- *		  The SQL functions of the partner order service (document 000):
+ *		  The SQL functions of the partner order service (docs/sandbox-orders.md):
  *		  create_order, validate_order, order_detail, order_status,
  *		  cancel_pending and cancel_deferred.
  *
@@ -105,7 +105,7 @@ recovered_answer(const PsvcServer *server, Jsonb *payload, List *found,
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
 }
 
-/* What a vignette's order must share with it (document 000, Orders). */
+/* What a vignette's order must share with it (docs/sandbox-orders.md, Orders). */
 static const char *const order_same[] = {"custom_id", "name", "period", "start_date", NULL};
 
 /* create_order, and how a lost one is settled (functions_settle.c). */

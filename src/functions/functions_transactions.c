@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * functions_transactions.c
- *		  The SQL functions of the other routes of document 000's
+ *		  The SQL functions of the other routes of docs/sandbox-orders.md's
  *		  rate-limit table: validate_vehicle, create_transaction,
  *		  transaction_status, transaction_fee, transaction_data,
  *		  cancel_transaction and mcp.
@@ -126,7 +126,7 @@ recovered_answer(const PsvcServer *server, Jsonb *payload, List *found,
 																  CStringGetDatum("{\"recovered\": true}"))));
 }
 
-/* What a vignette's order must share with it (document 000, Orders). */
+/* What a vignette's order must share with it (docs/sandbox-orders.md, Orders). */
 static const char *const order_same[] = {"custom_id", "name", "period", "start_date", NULL};
 
 /* create_transaction, and how a lost one is settled (functions_settle.c). */

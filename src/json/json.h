@@ -63,7 +63,7 @@ typedef struct PsvcPage
  * Decodes one response body.  items_key names the member of the top-level
  * object that holds the items ("data", "result", "executions"), or is NULL
  * when the body itself is the array.  A dotted items_key ("data.events.data",
- * the nested lists of document 001) is a path of members through nested
+ * the nested lists of docs/sandbox-movies.md) is a path of members through nested
  * objects; the "pagination" object is then read beside the last of them
  * (data.events.pagination), as it is beside "data" at the top level.  With single, that member (or the
  * body) is one object and gives one item.  fields are member names of each

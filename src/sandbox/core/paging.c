@@ -11,7 +11,7 @@
  * a short page hashes it, so an empty page with has_more still leads
  * somewhere new on the next request.
  *
- * Nested lists (sb_page_nested, document 001's paging rule 4) use the
+ * Nested lists (sb_page_nested, docs/sandbox-movies.md, paging rule 4) use the
  * same cursors and window but return the {"data","pagination"} object for
  * the caller's detail instead of replying, and make the second page of
  * every walk short (half the limit) while more items follow, so a client
@@ -455,7 +455,7 @@ sb_page_pure(sb_request *req, sb_response *resp, const char *bind,
 }
 
 /*
- * A page of a nested list (document 001, paging rule 4): the object
+ * A page of a nested list (docs/sandbox-movies.md, paging rule 4): the object
  * {"data":[...],"pagination":{...}} that the caller puts inside its detail
  * object.  limit and cursor are read from the detail request's query; the
  * second page of every walk is short while more items follow.  Returns a

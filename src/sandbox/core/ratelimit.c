@@ -58,7 +58,7 @@ static rl_row rows[] = {
 	{"POST /orders/validate", {100, 500, 1000}, -1},
 	{"POST /v1/generate", {10, 30, 100}, -1},
 	{"GET /v1/key/validate", {30, 60, 120}, -1},
-	/* our choice: document 001 shows no rate limits; nested-list details */
+	/* our choice: docs/sandbox-movies.md shows no rate limits; nested-list details */
 	{"GET /concerts/{concert}", {100, 300, 1000}, -1},
 	{"GET /awards/{award}", {100, 300, 1000}, -1},
 	{"GET /books/{book}", {100, 300, 1000}, -1},

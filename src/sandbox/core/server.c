@@ -398,7 +398,7 @@ spoil_next_cursor(json_t *pag)
  * Spoils the answer's cursors so the next page is refused: the top-level
  * pagination.next_cursor of a list, and the cursor of every nested list of
  * a detail object (data.<list>.pagination.next_cursor, paging rule 4 of
- * document 001).  An answer without a cursor is left as it is.
+ * docs/sandbox-movies.md).  An answer without a cursor is left as it is.
  */
 static void
 corrupt_cursor(sb_response *resp)

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  * catalog.c
- *	  Sandbox of the business-question catalog (document 002, part A):
+ *	  Sandbox of the business-question catalog (docs/sandbox-catalog-todos-generation.md):
  *	  GET /v1/business-questions, /v1/business-questions/{questionId} and
  *	  /v1/business-questions/{questionId}/answer.
  *

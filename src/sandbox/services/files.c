@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  * files.c
- *	  Sandbox of section D of document 002: file storage with chunked
+ *	  Sandbox of docs/sandbox-files-scheduler.md: file storage with chunked
  *	  Base64 upload sessions and direct multipart uploads.
  *
  * Design notes:

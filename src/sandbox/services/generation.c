@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  * generation.c
- *	  Sandbox of thread generation and key validation (document 002,
- *	  part C): POST /v1/generate and GET /v1/key/validate.
+ *	  Sandbox of thread generation and key validation (docs/sandbox-catalog-todos-generation.md):
+ *	  POST /v1/generate and GET /v1/key/validate.
  *
  * Design notes:
  *

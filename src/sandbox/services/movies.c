@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  * movies.c
- *	  Routes of the movie content service of the sandbox (document 001):
+ *	  Routes of the movie content service of the sandbox (docs/sandbox-movies.md):
  *	  the movie search, the movie detail, the nine content endpoints, and
  *	  two sandbox-only views of the catalogue.
  *

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  * movies.h
  *	  Declarations shared by the files of the movie content service of the
- *	  sandbox (document 001): movies.c (routes and handlers),
+ *	  sandbox (docs/sandbox-movies.md): movies.c (routes and handlers),
  *	  movies_catalog.c (the seeded catalogue, lookup, movie detail),
  *	  movies_content.c (the generators of content and the JSON of every
  *	  payload) and movies_inception.c (the hand-written content of

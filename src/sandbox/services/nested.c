@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  * nested.c
- *	  The nested lists of the movie content service (document 001, paging
+ *	  The nested lists of the movie content service (docs/sandbox-movies.md, paging
  *	  rule 4): four detail routes whose object carries a paginated list,
  *	  /concerts/{concert} (data.events), /awards/{award}
  *	  (data.nominations), /books/{book} (data.adaptations) and
@@ -19,7 +19,7 @@
  *   parameters of the detail URL, the cursor is bound to the canonical
  *   detail path, and the second page of every walk is short.  The movie
  *   content lists and their page cache are not touched.
- * - Rate limits are not shown in document 001; each route has a row of
+ * - Rate limits are not shown in docs/sandbox-movies.md; each route has a row of
  *   our own in the core's table, counted per route.
  *-------------------------------------------------------------------------
  */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  * orders.c
- *	  The partner order service of the sandbox (document 000): the route
+ *	  The partner order service of the sandbox (docs/sandbox-orders.md): the route
  *	  table, the public order routes, the knobs and the service hooks.
  *
  * Design notes:

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  * orders.h
  *	  Declarations shared by the files of the partner order service of the
- *	  sandbox (document 000): orders.c (routes, knobs), orders_validate.c
+ *	  sandbox (docs/sandbox-orders.md): orders.c (routes, knobs), orders_validate.c
  *	  (request rules), orders_state.c (data, state machine, transactions),
  *	  orders_admin.c (sandbox-only routes), webhooks_out.c
  *	  (outgoing webhooks) and partner_misc.c (sb_service_partner_misc:
@@ -25,7 +25,7 @@
 
 #include "sandbox.h"
 
-/* Order states (document 000 plus the sandbox's own, see docs). */
+/* Order states (docs/sandbox-orders.md plus the sandbox's own, see docs). */
 typedef enum sb_ostatus
 {
 	SB_OS_AWAITING_PAYMENT = 0,	/* unpaid, transaction CREATED */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  * partner_misc.c
- *	  The other routes of document 000's rate-limit table (products,
+ *	  The other routes of the orders service's rate-limit table (docs/sandbox-orders.md) (products,
  *	  users, vehicle validation, transactions, /mcp).  The document gives
  *	  only their paths and limits; the shapes here are the sandbox's own,
  *	  kept small and written down in docs/sandbox-orders.md.

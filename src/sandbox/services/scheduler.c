@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  * scheduler.c
- *	  Sandbox of section E of document 002: user jobs, their executions,
+ *	  Sandbox of docs/sandbox-files-scheduler.md: user jobs, their executions,
  *	  notification addresses and execution emails.  This file holds the
  *	  state, its JSON forms, the knobs and the route table; the handlers
  *	  are in scheduler_jobs.c and scheduler_runs.c.

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  * todos.c
- *	  Sandbox of the todo service (document 002, part B): GET and POST
+ *	  Sandbox of the todo service (docs/sandbox-catalog-todos-generation.md): GET and POST
  *	  /todos, PUT and DELETE /todos/{id}.
  *
  * Design notes:
