@@ -88,7 +88,8 @@ SELECT server, method, route, resource, "limit", used, in_flight, available,
        blocked_until
 FROM partner_svc.rate_limits WHERE server = 'rl_orders' ORDER BY route, resource;
 
--- waiting for budget: statement_timeout ends the wait
+-- waiting for budget: statement_timeout ends the wait, and the CONTEXT
+-- says what the statement waited for
 SET partner_svc.rate_limit_max_wait = '10min';
 SELECT clock_timestamp() AS t0 \gset
 SET statement_timeout = '300ms';
