@@ -25,18 +25,19 @@ BEGIN
   RETURN (SELECT split_part(line, ' ', 1) FROM digest_out);
 END $$;
 
--- the error of an upload: SQLSTATE, message, and the context line that
--- says where the upload stands (the file id masked)
-CREATE FUNCTION pg_temp.upload_error(stmt text) RETURNS TABLE (sqlstate text, message text, context text)
+-- the error of an upload: SQLSTATE, message, detail, and the context line
+-- that says where the upload stands (the file id masked)
+CREATE FUNCTION pg_temp.upload_error(stmt text) RETURNS TABLE (sqlstate text, message text, detail text, context text)
 LANGUAGE plpgsql AS $$
 DECLARE
-  st text; msg text; ctx text;
+  st text; msg text; det text; ctx text;
 BEGIN
   EXECUTE stmt;
 EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, ctx = PG_EXCEPTION_CONTEXT;
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL,
+                          ctx = PG_EXCEPTION_CONTEXT;
   RETURN QUERY
-    SELECT st, msg, regexp_replace(l, 'file_[0-9a-f]{16}', 'file_<id>')
+    SELECT st, msg, det, regexp_replace(l, 'file_[0-9a-f]{16}', 'file_<id>')
     FROM regexp_split_to_table(ctx, E'\n') AS l WHERE l LIKE 'upload of %';
 END $$;
 
@@ -118,6 +119,46 @@ SELECT f ->> 'file_id' AS stuck_id
 FROM jsonb_array_elements((SELECT string_agg(l, '') FROM sandbox.call('GET', '/files', NULL, 'sandbox-key') AS l)::jsonb) AS f
 WHERE f ->> 'filename' = 'stuck.bin' \gset
 SELECT partner_svc.append_upload(:'stuck_id', substring(decode(repeat('ab', 5242880 + 10), 'hex') FROM 5242880 + 1)) -> 'size' AS resumed_size;
+
+-- the connection dropped in the middle of an append, and the size cannot
+-- be read after it: the DETAIL gives the progress as numbers, in a fixed
+-- form, and the resume loop of docs/functions-files-scheduler.md goes on
+-- from file_info()'s size, which knows that the dropped append happened
+CALL sandbox.reset_stats();
+SET partner_svc.max_retries = 0;
+CALL sandbox.fault('{"route": "PUT /uploads/{file_id}", "kind": "drop_after_apply", "count": 1, "skip": 1}');
+CALL sandbox.fault('{"route": "GET /files/{file_id}", "kind": "error", "value": 503, "count": 1}');
+CREATE TEMP TABLE dropped_err AS
+SELECT * FROM pg_temp.upload_error($$SELECT partner_svc.upload_file('dropped.bin', decode(repeat('ef', 2 * 5242880 + 10), 'hex'))$$);
+RESET partner_svc.max_retries;
+CALL sandbox.clear_faults();
+\x on
+SELECT * FROM dropped_err;
+\x off
+SELECT method, route, status FROM sandbox.requests();
+SELECT (regexp_match(detail, '^Appended ([0-9]+) of ([0-9]+) bytes; the file''s last known size is ([0-9]+) bytes\.'))::int8[] AS progress
+FROM dropped_err;
+SELECT f ->> 'file_id' AS dropped_id
+FROM jsonb_array_elements((SELECT string_agg(l, '') FROM sandbox.call('GET', '/files', NULL, 'sandbox-key') AS l)::jsonb) AS f
+WHERE f ->> 'filename' = 'dropped.bin' \gset
+SET psvc.dropped_id = :'dropped_id';
+DO $$
+DECLARE
+  data bytea := decode(repeat('ef', 2 * 5242880 + 10), 'hex');
+  file_id text := current_setting('psvc.dropped_id');
+  size int8;
+  rounds int := 0;
+BEGIN
+  LOOP
+    size := (partner_svc.file_info(file_id) ->> 'size')::int8;
+    EXIT WHEN size >= length(data) OR rounds >= 5;
+    rounds := rounds + 1;
+    PERFORM partner_svc.append_upload(file_id, substring(data FROM (size + 1)::int4));
+  END LOOP;
+  RAISE NOTICE 'size % after % resume(s)', size, rounds;
+END $$;
+SELECT pg_temp.content_sha256(:'dropped_id') = encode(sha256(decode(repeat('ef', 2 * 5242880 + 10), 'hex')), 'hex') AS content_ok;
+RESET psvc.dropped_id;
 
 --
 -- a chunk over 5 MiB is sent as several appends of at most 5,242,880 bytes

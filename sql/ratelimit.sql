@@ -111,7 +111,8 @@ SELECT count(*) AS rows_with_the_key FROM partner_svc.rate_limits r
 WHERE r::text LIKE '%sandbox-key%';
 DROP SERVER rl_orders_twin CASCADE;
 
--- waiting for budget: statement_timeout ends the wait
+-- waiting for budget: statement_timeout ends the wait, and the CONTEXT
+-- says what the statement waited for
 SET partner_svc.rate_limit_max_wait = '10min';
 SELECT clock_timestamp() AS t0 \gset
 SET statement_timeout = '300ms';

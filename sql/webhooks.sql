@@ -85,4 +85,12 @@ SELECT has_function_privilege('webhook_reader', 'partner_svc.webhook_status()', 
 SET ROLE webhook_reader;
 SHOW partner_svc.webhook_secret;
 RESET ROLE;
+-- members of pg_monitor may call webhook_status() and quota_status()
+GRANT pg_monitor TO webhook_reader;
+SELECT has_function_privilege('webhook_reader', 'partner_svc.webhook_status()', 'EXECUTE') AS webhook_status,
+       has_function_privilege('webhook_reader', 'partner_svc.quota_status()', 'EXECUTE') AS quota_status;
+SET ROLE webhook_reader;
+SELECT state FROM partner_svc.webhook_status();
+SELECT mode FROM partner_svc.quota_status();
+RESET ROLE;
 DROP ROLE webhook_reader;

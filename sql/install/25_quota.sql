@@ -211,3 +211,7 @@ LANGUAGE C STRICT VOLATILE;
 
 COMMENT ON FUNCTION @extschema@.quota_status()
 IS 'this node''s fleet quota: local, connecting, leased or fallback, the last answer of the coordinator, since when the fallback share applies, the last error';
+
+-- PUBLIC may call it too; the grant keeps monitoring roles able to should
+-- PUBLIC's EXECUTE be revoked (docs/privileges.md)
+GRANT EXECUTE ON FUNCTION @extschema@.quota_status() TO pg_monitor;

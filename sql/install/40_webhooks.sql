@@ -116,6 +116,8 @@ COMMENT ON FUNCTION @extschema@.webhook_status()
 IS 'state, address and counters of the webhook worker (since it last started)';
 
 REVOKE ALL ON FUNCTION @extschema@.webhook_status() FROM PUBLIC;
+-- monitoring roles read the worker's state as they read pg_stat_activity
+GRANT EXECUTE ON FUNCTION @extschema@.webhook_status() TO pg_monitor;
 
 -- Backups: the four tables hold data the partner will not send again, so
 -- pg_dump must keep their rows (an extension's tables are otherwise dumped

@@ -37,6 +37,7 @@
 #include "ratelimit.h"
 #include "webhook.h"
 #include "estimates.h"
+#include "inflight.h"
 
 PG_MODULE_MAGIC;
 
@@ -56,6 +57,7 @@ _PG_init(void)
 	psvc_cache_init();
 	psvc_worker_init();
 	psvc_est_init();
+	psvc_inflight_init();
 
 	MarkGUCPrefixReserved("partner_svc");
 }

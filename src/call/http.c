@@ -283,6 +283,7 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 	t = palloc0(sizeof(PsvcTransfer));
 	t->cxt = cxt;
 	t->state = XFER_CANCELLED;	/* until the first attempt starts */
+	t->inflight = -1;			/* until linked */
 	t->release_cb.func = transfer_release;
 	t->release_cb.arg = t;
 	MemoryContextRegisterResetCallback(cxt, &t->release_cb);

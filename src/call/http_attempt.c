@@ -49,6 +49,7 @@
 #include "utils/memutils.h"
 
 #include "http_int.h"
+#include "inflight.h"
 #include "options.h"
 #include "partner_svc.h"
 
@@ -163,12 +164,28 @@ progress_cb(void *userp, curl_off_t dltotal, curl_off_t dlnow,
 			curl_off_t ultotal, curl_off_t ulnow)
 {
 	PsvcTransfer *t = (PsvcTransfer *) userp;
+	long		request_size = 0;
+	bool		sent;
 
 	if ((QueryCancelPending || ProcDiePending) && INTERRUPTS_CAN_BE_PROCESSED())
 	{
 		t->interrupted = true;
 		return 1;
 	}
+
+	/*
+	 * partner_svc.requests: the request is sent once its body is, or,
+	 * without a body, once its head is; an answer's first byte says so too.
+	 * Only a change is written (inflight.c).
+	 */
+	if (ultotal > 0)
+		sent = ulnow >= ultotal;
+	else
+		sent = curl_easy_getinfo(t->easy, CURLINFO_REQUEST_SIZE,
+								 &request_size) == CURLE_OK && request_size > 0;
+	psvc_inflight_set(t->inflight,
+					  sent || dlnow > 0 ? PSVC_INFLIGHT_RECEIVING : PSVC_INFLIGHT_SENDING,
+					  (int64) (ulnow + dlnow));
 	return 0;
 }
 
@@ -262,7 +279,9 @@ psvc_http_start_attempt(PsvcTransfer *t)
 	Assert(t->easy == NULL);
 
 	/* rate limiter: one unit of budget per attempt, may wait (ratelimit.c) */
+	psvc_inflight_set(t->inflight, PSVC_INFLIGHT_WAITING, 0);
 	psvc_rl_acquire(t->rl);
+	psvc_inflight_set(t->inflight, PSVC_INFLIGHT_SENDING, 0);
 
 	easy = psvc_http_pool_get();
 	t->easy = easy;

@@ -170,6 +170,8 @@ struct PsvcTransfer
 	char	   *etag;			/* the answer's ETag, for the cache */
 	char	   *content_type;	/* the answer's, for the cache; or NULL */
 
+	int			inflight;		/* its entry of partner_svc.requests
+								 * (inflight.h) while linked, or -1 */
 	TimestampTz retry_at;		/* XFER_BACKOFF: when to start again */
 	int			retries;
 	int64		bytes;

@@ -71,6 +71,7 @@
 #include "utils/wait_event.h"
 
 #include "http_int.h"
+#include "inflight.h"
 
 /* Idle easy handles kept for reuse; more are closed when they come back. */
 #define PSVC_HTTP_POOL_SIZE			8
@@ -330,6 +331,9 @@ psvc_http_link(PsvcTransfer *t)
 {
 	dlist_push_tail(&active_transfers, &t->node);
 	t->linked = true;
+	/* partner_svc.requests shows it from now until it is unlinked */
+	t->inflight = psvc_inflight_begin(t->servername, t->method, t->route,
+									  t->description);
 }
 
 /*
@@ -345,6 +349,8 @@ psvc_http_unlink(PsvcTransfer *t)
 			n_backoff--;
 		dlist_delete(&t->node);
 		t->linked = false;
+		psvc_inflight_end(t->inflight);
+		t->inflight = -1;
 	}
 }
 
@@ -358,6 +364,7 @@ psvc_http_schedule_retry(PsvcTransfer *t, long delay_ms)
 	psvc_http_detach_handle(t);
 	t->state = XFER_BACKOFF;
 	t->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), delay_ms);
+	psvc_inflight_set(t->inflight, PSVC_INFLIGHT_BACKOFF, 0);
 	n_backoff++;
 }
 

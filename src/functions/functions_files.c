@@ -31,7 +31,11 @@
  * otherwise; upload_file starts from the 0 of the new file.  When an
  * upload fails anyway, the error's context names the file_id and the
  * number of bytes the file holds, so the caller can resume with
- * append_upload and the rest of the data.
+ * append_upload and the rest of the data; once part of the data reached
+ * the service, the error's DETAIL starts with the bytes appended and the
+ * file's last known size as numbers in a fixed form.  A client resumes
+ * from file_info()'s size, which is the truth when an answer was lost
+ * (docs/functions-files-scheduler.md).
  *
  * Memory: each append's Base64 body, request and response live in a
  * context reset before the next append, so an upload holds the caller's
@@ -227,6 +231,30 @@ upload_error_callback(void *arg)
 }
 
 /*
+ * Rethrows the error being handled with the upload's progress first in its
+ * DETAIL, in a fixed form a client may match ("Appended N of M bytes; the
+ * file's last known size is K bytes."), and the error's own detail after
+ * it.  Called in PG_CATCH once part of the data reached the service; the
+ * copy of the error lives in cxt, the caller's context.
+ */
+static void
+rethrow_with_progress(Upload *up, MemoryContext cxt)
+{
+	ErrorData  *edata;
+	char	   *progress;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	progress = psprintf("Appended %lld of %lld bytes; the file's last known size is %lld bytes.",
+						(long long) up->done, (long long) up->total,
+						(long long) up->size);
+	edata->detail = edata->detail == NULL ? progress
+		: psprintf("%s %s", progress, edata->detail);
+	ReThrowError(edata);
+}
+
+/*
  * Appends data to the upload session, in pieces of at most
  * PSVC_UPLOAD_CHUNK bytes.  up->size must be the file's size now.
  * Returns the last FileInfo (up->info when data is empty), in
@@ -236,6 +264,7 @@ static Jsonb *
 append_all(Upload *up, const char *data, int64 len)
 {
 	ErrorContextCallback errcb;
+	MemoryContext cxt = CurrentMemoryContext;
 
 	up->total = len;
 	up->done = 0;
@@ -244,14 +273,24 @@ append_all(Upload *up, const char *data, int64 len)
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
 
-	while (up->done < len)
+	PG_TRY();
 	{
-		int			piece = (int) Min(len - up->done, (int64) PSVC_UPLOAD_CHUNK);
+		while (up->done < len)
+		{
+			int			piece = (int) Min(len - up->done, (int64) PSVC_UPLOAD_CHUNK);
 
-		CHECK_FOR_INTERRUPTS();
-		append_piece(up, data + up->done, piece, CurrentMemoryContext);
-		up->done += piece;
+			CHECK_FOR_INTERRUPTS();
+			append_piece(up, data + up->done, piece, cxt);
+			up->done += piece;
+		}
 	}
+	PG_CATCH();
+	{
+		if (up->done > 0)
+			rethrow_with_progress(up, cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 
 	error_context_stack = errcb.previous;
 	return up->info;

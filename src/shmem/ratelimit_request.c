@@ -227,6 +227,25 @@ restore_activity(SavedActivity *saved)
 }
 
 /*
+ * errcontext of the wait itself: a cancel (statement_timeout, a
+ * pg_cancel_backend) that ends it says what the statement was waiting
+ * for.  Pushed only around the sleep, so that the 53300 of
+ * report_exhausted keeps its own words.
+ */
+static void
+wait_context(void *arg)
+{
+	PsvcRlLease *lease = (PsvcRlLease *) arg;
+
+	if (lease->quota_wait)
+		errcontext("waiting for a fleet quota lease for %s on server \"%s\"",
+				   lease->route, lease->servername);
+	else
+		errcontext("waiting for rate-limit budget for %s on server \"%s\"",
+				   lease->route, lease->servername);
+}
+
+/*
  * The failed take waits only for the worker to fetch a lease (the
  * coordinator has not said that the fleet's budget is spent): that wait
  * is a round trip, or ends when the worker falls back, so it does not
@@ -252,6 +271,7 @@ psvc_rl_acquire(PsvcRlLease *lease)
 	int64		frees_at = 0;
 	bool		blocked = false;
 	SavedActivity saved;
+	ErrorContextCallback waitcxt = {.callback = wait_context, .arg = lease};
 
 	lease->attempt_waited = false;
 	lease->attempt_wait_ms = 0;
@@ -299,11 +319,14 @@ psvc_rl_acquire(PsvcRlLease *lease)
 			}
 			timeout_ms = (long) ((frees_at - now + 999) / 1000);
 			timeout_ms = Max(timeout_ms, 1);
+			waitcxt.previous = error_context_stack;
+			error_context_stack = &waitcxt;
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 timeout_ms, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
+			error_context_stack = waitcxt.previous;
 			if (try_take(lease, psvc_rl_now(), &frees_at, &blocked))
 				break;
 		}
