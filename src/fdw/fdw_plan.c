@@ -681,8 +681,14 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	pull_varattnos((Node *) recheck, baserel->relid, &used);
 	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used))
 	{
-		for (int i = 1; i <= baserel->max_attr; i++)
-			attrs = lappend_int(attrs, i);
+		/* a whole-row reference: every column but the dropped ones */
+		Relation	rel = table_open(foreigntableid, NoLock);
+		TupleDesc	desc = RelationGetDescr(rel);
+
+		for (int i = 0; i < desc->natts; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				attrs = lappend_int(attrs, i + 1);
+		table_close(rel, NoLock);
 	}
 	else
 	{

@@ -348,7 +348,8 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		const char *colname = strVal(list_nth(p, PSVC_PUSHED_COLUMN));
 
 		for (int a = 0; a < desc->natts; a++)
-			if (strcmp(NameStr(TupleDescAttr(desc, a)->attname), colname) == 0)
+			if (!TupleDescAttr(desc, a)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(desc, a)->attname), colname) == 0)
 				pv->def = psvc_fdw_column_def(st->ep, RelationGetRelid(st->rel),
 											  TupleDescAttr(desc, a));
 		if (pv->def == NULL)
@@ -373,10 +374,14 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 	i = 0;
 	foreach(lc, attrs)
 	{
-		ScanColumn *c = &st->cols[i++];
 		Form_pg_attribute att = TupleDescAttr(desc, lfirst_int(lc) - 1);
+		ScanColumn *c;
 		Oid			infunc;
 
+		/* a dropped column is no column: its value stays NULL */
+		if (att->attisdropped)
+			continue;
+		c = &st->cols[i++];
 		c->attno = att->attnum;
 		c->def = psvc_fdw_column_def(st->ep, RelationGetRelid(st->rel), att);
 		c->field = psvc_fdw_field_index(c->def, st->fields, &st->nfields);
@@ -407,6 +412,7 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		}
 	}
 
+	st->ncols = i;
 	for (int p = 0; p < st->npushed; p++)
 		if (st->pushed[p].closed && st->pushed[p].is_array)
 			st->pushed[p].field = psvc_fdw_field_index(st->pushed[p].def, st->fields,
