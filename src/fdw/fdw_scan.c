@@ -354,13 +354,32 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 											  TupleDescAttr(desc, a));
 		if (pv->def == NULL)
 			elog(ERROR, "pushed column \"%s\" not found", colname);
-		pv->is_array = intVal(list_nth(p, PSVC_PUSHED_IS_ARRAY)) != 0;
+		pv->expr_is_array = intVal(list_nth(p, PSVC_PUSHED_IS_ARRAY)) != 0;
 		pv->closed = intVal(list_nth(p, PSVC_PUSHED_CLOSED)) != 0;
 		pv->field = -1;
 		pv->type = exprType((Node *) expr);
-		if (pv->is_array)
+		if (pv->expr_is_array)
 			pv->type = get_element_type(pv->type);
 		pv->expr = ExecInitExpr(expr, (PlanState *) node);
+		/* further equalities on the column: intersected when the scan starts */
+		{
+			List	   *also = list_nth(p, PSVC_PUSHED_ALSO);
+			List	   *also_array = list_nth(p, PSVC_PUSHED_ALSO_ARRAY);
+			int			k = 0;
+			ListCell   *la,
+					   *lb;
+
+			pv->nalso = list_length(also);
+			pv->also = palloc0(sizeof(ExprState *) * Max(pv->nalso, 1));
+			pv->also_array = palloc0(sizeof(bool) * Max(pv->nalso, 1));
+			forboth(la, also, lb, also_array)
+			{
+				pv->also[k] = ExecInitExpr(list_nth(plan->fdw_exprs, lfirst_int(la)),
+										   (PlanState *) node);
+				pv->also_array[k++] = lfirst_int(lb) != 0;
+			}
+		}
+		pv->is_array = pv->expr_is_array || pv->nalso > 0;
 		i++;
 	}
 
