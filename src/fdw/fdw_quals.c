@@ -32,6 +32,7 @@
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -324,36 +325,32 @@ psvc_fdw_intersect_consts(List *values, List *arrays, bool *is_array)
 		quals_const_values((Const *) v, lfirst_int(la) != 0, &et, &ds, &ts, &n);
 		if (keep == NULL)
 		{
-			/* the first condition's distinct values, in its order */
+			/*
+			 * the first condition's values, in its order; duplicates are
+			 * left to the scan, which removes them (fdw_scan_values.c)
+			 */
 			elemtype = et;
 			collid = ((Const *) v)->constcollid;
 			keep = ds;
 			keep_texts = ts;
-			for (int i = 0; i < n; i++)
-			{
-				bool		dup = false;
-
-				for (int k = 0; k < nkeep && !dup; k++)
-					dup = strcmp(keep_texts[k], ts[i]) == 0;
-				if (!dup)
-				{
-					keep[nkeep] = ds[i];
-					keep_texts[nkeep++] = ts[i];
-				}
-			}
+			nkeep = n;
 			continue;
 		}
-		/* keep the values this condition also holds */
+		/* keep the values this condition also holds: O(n log n) */
 		qsort(ts, n, sizeof(char *), quals_text_cmp);
 		{
 			int			m = 0;
 
 			for (int k = 0; k < nkeep; k++)
+			{
+				if (k % 1024 == 0)
+					CHECK_FOR_INTERRUPTS();
 				if (n > 0 && bsearch(&keep_texts[k], ts, n, sizeof(char *), quals_text_cmp))
 				{
 					keep[m] = keep[k];
 					keep_texts[m++] = keep_texts[k];
 				}
+			}
 			nkeep = m;
 		}
 	}
