@@ -354,6 +354,9 @@ psvc_fdw_intersect_consts(List *values, List *arrays, bool *is_array)
 			nkeep = m;
 		}
 	}
+	/* a type without an array type: intersected by the scan instead */
+	if (nkeep != 1 && !OidIsValid(get_array_type(elemtype)))
+		return NULL;
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 	if (nkeep == 1)
 	{
