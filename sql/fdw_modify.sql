@@ -141,3 +141,50 @@ INSERT INTO notifications (email) VALUES ('alerts@example.org') RETURNING email;
 INSERT INTO notifications VALUES ('first.last+tag@mail.example.co'), ('Ops@Example.com') RETURNING *;
 SELECT email FROM notifications ORDER BY email;
 SELECT method, route, status FROM sandbox.requests();
+
+--
+-- a BEFORE ROW UPDATE trigger may change columns the UPDATE does not
+-- name: then every column is sent (as postgres_fdw does), so its change
+-- reaches the service
+--
+CREATE FOREIGN TABLE todos_trig (id bigint, title text, completed boolean, user_id bigint, raw jsonb)
+  SERVER todos OPTIONS (resource 'todos');
+CREATE FUNCTION pg_temp.mark_done() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.completed := true;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER mark_done BEFORE UPDATE ON todos_trig FOR EACH ROW EXECUTE FUNCTION pg_temp.mark_done();
+INSERT INTO todos_trig (title, user_id) VALUES ('Water the plants', 9) RETURNING id AS trig_id \gset
+CALL sandbox.reset_stats();
+UPDATE todos_trig SET title = 'Water the plants twice' WHERE id = :trig_id
+RETURNING title, completed, user_id, raw -> 'completed' AS raw_completed;
+SELECT title, completed, user_id FROM todos WHERE id = :trig_id;
+SELECT method, route, status FROM sandbox.requests();
+-- the key and raw are still refused when the UPDATE names them
+UPDATE todos_trig SET id = 1 WHERE id = :trig_id;
+UPDATE todos_trig SET raw = '{}' WHERE id = :trig_id;
+DROP TRIGGER mark_done ON todos_trig;
+DELETE FROM todos_trig WHERE id = :trig_id;
+
+--
+-- a dropped column is no column: whole-row references, UPDATE, DELETE
+-- ... RETURNING and INSERT skip it
+--
+CREATE FOREIGN TABLE todos_dropped (id bigint, gone integer OPTIONS (field 'gone'),
+  title text, completed boolean, gone2 text, user_id bigint)
+  SERVER todos OPTIONS (resource 'todos');
+ALTER FOREIGN TABLE todos_dropped DROP COLUMN gone;
+ALTER FOREIGN TABLE todos_dropped DROP COLUMN gone2;
+SELECT t FROM todos_dropped t WHERE id = 1;
+SELECT row_to_json(t) FROM todos_dropped t WHERE id = 1;
+SELECT count(*) FROM todos_dropped t WHERE t IS NOT NULL AND id <= 2;
+INSERT INTO todos_dropped (title, user_id) VALUES ('Sweep the yard', 9) RETURNING id AS dropped_id \gset
+INSERT INTO todos_dropped (title, user_id) VALUES ('Sweep the yard again', 9)
+RETURNING title, completed, user_id;
+UPDATE todos_dropped SET completed = true WHERE id = :dropped_id RETURNING title, completed;
+UPDATE todos_dropped t SET title = 'Sweep the porch' WHERE id = :dropped_id
+RETURNING row_to_json(t) ->> 'title' AS title;
+DELETE FROM todos_dropped t WHERE title LIKE 'Sweep the%' RETURNING t.title, t.completed, t.user_id;
+SELECT count(*) AS left FROM todos WHERE title LIKE 'Sweep the%';
+DROP FOREIGN TABLE todos_dropped, todos_trig;

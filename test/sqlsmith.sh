@@ -14,7 +14,9 @@
 # "smith", adds views and local tables that give the required keys
 # (movie, job_id, user_id, and the parent ids of the nested lists: concert,
 # award, book, type and collection; two orders are made so that users
-# exist), and runs sqlsmith as a role that is not a superuser,
+# exist), tables with a BEFORE ROW trigger, dropped columns, a citext
+# column and a case-insensitive collation, and security_barrier views,
+# and runs sqlsmith as a role that is not a superuser,
 # bounded by a number of queries and a wall-clock limit.  Then it reads
 # the server log (log_error_verbosity = verbose, %e in log_line_prefix)
 # and prints:
@@ -146,6 +148,36 @@ FROM unnest(ARRAY['user_orders_joined', 'user_vehicles_joined', 'user_orders_giv
                   'concert_events_given', 'concert_events_joined', 'award_nominations_given',
                   'award_nominations_joined', 'book_adaptations_given', 'collection_movies_given',
                   'collection_movies_joined']) v \gexec
+-- shapes that once ended in XX000 or lost writes (issue "trust round
+-- three"): a BEFORE ROW trigger on a writable table, dropped columns,
+-- citext and a case-insensitive collation on pushed-down columns, and
+-- security_barrier views limited to one key
+CREATE EXTENSION IF NOT EXISTS citext SCHEMA smith;
+CREATE COLLATION smith.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE FOREIGN TABLE smith.todos_trig (id bigint, gone integer OPTIONS (field 'gone'), title text,
+  completed boolean, user_id bigint, raw jsonb) SERVER todos OPTIONS (resource 'todos');
+ALTER FOREIGN TABLE smith.todos_trig DROP COLUMN gone;
+CREATE FUNCTION smith.todos_trig_touch() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN NEW.completed := coalesce(NEW.completed, false); RETURN NEW; END $$;
+CREATE TRIGGER touch BEFORE INSERT OR UPDATE ON smith.todos_trig
+  FOR EACH ROW EXECUTE FUNCTION smith.todos_trig_touch();
+CREATE FOREIGN TABLE smith.questions_citext (id text, persona smith.citext, answerability text COLLATE smith.ci,
+  dropped_col text, question text) SERVER catalog OPTIONS (resource 'business_questions');
+ALTER FOREIGN TABLE smith.questions_citext DROP COLUMN dropped_col;
+CREATE FOREIGN TABLE smith.orders_ci (id text COLLATE smith.ci, custom_id text COLLATE smith.ci,
+  status smith.citext, email text) SERVER orders OPTIONS (resource 'orders');
+CREATE FOREIGN TABLE smith.themes_dropped (movie text, gone text OPTIONS (field 'gone'), position integer,
+  title text) SERVER movies OPTIONS (resource 'movie_themes');
+ALTER FOREIGN TABLE smith.themes_dropped DROP COLUMN gone;
+CREATE VIEW smith.themes_barrier WITH (security_barrier) AS
+  SELECT * FROM smith.movie_themes WHERE movie = 'inception';
+CREATE VIEW smith.faqs_barrier WITH (security_barrier) AS
+  SELECT * FROM smith.movie_faqs WHERE movie IN ('inception', 'summary-only') AND section = 'ending';
+CREATE VIEW smith.themes_dropped_given AS SELECT * FROM smith.themes_dropped WHERE movie = 'inception';
+SELECT format('ALTER %s smith.%I OWNER TO smith', k, v)
+FROM (VALUES ('FOREIGN TABLE', 'todos_trig'), ('FOREIGN TABLE', 'questions_citext'),
+             ('FOREIGN TABLE', 'orders_ci'), ('FOREIGN TABLE', 'themes_dropped'),
+             ('VIEW', 'themes_barrier'), ('VIEW', 'faqs_barrier'), ('VIEW', 'themes_dropped_given')) x(k, v) \gexec
 -- every view above must give rows: a key the service refuses would only
 -- add errors to the run
 SET ROLE smith;

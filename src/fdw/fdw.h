@@ -76,6 +76,11 @@ enum PsvcPushedIndex
 	PSVC_PUSHED_CLOSED,			/* Integer: 1 = a filter of documented values
 								 * (catalog.h: filter_closed) compared
 								 * exactly: other values are not sent */
+	PSVC_PUSHED_ALSO,			/* IntList: indexes in fdw_exprs of the values
+								 * of further equalities on the column, known
+								 * at run time: only the values every one
+								 * holds are sent */
+	PSVC_PUSHED_ALSO_ARRAY,		/* IntList: 1 = that equality is = ANY */
 	PSVC_PUSHED_COUNT			/* (the length of an element) */
 };
 
@@ -111,6 +116,15 @@ extern const PsvcEndpoint *psvc_fdw_endpoint_of(const struct ForeignTable *ft,
  */
 extern AttrNumber psvc_fdw_match_equality(Expr *clause, Index relid, Expr **value,
 										  bool *is_array, Oid *collid);
+/*
+ * The values that satisfy every one of several equalities on one column
+ * (values: their value expressions; arrays: IntList, 1 = col = ANY), when
+ * all are constants: one value as a scalar Const (*is_array false), else
+ * an array Const, empty when no value satisfies them all; NULL when some
+ * value is not a constant (the scan intersects them when it starts).
+ * Allocates in CurrentMemoryContext.
+ */
+extern Expr *psvc_fdw_intersect_consts(List *values, List *arrays, bool *is_array);
 /* Does equality on the column, under collid, compare text exactly? */
 extern bool psvc_fdw_compares_exactly(Form_pg_attribute att, Oid collid);
 

@@ -11,8 +11,10 @@
  * it, and touches none of the scan's run state.  Values the plan knows
  * (constants) are shown as they are sent; the others, and the values of
  * an = ANY(...), as {name} placeholders.  A value that a filter of
- * documented values rules out (catalog.h: filter_closed) makes the
- * request "none": the scan sends nothing and returns no row.  The API key
+ * documented values rules out (catalog.h: filter_closed), or conditions
+ * on one column that no value meets together (fdw_plan.c intersects
+ * them), make the request "none": the scan sends nothing and returns no
+ * row.  The API key
  * is never part of it.
  *
  * Memory: everything in CurrentMemoryContext (the EXPLAIN's).
@@ -96,6 +98,7 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 	PsvcCall   *call;
 	int			nreq = 1;
 	const char *none = NULL;
+	const char *empty = NULL;
 	ListCell   *lc;
 	int			i = 0;
 
@@ -119,8 +122,12 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 		}
 		else
 		{
-			/* an array fans out: one call per element, named by its parameter */
-			if (IsA(expr, Const) && !((Const *) expr)->constisnull)
+			/*
+			 * An array fans out: one call per element, named by its
+			 * parameter.  Values intersected with those of further
+			 * conditions are known only when the scan starts.
+			 */
+			if (pv->nalso == 0 && IsA(expr, Const) && !((Const *) expr)->constisnull)
 			{
 				Const	   *c = (Const *) expr;
 				int			n;
@@ -137,6 +144,9 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 					ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
 
 					n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+					/* the conditions on the column leave no value */
+					if (n == 0)
+						empty = pv->def->name;
 				}
 				nreq *= Max(n, 1);
 				texts[i] = psprintf("{%s}", pv->def->param);
@@ -163,11 +173,14 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 	if (none != NULL)
 		ExplainPropertyText("Partner Request",
 							psprintf("none (no documented value of %s)", none), es);
+	else if (empty != NULL)
+		ExplainPropertyText("Partner Request",
+							psprintf("none (no value of %s meets every condition)", empty), es);
 	else
 		ExplainPropertyText("Partner Request", psvc_call_describe(call), es);
 	if (st->missing)
 		ExplainPropertyText("Partner Missing Key", st->missing, es);
-	if (nreq > 1 && none == NULL)
+	if (nreq > 1 && none == NULL && empty == NULL)
 		ExplainPropertyInteger("Partner Fan-out", NULL, nreq, es);
 	if (st->limit >= 0)
 		ExplainPropertyInteger("Partner Limit", NULL, st->limit, es);

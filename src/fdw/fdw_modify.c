@@ -181,8 +181,45 @@ psvc_fdw_add_update_targets(PlannerInfo *root, Index rtindex,
 }
 
 /*
+ * attrs, and when the table has a BEFORE ROW UPDATE trigger, every other
+ * column an UPDATE can write: not dropped, a member column, not the key.
+ * Allocates in CurrentMemoryContext.
+ */
+static List *
+add_trigger_columns(Oid relid, List *attrs)
+{
+	Relation	rel = table_open(relid, NoLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	if (rel->trigdesc && rel->trigdesc->trig_update_before_row)
+	{
+		const PsvcEndpoint *ep = psvc_fdw_endpoint(relid, NULL);
+		AttrNumber	keyno = key_attno(rel, ep);
+
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+			const PsvcColumnDef *def;
+
+			if (att->attisdropped || att->attnum == keyno ||
+				list_member_int(attrs, att->attnum))
+				continue;
+			def = psvc_fdw_column_def(ep, relid, att);
+			if (def->kind == PSVC_COL_FIELD && def->field != NULL)
+				attrs = lappend_int(attrs, att->attnum);
+		}
+	}
+	table_close(rel, NoLock);
+	return attrs;
+}
+
+/*
  * PlanForeignModify: the attnums whose values are sent (INSERT: every
  * column, the NULL ones are skipped per row; UPDATE: the assigned ones).
+ * A BEFORE ROW UPDATE trigger may change any column, so with one an
+ * UPDATE also sends every other column it can write (the member columns
+ * but the key), as postgres_fdw sends every column then; the key and raw
+ * are still refused when the statement assigns them.
  */
 List *
 psvc_fdw_plan_modify(PlannerInfo *root, ModifyTable *plan,
@@ -215,6 +252,7 @@ psvc_fdw_plan_modify(PlannerInfo *root, ModifyTable *plan,
 				elog(ERROR, "system-column update is not supported");
 			attrs = lappend_int(attrs, attno);
 		}
+		attrs = add_trigger_columns(rte->relid, attrs);
 	}
 	return list_make1(attrs);
 }

@@ -28,7 +28,12 @@
  *	  custom_id of orders: its detail route takes either) turns the scan
  *	  into a single-object read; one key per scan, the others filter.
  * "value" is any expression without this table's columns and without
- * volatile functions; it is evaluated once per (re)scan.
+ * volatile functions; it is evaluated once per (re)scan.  Only an exact
+ * equality is sent (fdw_quals.c: built-in operator, deterministic
+ * collation).  Several conditions on one column send the intersection of
+ * their values (choose_pushed), none when it is empty; that is also what
+ * keeps a reader of a security_barrier view from sending a value the
+ * view hides.
  *
  * Rows satisfy their WHERE whatever the service does: every pushed-down
  * condition on a member column is also kept as a recheck qual
@@ -98,6 +103,12 @@ typedef struct PushedQual
 	bool		closed;			/* a filter of documented values, compared
 								 * exactly: values outside them are not
 								 * sent (catalog.h: filter_closed) */
+	AttrNumber	attno;			/* the column */
+	List	   *also;			/* further conditions on the column
+								 * (PushedQual *) whose values value must
+								 * be intersected with at run time */
+	List	   *merged;			/* every RestrictInfo the pushed values
+								 * satisfy: rinfo and the intersected ones */
 } PushedQual;
 
 /* Planner state of one foreign table, kept in baserel->fdw_private. */
@@ -252,6 +263,8 @@ classify(PlannerInfo *root, RelOptInfo *baserel, Oid relid,
 	pq->value = value;
 	pq->is_array = is_array;
 	pq->closed = closed;
+	pq->attno = attno;
+	pq->merged = list_make1(rinfo);
 	return pq;
 }
 
@@ -370,6 +383,120 @@ list_rows(const PsvcRelInfo *info, List *by_join, double dflt,
 						 desc, learned);
 }
 
+/*
+ * Is pq bounded by a condition of a lower security level (a
+ * security_barrier view's) on its column that the service cannot apply?
+ * Then pq's values must not be sent alone: they could lie outside what
+ * the barrier lets through, and they would be sent with the view owner's
+ * key.  sent lists the conditions the service can apply.
+ */
+static bool
+below_unsent_barrier(RelOptInfo *baserel, List *sent, PushedQual *pq)
+{
+	ListCell   *lc;
+
+	foreach(lc, baserel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Bitmapset  *attrs = NULL;
+		ListCell   *lc2;
+		bool		is_sent = false;
+
+		if (rinfo->security_level >= pq->rinfo->security_level)
+			continue;
+		foreach(lc2, sent)
+			if (((PushedQual *) lfirst(lc2))->rinfo == rinfo)
+				is_sent = true;
+		if (is_sent)
+			continue;
+		pull_varattnos((Node *) rinfo->clause, baserel->relid, &attrs);
+		if (bms_is_member(pq->attno - FirstLowInvalidHeapAttributeNumber, attrs) ||
+			bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The conditions of the restriction list the service applies, one
+ * PushedQual per column: the first condition on a column, with every
+ * further one on it merged in (their values are intersected: at plan
+ * time when all are constants, else when the scan starts), and one key
+ * per detail read (id or custom_id); the rest filter locally.  A
+ * condition PostgreSQL may not evaluate before a security barrier's (not
+ * leakproof) stays local, and so does one that a barrier's condition the
+ * service cannot apply bounds; a barrier's condition that it can apply is
+ * intersected with the reader's, so no value outside the barrier is sent.
+ * Allocates in CurrentMemoryContext.
+ */
+static List *
+choose_pushed(PlannerInfo *root, RelOptInfo *baserel, Oid relid, PsvcRelInfo *info)
+{
+	List	   *cands = NIL;
+	List	   *pushed = NIL;
+	ListCell   *lc;
+
+	foreach(lc, baserel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		PushedQual *pq = classify(root, baserel, relid, info->ep, rinfo);
+
+		if (pq != NULL && restriction_is_securely_promotable(rinfo, baserel))
+			cands = lappend(cands, pq);
+	}
+	foreach(lc, cands)
+	{
+		PushedQual *pq = lfirst(lc);
+		PushedQual *first = NULL;
+		ListCell   *lc2;
+
+		if (below_unsent_barrier(baserel, cands, pq))
+			continue;
+		foreach(lc2, pushed)
+			if (strcmp(((PushedQual *) lfirst(lc2))->col->name, pq->col->name) == 0)
+				first = lfirst(lc2);
+		if (first != NULL)
+		{
+			first->also = lappend(first->also, pq);
+			first->merged = lappend(first->merged, pq->rinfo);
+			continue;
+		}
+		if (psvc_endpoint_is_detail_key(info->ep, pq->col))
+		{
+			if (info->detail)
+				continue;
+			info->detail = true;
+		}
+		pushed = lappend(pushed, pq);
+	}
+
+	/* constants are intersected now, so EXPLAIN shows what is sent */
+	foreach(lc, pushed)
+	{
+		PushedQual *pq = lfirst(lc);
+		List	   *values = list_make1(pq->value);
+		List	   *arrays = list_make1_int(pq->is_array ? 1 : 0);
+		ListCell   *lc2;
+		Expr	   *folded;
+		bool		is_array;
+
+		if (pq->also == NIL)
+			continue;
+		foreach(lc2, pq->also)
+		{
+			values = lappend(values, ((PushedQual *) lfirst(lc2))->value);
+			arrays = lappend_int(arrays, ((PushedQual *) lfirst(lc2))->is_array ? 1 : 0);
+		}
+		folded = psvc_fdw_intersect_consts(values, arrays, &is_array);
+		if (folded == NULL)
+			continue;
+		pq->value = folded;
+		pq->is_array = is_array;
+		pq->also = NIL;
+	}
+	return pushed;
+}
+
 void
 psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
@@ -379,26 +506,7 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	double		rows;
 
 	info->ep = psvc_fdw_endpoint(foreigntableid, &info->server);
-
-	foreach(lc, baserel->baserestrictinfo)
-	{
-		PushedQual *pq = classify(root, baserel, foreigntableid, info->ep,
-								  lfirst_node(RestrictInfo, lc));
-
-		/*
-		 * One condition per column reaches the service, and one key per
-		 * detail read (id or custom_id); the rest filter locally.
-		 */
-		if (pq == NULL || pushed_has_column(info->pushed, pq->col))
-			continue;
-		if (psvc_endpoint_is_detail_key(info->ep, pq->col))
-		{
-			if (info->detail)
-				continue;
-			info->detail = true;
-		}
-		info->pushed = lappend(info->pushed, pq);
-	}
+	info->pushed = choose_pushed(root, baserel, foreigntableid, info);
 	for (int i = 0; i < info->ep->ncolumns; i++)
 	{
 		const PsvcColumnDef *c = &info->ep->columns[i];
@@ -414,7 +522,7 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 		bool		is_pushed = false;
 
 		foreach(lc2, info->pushed)
-			if (((PushedQual *) lfirst(lc2))->rinfo == rinfo)
+			if (list_member_ptr(((PushedQual *) lfirst(lc2))->merged, rinfo))
 				is_pushed = true;
 		if (!is_pushed)
 			local = lappend(local, rinfo);
@@ -634,7 +742,7 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 		ListCell   *lc2;
 
 		foreach(lc2, info->pushed)
-			if (((PushedQual *) lfirst(lc2))->rinfo == rinfo)
+			if (list_member_ptr(((PushedQual *) lfirst(lc2))->merged, rinfo))
 				is_pushed = true;
 		if (!is_pushed && info->missing && best_path->path.param_info &&
 			!list_member_ptr(baserel->baserestrictinfo, rinfo))
@@ -657,16 +765,32 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	{
 		PushedQual *pq = lfirst(lc);
 
+		List	   *also = NIL;
+		List	   *also_array = NIL;
+		ListCell   *lc2;
+		int			expr_index = list_length(fdw_exprs);
+
 		fdw_exprs = lappend(fdw_exprs, pq->value);
 		if (pq->col->kind != PSVC_COL_PATH)
-			recheck = lappend(recheck, pq->rinfo->clause);
+			foreach(lc2, pq->merged)
+				recheck = lappend(recheck, lfirst_node(RestrictInfo, lc2)->clause);
+		foreach(lc2, pq->also)
+		{
+			PushedQual *a = lfirst(lc2);
+
+			fdw_exprs = lappend(fdw_exprs, a->value);
+			also = lappend_int(also, list_length(fdw_exprs) - 1);
+			also_array = lappend_int(also_array, a->is_array ? 1 : 0);
+		}
 		{
 			Node	   *item[PSVC_PUSHED_COUNT];
 
 			item[PSVC_PUSHED_COLUMN] = (Node *) makeString(pstrdup(pq->col->name));
-			item[PSVC_PUSHED_EXPR] = (Node *) makeInteger(list_length(fdw_exprs) - 1);
+			item[PSVC_PUSHED_EXPR] = (Node *) makeInteger(expr_index);
 			item[PSVC_PUSHED_IS_ARRAY] = (Node *) makeInteger(pq->is_array ? 1 : 0);
 			item[PSVC_PUSHED_CLOSED] = (Node *) makeInteger(pq->closed ? 1 : 0);
+			item[PSVC_PUSHED_ALSO] = (Node *) also;
+			item[PSVC_PUSHED_ALSO_ARRAY] = (Node *) also_array;
 			pushed_priv = lappend(pushed_priv, list_from_items(item, PSVC_PUSHED_COUNT));
 		}
 	}
@@ -681,8 +805,14 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	pull_varattnos((Node *) recheck, baserel->relid, &used);
 	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used))
 	{
-		for (int i = 1; i <= baserel->max_attr; i++)
-			attrs = lappend_int(attrs, i);
+		/* a whole-row reference: every column but the dropped ones */
+		Relation	rel = table_open(foreigntableid, NoLock);
+		TupleDesc	desc = RelationGetDescr(rel);
+
+		for (int i = 0; i < desc->natts; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				attrs = lappend_int(attrs, i + 1);
+		table_close(rel, NoLock);
 	}
 	else
 	{

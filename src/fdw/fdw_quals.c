@@ -10,7 +10,11 @@
  * the equality operator of the column's type, value free of this table's
  * columns and of volatile functions; and an OR of such equalities on one
  * column, which is read as the = ANY of all its values so that it plans,
- * and sends, exactly as the IN it means.
+ * and sends, exactly as the IN it means.  Only equalities that compare
+ * exactly: a built-in operator under a deterministic collation, the
+ * column's or the default (not citext, not a case-insensitive
+ * collation).  psvc_fdw_intersect_consts intersects the constant values
+ * of several such conditions on one column.
  *
  * Memory: CurrentMemoryContext (the planner's).
  *
@@ -23,9 +27,12 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -95,8 +102,19 @@ match_one(Expr *clause, Index relid, Expr **value, bool *is_array, Oid *collid)
 	/*
 	 * Equality, also across types (bigint = integer): an operator estimated
 	 * as equality that the column's btree family knows.  The value is sent
-	 * as text, so its own type does not matter.
+	 * as text, so its own type does not matter.  Only an equality that
+	 * compares exactly is the service's: a built-in operator (not citext's,
+	 * whose equality ignores case, as postgres_fdw ships built-in objects
+	 * only), under a deterministic collation that is the column's own or
+	 * the default (postgres_fdw's foreign_expr_walker asks the same of a
+	 * collation).  Anything else is checked locally, where PostgreSQL may
+	 * match values the service would not.
 	 */
+	if (opno >= FirstGenbkiObjectId ||
+		(OidIsValid(*collid) &&
+		 (!get_collation_isdeterministic(*collid) ||
+		  (*collid != var->varcollid && *collid != DEFAULT_COLLATION_OID))))
+		return 0;
 	if (var->varattno <= 0 ||
 		bms_is_member(relid, pull_varnos(NULL, other)) ||
 		contain_volatile_functions(other) ||
@@ -214,4 +232,140 @@ psvc_fdw_match_equality(Expr *clause, Index relid, Expr **value, bool *is_array,
 		return attno;
 	*is_array = true;
 	return match_or_equalities(clause, relid, value, collid);
+}
+
+/* The text a constant is sent as (its type's output). */
+static char *
+quals_const_text(Datum d, Oid type)
+{
+	Oid			out;
+	bool		varlena;
+
+	getTypeOutputInfo(type, &out, &varlena);
+	return OidOutputFunctionCall(out, d);
+}
+
+static int
+quals_text_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * The non-null values of a constant (one, or an array's elements) with
+ * their texts; *n receives their count, 0 for a NULL.
+ */
+static void
+quals_const_values(Const *c, bool is_array, Oid *elemtype, Datum **values,
+				   char ***texts, int *n)
+{
+	*n = 0;
+	*elemtype = is_array ? get_element_type(c->consttype) : c->consttype;
+	if (c->constisnull)
+	{
+		*values = palloc(sizeof(Datum));
+		*texts = palloc(sizeof(char *));
+		return;
+	}
+	if (is_array)
+	{
+		ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			nelems;
+
+		get_typlenbyvalalign(*elemtype, &typlen, &typbyval, &typalign);
+		deconstruct_array(arr, *elemtype, typlen, typbyval, typalign, &elems, &nulls, &nelems);
+		*values = palloc(sizeof(Datum) * Max(nelems, 1));
+		*texts = palloc(sizeof(char *) * Max(nelems, 1));
+		for (int i = 0; i < nelems; i++)
+			if (!nulls[i])
+			{
+				(*values)[*n] = elems[i];
+				(*texts)[(*n)++] = quals_const_text(elems[i], *elemtype);
+			}
+		return;
+	}
+	*values = palloc(sizeof(Datum));
+	*texts = palloc(sizeof(char *));
+	(*values)[0] = c->constvalue;
+	(*texts)[0] = quals_const_text(c->constvalue, c->consttype);
+	*n = 1;
+}
+
+Expr *
+psvc_fdw_intersect_consts(List *values, List *arrays, bool *is_array)
+{
+	Oid			elemtype = InvalidOid;
+	Oid			collid = InvalidOid;
+	Datum	   *keep = NULL;
+	char	  **keep_texts = NULL;
+	int			nkeep = 0;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	ListCell   *lv,
+			   *la;
+
+	forboth(lv, values, la, arrays)
+	{
+		Expr	   *v = lfirst(lv);
+		Oid			et;
+		Datum	   *ds;
+		char	  **ts;
+		int			n;
+
+		while (IsA(v, RelabelType))
+			v = ((RelabelType *) v)->arg;
+		if (!IsA(v, Const))
+			return NULL;
+		quals_const_values((Const *) v, lfirst_int(la) != 0, &et, &ds, &ts, &n);
+		if (keep == NULL)
+		{
+			/*
+			 * the first condition's values, in its order; duplicates are
+			 * left to the scan, which removes them (fdw_scan_values.c)
+			 */
+			elemtype = et;
+			collid = ((Const *) v)->constcollid;
+			keep = ds;
+			keep_texts = ts;
+			nkeep = n;
+			continue;
+		}
+		/* keep the values this condition also holds: O(n log n) */
+		qsort(ts, n, sizeof(char *), quals_text_cmp);
+		{
+			int			m = 0;
+
+			for (int k = 0; k < nkeep; k++)
+			{
+				if (k % 1024 == 0)
+					CHECK_FOR_INTERRUPTS();
+				if (n > 0 && bsearch(&keep_texts[k], ts, n, sizeof(char *), quals_text_cmp))
+				{
+					keep[m] = keep[k];
+					keep_texts[m++] = keep_texts[k];
+				}
+			}
+			nkeep = m;
+		}
+	}
+	/* a type without an array type: intersected by the scan instead */
+	if (nkeep != 1 && !OidIsValid(get_array_type(elemtype)))
+		return NULL;
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	if (nkeep == 1)
+	{
+		*is_array = false;
+		return (Expr *) makeConst(elemtype, -1, collid, typlen, keep[0], false, typbyval);
+	}
+	*is_array = true;
+	return (Expr *) makeConst(get_array_type(elemtype), -1, collid, -1,
+							  PointerGetDatum(construct_array(keep, nkeep, elemtype,
+															  typlen, typbyval, typalign)),
+							  false, false);
 }

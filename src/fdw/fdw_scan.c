@@ -348,18 +348,38 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		const char *colname = strVal(list_nth(p, PSVC_PUSHED_COLUMN));
 
 		for (int a = 0; a < desc->natts; a++)
-			if (strcmp(NameStr(TupleDescAttr(desc, a)->attname), colname) == 0)
+			if (!TupleDescAttr(desc, a)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(desc, a)->attname), colname) == 0)
 				pv->def = psvc_fdw_column_def(st->ep, RelationGetRelid(st->rel),
 											  TupleDescAttr(desc, a));
 		if (pv->def == NULL)
 			elog(ERROR, "pushed column \"%s\" not found", colname);
-		pv->is_array = intVal(list_nth(p, PSVC_PUSHED_IS_ARRAY)) != 0;
+		pv->expr_is_array = intVal(list_nth(p, PSVC_PUSHED_IS_ARRAY)) != 0;
 		pv->closed = intVal(list_nth(p, PSVC_PUSHED_CLOSED)) != 0;
 		pv->field = -1;
 		pv->type = exprType((Node *) expr);
-		if (pv->is_array)
+		if (pv->expr_is_array)
 			pv->type = get_element_type(pv->type);
 		pv->expr = ExecInitExpr(expr, (PlanState *) node);
+		/* further equalities on the column: intersected when the scan starts */
+		{
+			List	   *also = list_nth(p, PSVC_PUSHED_ALSO);
+			List	   *also_array = list_nth(p, PSVC_PUSHED_ALSO_ARRAY);
+			int			k = 0;
+			ListCell   *la,
+					   *lb;
+
+			pv->nalso = list_length(also);
+			pv->also = palloc0(sizeof(ExprState *) * Max(pv->nalso, 1));
+			pv->also_array = palloc0(sizeof(bool) * Max(pv->nalso, 1));
+			forboth(la, also, lb, also_array)
+			{
+				pv->also[k] = ExecInitExpr(list_nth(plan->fdw_exprs, lfirst_int(la)),
+										   (PlanState *) node);
+				pv->also_array[k++] = lfirst_int(lb) != 0;
+			}
+		}
+		pv->is_array = pv->expr_is_array || pv->nalso > 0;
 		i++;
 	}
 
@@ -373,10 +393,14 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 	i = 0;
 	foreach(lc, attrs)
 	{
-		ScanColumn *c = &st->cols[i++];
 		Form_pg_attribute att = TupleDescAttr(desc, lfirst_int(lc) - 1);
+		ScanColumn *c;
 		Oid			infunc;
 
+		/* a dropped column is no column: its value stays NULL */
+		if (att->attisdropped)
+			continue;
+		c = &st->cols[i++];
 		c->attno = att->attnum;
 		c->def = psvc_fdw_column_def(st->ep, RelationGetRelid(st->rel), att);
 		c->field = psvc_fdw_field_index(c->def, st->fields, &st->nfields);
@@ -407,6 +431,7 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		}
 	}
 
+	st->ncols = i;
 	for (int p = 0; p < st->npushed; p++)
 		if (st->pushed[p].closed && st->pushed[p].is_array)
 			st->pushed[p].field = psvc_fdw_field_index(st->pushed[p].def, st->fields,

@@ -60,7 +60,12 @@ typedef struct PushedValue
 {
 	const PsvcColumnDef *def;
 	ExprState  *expr;
-	bool		is_array;
+	bool		expr_is_array;	/* expr is an array (col = ANY) */
+	int			nalso;			/* further equalities on the column, whose
+								 * values are intersected with expr's */
+	ExprState **also;
+	bool	   *also_array;
+	bool		is_array;		/* fans out: expr_is_array, or nalso > 0 */
 	Oid			type;			/* of the value, or of an array's elements */
 	int			nvalues;
 	Datum	   *values;			/* in the scan context */

@@ -29,6 +29,7 @@
 #include "postgres.h"
 
 #include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/datum.h"
@@ -189,6 +190,102 @@ drop_excluded(PushedValue *pv)
 	pv->nvalues = m;
 }
 
+/* pv's one value d, as its Datum and its text.  Allocates in run_cxt. */
+static void
+single_value(PushedValue *pv, Datum d, Oid out)
+{
+	int16		typlen;
+	bool		typbyval;
+
+	get_typlenbyval(pv->type, &typlen, &typbyval);
+	pv->values = palloc(sizeof(Datum));
+	pv->texts = palloc(sizeof(char *));
+	pv->values[0] = datumCopy(d, typbyval, typlen);
+	pv->texts[0] = OidOutputFunctionCall(out, d);
+	pv->nvalues = 1;
+}
+
+static int
+text_ptr_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * Keeps only the values of pv that every further equality on its column
+ * holds too (compared as sent, as text), in their order: several
+ * conditions on one column send their intersection, and none when no
+ * value satisfies them all.  Allocates in run_cxt.
+ */
+static void
+intersect_also(PushedValue *pv, ExprContext *econtext)
+{
+	for (int a = 0; a < pv->nalso && pv->nvalues > 0; a++)
+	{
+		bool		isnull;
+		Datum		d = ExecEvalExpr(pv->also[a], econtext, &isnull);
+		char	  **texts;
+		int			n = 0;
+		int			m = 0;
+
+		if (isnull)
+		{
+			pv->nvalues = 0;
+			return;
+		}
+		if (pv->also_array[a])
+		{
+			ArrayType  *arr = DatumGetArrayTypeP(d);
+			Oid			et = ARR_ELEMTYPE(arr);
+			int16		typlen;
+			bool		typbyval;
+			char		typalign;
+			Datum	   *elems;
+			bool	   *nulls;
+			int			nelems;
+			Oid			out;
+			bool		varlena;
+
+			get_typlenbyvalalign(et, &typlen, &typbyval, &typalign);
+			getTypeOutputInfo(et, &out, &varlena);
+			deconstruct_array(arr, et, typlen, typbyval, typalign, &elems, &nulls, &nelems);
+			texts = palloc(sizeof(char *) * Max(nelems, 1));
+			for (int j = 0; j < nelems; j++)
+			{
+				if (j % PSVC_SCAN_INTERRUPT_EVERY == 0)
+					CHECK_FOR_INTERRUPTS();
+				if (!nulls[j])
+					texts[n++] = OidOutputFunctionCall(out, elems[j]);
+			}
+		}
+		else
+		{
+			PushedValue tmp = {0};
+			Oid			out;
+			bool		varlena;
+
+			tmp.type = exprType((Node *) pv->also[a]->expr);
+			getTypeOutputInfo(tmp.type, &out, &varlena);
+			single_value(&tmp, d, out);
+			texts = tmp.texts;
+			n = 1;
+		}
+		qsort(texts, n, sizeof(char *), text_ptr_cmp);
+		CHECK_FOR_INTERRUPTS();
+		for (int k = 0; k < pv->nvalues; k++)
+		{
+			if (k % PSVC_SCAN_INTERRUPT_EVERY == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (n > 0 && bsearch(&pv->texts[k], texts, n, sizeof(char *), text_ptr_cmp))
+			{
+				pv->values[m] = pv->values[k];
+				pv->texts[m++] = pv->texts[k];
+			}
+		}
+		pv->nvalues = m;
+	}
+}
+
 /*
  * Evaluates the pushed values for this (re)scan into st->pushed, sets
  * st->empty when no row can match (a NULL, an array without a non-null
@@ -220,7 +317,11 @@ psvc_scan_eval_values(PsvcScanState *st, ExprContext *econtext)
 		}
 		if (pv->is_array)
 		{
-			distinct_values(pv, DatumGetArrayTypeP(d), out);
+			if (pv->expr_is_array)
+				distinct_values(pv, DatumGetArrayTypeP(d), out);
+			else
+				single_value(pv, d, out);
+			intersect_also(pv, econtext);
 			drop_excluded(pv);
 			if (pv->nvalues == 0)
 				st->empty = true;
@@ -238,15 +339,7 @@ psvc_scan_eval_values(PsvcScanState *st, ExprContext *econtext)
 		}
 		else
 		{
-			int16		typlen;
-			bool		typbyval;
-
-			get_typlenbyval(pv->type, &typlen, &typbyval);
-			pv->values = palloc(sizeof(Datum));
-			pv->texts = palloc(sizeof(char *));
-			pv->values[0] = datumCopy(d, typbyval, typlen);
-			pv->texts[0] = OidOutputFunctionCall(out, d);
-			pv->nvalues = 1;
+			single_value(pv, d, out);
 			drop_excluded(pv);
 			if (pv->nvalues == 0)
 				st->empty = true;

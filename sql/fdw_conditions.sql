@@ -1,0 +1,101 @@
+-- fdw_conditions: which conditions reach the service.  Only an equality
+-- that compares exactly is sent: a built-in operator under a
+-- deterministic collation (the column's own, or the default); a condition
+-- on a citext column or under a non-deterministic collation is checked
+-- locally, as PostgreSQL would match it.  Several conditions on one
+-- column are intersected: only values that satisfy every one are sent,
+-- and none when no value does; so a reader's condition on a
+-- security_barrier view never sends a value the view hides.
+SET search_path = public;
+CALL sandbox.clear_faults();
+SET partner_svc.learn_estimates = off;
+CREATE SCHEMA cond;
+IMPORT FOREIGN SCHEMA movies LIMIT TO (movie_themes) FROM SERVER movies INTO cond;
+IMPORT FOREIGN SCHEMA catalog LIMIT TO (business_questions) FROM SERVER catalog INTO cond;
+SET search_path = cond, public;
+CREATE EXTENSION citext SCHEMA cond;
+CREATE COLLATION cond.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+
+--
+-- citext and non-deterministic collations: checked locally
+--
+CREATE FOREIGN TABLE bq_citext (id text, persona citext, answerability text)
+  SERVER catalog OPTIONS (resource 'business_questions');
+CREATE FOREIGN TABLE bq_ci (id text, persona text COLLATE cond.ci, answerability text COLLATE cond.ci)
+  SERVER catalog OPTIONS (resource 'business_questions');
+CREATE FOREIGN TABLE orders_ci (id text COLLATE cond.ci, custom_id text COLLATE cond.ci, status text)
+  SERVER orders OPTIONS (resource 'orders');
+SELECT count(*) AS hr FROM business_questions WHERE persona = 'hr' \gset
+CALL sandbox.reset_stats();
+SELECT count(*) = :hr AS same FROM bq_citext WHERE persona = 'HR';
+SELECT count(*) = :hr AS same FROM bq_citext WHERE persona IN ('HR', 'nobody');
+SELECT count(*) = :hr AS same FROM bq_ci WHERE persona = 'Hr';
+SELECT count(*) = :hr AS same FROM bq_ci WHERE persona = 'HR' OR persona = 'nobody';
+SELECT count(*) = :hr AS same FROM business_questions WHERE persona = 'HR' COLLATE cond.ci;
+SELECT count(*) > 0 AS some FROM bq_ci WHERE answerability = 'SOURCE_REQUIRED';
+-- the whole list, each time: no filter was sent
+SELECT method, route, query, status FROM sandbox.requests();
+-- under the default collation the condition is still sent
+CALL sandbox.reset_stats();
+SELECT count(*) = :hr AS same FROM bq_ci WHERE persona = 'hr' COLLATE "default";
+SELECT method, route, query, status FROM sandbox.requests();
+-- a detail key under a case-insensitive collation: the list is read, so
+-- the order of custom id PL-1 (fdw_plans) is found by 'pl-1'
+CALL sandbox.reset_stats();
+SELECT custom_id FROM orders_ci WHERE custom_id = 'pl-1';
+SELECT method, route, status FROM sandbox.requests();
+EXPLAIN (COSTS OFF) SELECT * FROM bq_citext WHERE persona = 'HR';
+EXPLAIN (COSTS OFF) SELECT * FROM orders_ci WHERE custom_id = 'pl-1';
+
+--
+-- several conditions on one column: their intersection is sent
+--
+CALL sandbox.reset_stats();
+SELECT count(*) FROM movie_themes WHERE movie = 'inception' AND movie = ANY ('{frozen-station}');
+SELECT count(*) FROM movie_themes WHERE movie IN ('inception', 'frozen-station') AND movie = 'inception' AND movie <> 'x';
+SELECT count(*) FROM movie_themes
+WHERE (movie = 'inception' OR movie = 'frozen-station' OR movie = 'x') AND movie IN ('frozen-station', 'inception', 'y');
+SELECT path, status FROM sandbox.requests() ORDER BY seq;
+EXPLAIN (COSTS OFF) SELECT * FROM movie_themes WHERE movie = 'inception' AND movie = ANY ('{frozen-station}');
+EXPLAIN (COSTS OFF) SELECT * FROM movie_themes WHERE movie IN ('inception', 'frozen-station') AND movie = 'inception';
+EXPLAIN (COSTS OFF) SELECT * FROM business_questions WHERE persona IN ('hr', 'einkauf') AND persona IN ('einkauf', 'kalkulation');
+-- with parameters: intersected when the scan starts
+SET plan_cache_mode = force_generic_plan;
+PREPARE themes_in(text[], text) AS
+  SELECT movie, count(*) FROM movie_themes WHERE movie = ANY ($1) AND movie IN ($2, 'inception') GROUP BY 1 ORDER BY 1;
+CALL sandbox.reset_stats();
+EXECUTE themes_in('{frozen-station,inception}', 'frozen-station');
+EXECUTE themes_in('{frozen-station}', 'x');
+EXECUTE themes_in('{inception,y}', 'x');
+SELECT path, status FROM sandbox.requests() ORDER BY seq;
+EXPLAIN (COSTS OFF) EXECUTE themes_in('{x}', 'x');
+DEALLOCATE themes_in;
+RESET plan_cache_mode;
+
+--
+-- a security_barrier view limited to one movie: a reader's condition on
+-- movie sends nothing outside it
+--
+CREATE ROLE regress_psvc_cond_reader;
+CREATE VIEW cond.inception_themes WITH (security_barrier) AS
+  SELECT * FROM cond.movie_themes WHERE movie = 'inception';
+GRANT USAGE ON SCHEMA cond TO regress_psvc_cond_reader;
+GRANT SELECT ON cond.inception_themes TO regress_psvc_cond_reader;
+CALL sandbox.reset_stats();
+SET ROLE regress_psvc_cond_reader;
+SELECT count(*) FROM inception_themes WHERE movie = ANY ('{frozen-station}');
+SELECT count(*) FROM inception_themes WHERE movie IN ('frozen-station', 'no-such-movie');
+SELECT count(*) > 0 AS some FROM inception_themes WHERE movie IN ('frozen-station', 'inception');
+RESET ROLE;
+SELECT path, status FROM sandbox.requests() ORDER BY seq;
+SET ROLE regress_psvc_cond_reader;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
+SELECT * FROM inception_themes WHERE movie = ANY ('{frozen-station}');
+RESET ROLE;
+
+RESET partner_svc.learn_estimates;
+SET search_path = public;
+SET client_min_messages = warning;
+DROP SCHEMA cond CASCADE;
+DROP ROLE regress_psvc_cond_reader;
+RESET client_min_messages;
