@@ -252,7 +252,7 @@ like(q1('postgres', "SELECT error_of(\$\$SELECT * FROM small_themes WHERE movie 
 	qr{^54000: response to GET /v1/movies/\{movie\}/content/themes is larger than max_response_size of server "movies_small" \(102400 bytes\)$},
 	'over the server option: 54000 naming the option');
 is(q1('postgres', "SELECT sqlstate_of(\$\$CREATE SERVER bad_size FOREIGN DATA WRAPPER partner_svc OPTIONS (service 'movies', base_url 'http://127.0.0.1:1', max_response_size 'lots')\$\$)"),
-	'22023', 'an invalid max_response_size is refused');
+	'HV024', 'an invalid max_response_size is refused with HV024, as every option');
 
 # a claim under the bound reserves nothing: the backend's address space
 # does not grow by the 60 MB claimed (VmPeak counts even untouched memory)
