@@ -69,13 +69,13 @@ while (time < $deadline)
 {
 	poll_status();
 	$log = slurp_file($node->logfile);
-	if ($log =~ /coordinator says hello to orders/) { $ok = 1; last; }
+	if ($log =~ /coordinator says hello to [0-9a-f]{32}\|GET \/public\/orders/) { $ok = 1; last; }
 	sleep 0.5;
 }
 ok($ok, 'the coordinator sent its notice') or diag $log;
 sleep 0.5;
 $log = slurp_file($node->logfile);
-my @lines = grep { /coordinator says hello to orders/ } split /\n/, $log;
+my @lines = grep { /coordinator says hello to [0-9a-f]{32}\|GET \/public\/orders/ } split /\n/, $log;
 my @bare = grep { !/^PFX / } @lines;
 ok(@lines > 0 && @bare == 0, 'every notice line of the worker carries the log prefix')
   or diag join("\n", @lines);
