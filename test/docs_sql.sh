@@ -14,6 +14,9 @@
 #       <!-- run in an empty database --> run, and pass, in a database
 #                                         without the preamble (a block
 #                                         that starts from scratch);
+#       <!-- after the block above -->   run, and pass, after the block
+#                                         above it in the same file, in the
+#                                         same database (a continuation);
 #       <!-- not run: REASON -->          not run; REASON must not be empty.
 #
 # The preamble is what a reader has after README's quick start and its
@@ -41,10 +44,12 @@ mkdir -p "$work/blocks"
 perl -e '
 	my ($dir, @files) = @ARGV;
 	my $n = 0;
+	my (@last, $lastkind);
 	open(my $man, ">", "$dir/manifest") or die;
 	for my $f (@files) {
 		open(my $in, "<", $f) or die "$f: $!";
 		my @l = <$in>;
+		@last = ();
 		for (my $i = 0; $i < @l; $i++) {
 			next unless $l[$i] =~ /^```sql\s*$/;
 			my $start = $i + 1;
@@ -57,15 +62,24 @@ perl -e '
 				($kind, $arg) = ("error", $1);
 			} elsif ($prev =~ /^<!--\s*run in an empty database\s*-->\s*$/) {
 				($kind, $arg) = ("empty", "");
-			} elsif ($prev =~ /^<!--.*(not run|expect error|run in)/) {
+			} elsif ($prev =~ /^<!--\s*after the block above\s*-->\s*$/) {
+				# it runs where the block above runs; never after one not run
+				if (@last && ($lastkind eq "run" || $lastkind eq "empty")) {
+					($kind, $arg) = ($lastkind, "");
+				} else {
+					($kind, $arg) = ("bad", "after the block above, but none above is run");
+				}
+			} elsif ($prev =~ /^<!--.*(not run|expect error|run in|after the block)/) {
 				($kind, $arg) = ("bad", $prev);
 				chomp $arg;
 			}
-			my @body;
+			my @body = $kind ne "bad" && $prev =~ /after the block above/ ? @last : ();
 			for ($i++; $i < @l && $l[$i] !~ /^```/; $i++) { push @body, $l[$i]; }
 			$n++;
 			open(my $out, ">", "$dir/$n.sql") or die;
 			print $out @body;
+			@last = @body;
+			$lastkind = $kind;
 			close $out;
 			print $man "$n\t$f:$start\t$kind\t$arg\n";
 		}
