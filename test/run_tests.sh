@@ -20,6 +20,9 @@
 #   7. the shell commands shown in README.md, in a throwaway environment,
 #      and README's session excerpt against what test/demo.sh prints
 #      (test/readme_check.sh),
+#   8. every ```sql block of docs/*.md, run against a throw-away cluster
+#      and the sandbox, or marked as not run with a reason
+#      (test/docs_sql.sh; docs/testing.md),
 # stops everything it started, and exits non-zero on any failure.
 set -uo pipefail
 
@@ -170,6 +173,7 @@ suite "make installcheck fails when a test fails" installcheck_fails
 stop_cluster
 suite "downstream suite through partner_svc_regress" downstream
 suite "README commands" bash test/readme_check.sh
+suite "docs' sql blocks" bash test/docs_sql.sh
 
 echo
 echo "suites: $passed passed, $failed failed"
