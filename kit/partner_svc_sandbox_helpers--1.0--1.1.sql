@@ -1,6 +1,9 @@
 -- partner_svc_sandbox_helpers--1.0--1.1.sql: 1.1 adds helpers that wait,
 -- within a timeout, for what the sandbox's webhooks do to this database
--- (docs/testing-with-the-sandbox.md, "Waiting for webhooks").
+-- (docs/testing-with-the-sandbox.md, "Waiting for webhooks"), and makes
+-- sandbox.reset() and sandbox.reset_rate_limits() reset partner_svc's own
+-- state for the servers that point at the sandbox ("Resets and
+-- partner_svc's rate limiter").
 --
 -- Why they poll: the sandbox delivers webhooks from a thread of its own,
 -- after the request that caused them has been answered, and the webhook
@@ -102,5 +105,68 @@ BEGIN
   END LOOP;
 END $$;
 
+-- The partner_svc servers of this database whose base_url is the
+-- sandbox's URL (case and a trailing slash aside).  Why the resets below
+-- need them: partner_svc keeps a rate limiter, a response cache and row
+-- estimates of its own, in shared memory, which a sandbox that forgot its
+-- data and counters would otherwise contradict (a budget still spent, a
+-- cached answer of an order the sandbox no longer has).
+CREATE FUNCTION @extschema@.partner_servers() RETURNS SETOF name
+LANGUAGE sql STABLE AS $$
+  SELECT s.srvname
+    FROM pg_catalog.pg_foreign_server s
+    JOIN pg_catalog.pg_foreign_data_wrapper w ON w.oid = s.srvfdw
+   WHERE w.fdwname = 'partner_svc'
+     AND EXISTS (SELECT 1 FROM pg_catalog.pg_options_to_table(s.srvoptions) o
+                  WHERE o.option_name = 'base_url'
+                    AND pg_catalog.lower(pg_catalog.rtrim(o.option_value, '/'))
+                        = pg_catalog.lower(@extschema@.url()))
+   ORDER BY s.srvname
+$$;
+
+-- Resets partner_svc's state for those servers: the rate limiter's
+-- counts and blocks, and with everything also the response cache (all of
+-- it: it has no per-server reset) and the row estimates.  Does nothing
+-- where partner_svc is not installed in this database, is older than
+-- partner_svc.rate_limits_reset() (0.3), or is not preloaded (its state
+-- lives in shared memory only then).
+CREATE FUNCTION @extschema@.reset_partner_svc(everything boolean) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  srv name;
+  found_one boolean := false;
+BEGIN
+  IF pg_catalog.to_regprocedure('partner_svc.rate_limits_reset(name)') IS NULL
+     OR pg_catalog.current_setting('shared_preload_libraries') !~ '(^|[\s,])"?partner_svc"?($|[\s,])' THEN
+    RETURN;
+  END IF;
+  FOR srv IN SELECT * FROM @extschema@.partner_servers() LOOP
+    found_one := true;
+    PERFORM partner_svc.rate_limits_reset(srv);
+    IF everything THEN
+      PERFORM partner_svc.estimates_reset(srv);
+    END IF;
+  END LOOP;
+  IF everything AND found_one THEN
+    PERFORM partner_svc.cache_reset();
+  END IF;
+END $$;
+
+-- 1.0's reset() and reset_rate_limits(), which told only the sandbox
+CREATE OR REPLACE FUNCTION @extschema@.reset() RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM @extschema@.control('POST', '/_sandbox/reset');
+  PERFORM @extschema@.reset_partner_svc(true);
+END $$;
+
+CREATE OR REPLACE FUNCTION @extschema@.reset_rate_limits() RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM @extschema@.control('POST', '/_sandbox/rate-limits/reset');
+  PERFORM @extschema@.reset_partner_svc(false);
+END $$;
+
+REVOKE ALL ON FUNCTION @extschema@.partner_servers(), @extschema@.reset_partner_svc(boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.check_can_wait(), @extschema@.wait_for_webhooks(integer, text, interval),
   @extschema@.wait_for_order_status(text, text, interval) FROM PUBLIC;

@@ -154,12 +154,36 @@ SELECT count(*) FROM m.movies WHERE genre = 'drama';
 SELECT server, method, route, requests, ok FROM partner_svc.stats WHERE server = 'movies';
 SELECT count(*) FROM partner_svc.rate_limits WHERE server = 'movies';
 
--- the views are for everyone who may use the schema, stats_reset is for
--- superusers unless granted
+-- rate_limits_reset: a test whose sandbox forgot its counters makes the
+-- limiter forget the account's too; REG-1, spent above, is read at once
+SET partner_svc.rate_limit_max_wait = 0;
+\set VERBOSITY terse
+SELECT count(*) FROM rl_orders WHERE custom_id = 'REG-1';
+\set VERBOSITY default
+CALL sandbox.reset_stats();
+SELECT partner_svc.rate_limits_reset('rl_orders') > 0 AS forgot;
+SELECT count(*) AS reg_1_keys FROM partner_svc.rate_limits
+WHERE server = 'rl_orders' AND resource = 'REG-1';
+SELECT count(*) FROM rl_orders WHERE custom_id = 'REG-1';
+SELECT method, route, path, status FROM sandbox.requests();
+SELECT "limit", used, available FROM partner_svc.rate_limits
+WHERE server = 'rl_orders' AND resource = 'REG-1';
+-- a second reset finds it counted again; NULL forgets every account's keys
+SELECT partner_svc.rate_limits_reset('rl_orders') AS forgot_again;
+SELECT count(*) FROM rl_orders WHERE custom_id = 'REG-1';
+SELECT partner_svc.rate_limits_reset() > 0 AS forgot_all;
+SELECT count(*) AS counting_keys FROM partner_svc.rate_limits
+WHERE used > 0 OR blocked_until IS NOT NULL;
+SELECT partner_svc.rate_limits_reset('no_such_server');
+RESET partner_svc.rate_limit_max_wait;
+
+-- the views are for everyone who may use the schema, stats_reset and
+-- rate_limits_reset are for superusers unless granted
 CREATE ROLE rl_user;
 GRANT USAGE ON SCHEMA partner_svc TO rl_user;
 SET ROLE rl_user;
 SELECT partner_svc.stats_reset();
+SELECT partner_svc.rate_limits_reset();
 SELECT count(*) > 0 AS readable FROM partner_svc.stats;
 SELECT count(*) >= 0 AS readable FROM partner_svc.rate_limits;
 RESET ROLE;

@@ -133,7 +133,43 @@ downstream()
 		return 1
 	fi
 	echo "a wrong expected file: partner_svc_regress failed (rc $rc), as it must"
-	downstream_new_suite
+	downstream_new_suite || return 1
+	downstream_time_scale
+}
+
+# A sandbox on a faster clock: the runner sets partner_svc.time_scale to
+# its --time-scale, so the limiter's window is a minute of the sandbox,
+# and refuses a scale partner_svc cannot follow.
+downstream_time_scale()
+{
+	local rc ts=$work/downstream_scale
+	mkdir -p "$ts/sql" "$ts/expected"
+	cat >"$ts/sql/time_scale.sql" <<'SQL'
+SELECT current_setting('partner_svc.time_scale')::float8 AS partner_svc,
+       (sandbox.control('GET', '/_sandbox/config') ->> 'time_scale')::float8 AS sandbox;
+SQL
+	printf '%s\n' 'CREATE EXTENSION partner_svc_sandbox_helpers;' >"$ts/sql/helpers.sql"
+	printf '%s\n' 'CREATE EXTENSION partner_svc_sandbox_helpers;' >"$ts/expected/helpers.out"
+	cat >"$ts/expected/time_scale.out" <<'OUT'
+SELECT current_setting('partner_svc.time_scale')::float8 AS partner_svc,
+       (sandbox.control('GET', '/_sandbox/config') ->> 'time_scale')::float8 AS sandbox;
+ partner_svc | sandbox 
+-------------+---------
+        0.01 |    0.01
+(1 row)
+
+OUT
+	partner_svc_regress --sandbox-arg --time-scale --sandbox-arg 0.01 "$ts" helpers time_scale \
+		>"$work/downstream_scale.log" 2>&1 ||
+		{ echo "partner_svc.time_scale did not follow the sandbox's --time-scale"; cat "$work/downstream_scale.log"; return 1; }
+	partner_svc_regress --sandbox-arg --time-scale=2 "$ts" helpers >"$work/downstream_scale2.log" 2>&1
+	rc=$?
+	if [ "$rc" -ne 2 ] || ! grep -q 'takes 0.0001 to 1' "$work/downstream_scale2.log"; then
+		echo "partner_svc_regress took --time-scale 2 (rc $rc)"
+		cat "$work/downstream_scale2.log"
+		return 1
+	fi
+	echo "a sandbox at --time-scale 0.01: partner_svc.time_scale 0.01; --time-scale 2 refused"
 }
 
 # A new suite, as a project starts one: sql/ and a schedule, no expected/.
@@ -158,7 +194,7 @@ downstream_new_suite()
 		{ echo "partner_svc_regress --accept failed"; cat "$work/downstream_accept.log"; return 1; }
 	grep -q 'wrote expected/setup.out: read it before you commit it' "$work/downstream_accept.log" ||
 		{ echo "--accept did not say what it wrote"; cat "$work/downstream_accept.log"; return 1; }
-	for t in setup orders webhooks session; do
+	for t in setup orders webhooks session ratelimit; do
 		cmp "$new/expected/$t.out" "test/downstream/expected/$t.out" ||
 			{ echo "--accept wrote another expected/$t.out"; diff -u "test/downstream/expected/$t.out" "$new/expected/$t.out"; return 1; }
 	done

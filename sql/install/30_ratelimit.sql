@@ -55,5 +55,14 @@ LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION @extschema@.stats_reset()
 IS 'forgets partner_svc.stats (not the rate limiter''s budgets)';
 
+CREATE FUNCTION @extschema@.rate_limits_reset(server pg_catalog.name DEFAULT NULL)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'psvc_rl_rate_limits_reset'
+LANGUAGE C VOLATILE;
+
+COMMENT ON FUNCTION @extschema@.rate_limits_reset(pg_catalog.name)
+IS 'forgets the rate limiter''s counts and 429 blocks of the partner account a server reaches with your user mapping and of the keys it used last, or with NULL of every key; returns how many keys had any (for tests: a sandbox that forgot its own counters)';
+
 GRANT SELECT ON @extschema@.rate_limits TO PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.stats_reset() FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.rate_limits_reset(pg_catalog.name) FROM PUBLIC;

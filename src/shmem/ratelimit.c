@@ -456,6 +456,45 @@ evict_idle(int64 now)
 	}
 }
 
+/*
+ * Why counts are zeroed rather than every matching key removed: a unit in
+ * flight holds a pointer to its entry (psvc_rl_put), so only entries that
+ * carry nothing afterwards may go.  The fleet quota's fields are left as
+ * they are: what was leased from the coordinator is owed to it.
+ */
+long
+psvc_rl_forget(const char *account, Oid serverid)
+{
+	int64		now = psvc_rl_now();
+	HASH_SEQ_STATUS seq;
+	PsvcRlEntry *e;
+	long		n = 0;
+
+	LWLockAcquire(psvc_rl_shared->lock, LW_EXCLUSIVE);
+	hash_seq_init(&seq, psvc_rl_key_table);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		bool		idle;
+
+		if (account != NULL && strcmp(e->key.account, account) != 0 &&
+			!(e->dbid == MyDatabaseId && e->serverid == serverid))
+			continue;
+		SpinLockAcquire(&e->mutex);
+		psvc_rl_advance(e, now);
+		if (e->total > 0 || e->blocked_until > now)
+			n++;
+		memset(e->counts, 0, sizeof(e->counts));
+		e->total = 0;
+		e->blocked_until = 0;
+		idle = entry_idle(e, now);
+		SpinLockRelease(&e->mutex);
+		if (idle)
+			remove_entry(e);
+	}
+	LWLockRelease(psvc_rl_shared->lock);
+	return n;
+}
+
 /* The number of entries one owner holds (evict_fair). */
 typedef struct OwnerCount
 {

@@ -247,6 +247,15 @@ extern PsvcRlEntry *psvc_rl_take(PsvcRlLease *lease, int64 now,
 extern void psvc_rl_put(PsvcRlEntry *e, bool got_429, long hold_ms,
 						bool from_lease);
 /*
+ * Forgets what keys have counted and been blocked for: the keys of
+ * partner account account, and those that server serverid of this
+ * database used last (another role's account through it); with account
+ * NULL, every key.  Keys that then carry nothing are removed; units in
+ * flight stay held.  Returns how many keys had counts or a block.  Takes
+ * the table's lock; never raises.
+ */
+extern long psvc_rl_forget(const char *account, Oid serverid);
+/*
  * in ratelimit_clock.c: bucket width for the window now in force:
  * (W + margin) / BUCKETS.
  */

@@ -2,7 +2,8 @@
  *
  * ratelimit_views.c
  *		  The functions behind the views partner_svc.rate_limits and
- *		  partner_svc.stats, and partner_svc.stats_reset().
+ *		  partner_svc.stats, partner_svc.stats_reset() and
+ *		  partner_svc.rate_limits_reset().
  *
  * Each function copies the shared entries under the table's lock in
  * shared mode, every entry's counters under its spinlock, into an array
@@ -28,16 +29,19 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "catalog/pg_authid.h"
+#include "foreign/foreign.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "options.h"
 #include "ratelimit_int.h"
 
 PG_FUNCTION_INFO_V1(psvc_rl_rate_limits);
 PG_FUNCTION_INFO_V1(psvc_rl_stats);
 PG_FUNCTION_INFO_V1(psvc_rl_stats_reset);
+PG_FUNCTION_INFO_V1(psvc_rl_rate_limits_reset);
 
 static void
 require_shmem(const char *what)
@@ -303,4 +307,34 @@ psvc_rl_stats_reset(PG_FUNCTION_ARGS)
 	LWLockRelease(psvc_rl_shared->stats_lock);
 
 	PG_RETURN_VOID();
+}
+
+/*
+ * partner_svc.rate_limits_reset(server name DEFAULT NULL): forgets the
+ * counts and 429 blocks of the partner account that the server reaches
+ * with the caller's user mapping (its base URL and API key, the budget
+ * the service counts) and of the keys the server used last (other roles'
+ * accounts), or with NULL of every account; returns how many keys had
+ * any.  Meant for a test whose partner forgot its own counters
+ * (a sandbox's reset): against a real service it lets the next window
+ * exceed the partner's limit, hence superuser only (sql/install).  The
+ * account's digest is computed in CurrentMemoryContext.
+ */
+Datum
+psvc_rl_rate_limits_reset(PG_FUNCTION_ARGS)
+{
+	char		account[PSVC_ACCOUNT_LEN + 1];
+	bool		one = !PG_ARGISNULL(0);
+	Oid			serverid = InvalidOid;
+
+	require_shmem("partner_svc.rate_limits_reset()");
+	if (one)
+	{
+		ForeignServer *fs = GetForeignServerByName(NameStr(*PG_GETARG_NAME(0)), false);
+
+		serverid = fs->serverid;
+		psvc_options_account(psvc_options_server(serverid), account);
+	}
+
+	PG_RETURN_INT64((int64) psvc_rl_forget(one ? account : NULL, serverid));
 }
