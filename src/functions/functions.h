@@ -137,6 +137,29 @@ typedef struct PsvcSettleCreate
 } PsvcSettleCreate;
 
 /*
+ * The lookup after a lost create of partner orders: by the custom ids of
+ * the payload's vignettes, with the order members a vignette's order must
+ * share with it (docs/sandbox-orders.md, Orders).  create_order and
+ * create_transaction both create orders, so both settle this way; each
+ * adds its own names, hints and answer.  psvc_order_same is defined in
+ * functions_orders.c.
+ */
+extern const char *const psvc_order_same[];
+#define PSVC_SETTLE_ORDERS_BY_CUSTOM_ID \
+	.lookup = psvc_op(PSVC_OP_ORDER_LOOKUP), \
+	.items = "vignettes", \
+	.key = "custom_id", \
+	.same = psvc_order_same, \
+	.count = "cars", \
+	.payload_count = "vehicles", \
+	.group = "transaction_id", \
+	.exists_code = "custom_id_exists", \
+	.looking = "looking the orders up by custom id", \
+	.none_found = "No order with the custom ids of the payload existed when they were looked up, but the request may still be carried out.", \
+	.some_found = "Orders exist for some of the custom ids of the payload but not for all.", \
+	.differ = "Orders with the custom ids of the payload exist, but they differ from the payload."
+
+/*
  * Sends the create (body payload) until it has an answer; a lost answer
  * or a 5xx is settled by looking the objects up (found: they are the
  * answer, marked "recovered"; not a trace: the create is sent again, at

@@ -126,26 +126,12 @@ recovered_answer(const PsvcServer *server, Jsonb *payload, List *found,
 																  CStringGetDatum("{\"recovered\": true}"))));
 }
 
-/* What a vignette's order must share with it (docs/sandbox-orders.md, Orders). */
-static const char *const order_same[] = {"custom_id", "name", "period", "start_date", NULL};
-
 /* create_transaction, and how a lost one is settled (functions_settle.c). */
 static const PsvcSettleCreate tx_create = {
 	.function = "create_transaction",
 	.object = "transaction",
 	.create = psvc_op(PSVC_OP_TRANSACTION_CREATE),
-	.lookup = psvc_op(PSVC_OP_ORDER_LOOKUP),
-	.items = "vignettes",
-	.key = "custom_id",
-	.same = order_same,
-	.count = "cars",
-	.payload_count = "vehicles",
-	.group = "transaction_id",
-	.exists_code = "custom_id_exists",
-	.looking = "looking the orders up by custom id",
-	.none_found = "No order with the custom ids of the payload existed when they were looked up, but the request may still be carried out.",
-	.some_found = "Orders exist for some of the custom ids of the payload but not for all.",
-	.differ = "Orders with the custom ids of the payload exist, but they differ from the payload.",
+	PSVC_SETTLE_ORDERS_BY_CUSTOM_ID,
 	.hint_keys = "Read the orders by their custom ids (partner_svc.order_detail) before sending the transaction again; the service refuses a custom id twice.",
 	.hint_no_keys = "Look for the transaction in the foreign table transactions before sending it again; with a custom_id on every vignette create_transaction checks by itself.",
 	.answer = recovered_answer,
