@@ -35,7 +35,7 @@ BEGIN
   IF pg_catalog.to_regclass('partner_svc.webhook_events') IS NULL THEN
     RAISE EXCEPTION 'partner_svc is not installed in this database'
       USING ERRCODE = 'undefined_table',
-            HINT = 'Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.';
+            HINT = 'Run CREATE EXTENSION partner_svc in the database named by partner_svc.worker.';
   END IF;
 END $$;
 

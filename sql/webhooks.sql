@@ -49,9 +49,10 @@ SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'partner_svc webhook 
 -- the settings: reloaded with the configuration (SIGHUP), the database only
 -- at server start; none can be SET in a session
 SELECT name, setting, unit, context FROM pg_settings
-WHERE name LIKE 'partner_svc.webhook%' ORDER BY name;
+WHERE name LIKE 'partner_svc.webhook%' OR name LIKE 'partner_svc.worker%' ORDER BY name;
 SET partner_svc.webhook_listener = 'port=8080';
-SET partner_svc.webhook_database = 'regression';
+SET partner_svc.worker = 'database=regression';
+SET partner_svc.worker_tasks = 'senders=2';
 ALTER SYSTEM SET partner_svc.webhook_listener = 'port=70000';
 ALTER SYSTEM SET partner_svc.webhook_listener = 'address=';
 ALTER SYSTEM SET partner_svc.webhook_listener = 'max_body=100';
@@ -63,6 +64,14 @@ ALTER SYSTEM SET partner_svc.webhook_listener = 'port=8443 max_bdy=1MB';
 ALTER SYSTEM SET partner_svc.webhook_listener = 'port=8443 prot=1';
 ALTER SYSTEM SET partner_svc.webhook_listener = 'port=8443, port=8444';
 ALTER SYSTEM SET partner_svc.webhook_listener = 'port';
+-- the worker's tasks: the same key=value syntax; a value in double quotes
+-- may hold spaces and commas
+ALTER SYSTEM SET partner_svc.worker_tasks = 'senders=0';
+ALTER SYSTEM SET partner_svc.worker_tasks = 'poll_share=20 poll_shar=30';
+ALTER SYSTEM SET partner_svc.worker_tasks = 'give_up=1 week';
+ALTER SYSTEM SET partner_svc.worker_tasks = 'keep_events="30d';
+ALTER SYSTEM SET partner_svc.worker_tasks = 'senders=4, give_up=2h, keep_events=0, poll_after="25min"';
+ALTER SYSTEM RESET partner_svc.worker_tasks;
 ALTER SYSTEM SET partner_svc.webhook_listener = 'header_timeout=2h';
 ALTER SYSTEM SET partner_svc.webhook_listener = 'request_timeout=ten';
 ALTER SYSTEM SET partner_svc.webhook_listener =

@@ -20,15 +20,12 @@
  * (psvc_options_setting).  Adding such a setting is adding a row and its
  * PsvcSettingId.
  *
- * Two settings are lists, parsed by their check hooks into a struct kept
- * by the GUC machinery (the hook's "extra", malloc'd), which the assign
- * hooks publish: partner_svc.webhook_listener ("key=value ...": where the
- * listener listens and its limits on clients, each key with the bounds
- * and unit its former GUC had) and partner_svc.webhook_secret (the
- * accepted secrets).  The listener's keys are one setting because an
- * operator turns the listener on with one line and tunes its defences
- * against hostile clients, if ever, together; each key keeps its own
- * bounds so that the tests can still set them one by one.  The secrets
+ * Four settings are lists.  Three are "key=value ..." lists parsed by
+ * guc_keys.c: partner_svc.webhook_listener (where the listener listens
+ * and its limits on clients), partner_svc.worker (the background worker's
+ * database and role) and partner_svc.worker_tasks (its duties beside the
+ * webhooks: deferred calls, polling, retention).  The fourth,
+ * partner_svc.webhook_secret, is the accepted secrets, parsed here; its
  * hook never refuses a value, since PostgreSQL prints a refused value.
  * partner_svc.time_scale derives the rate-limit window in its assign
  * hook: one clock for the cache's TTLs and the limiter's window.
@@ -52,6 +49,7 @@
 #include "utils/varlena.h"
 
 #include "guc.h"
+#include "guc_keys.h"
 #include "options.h"
 
 int			psvc_guc_connect_timeout = 5000;
@@ -77,66 +75,8 @@ int			psvc_guc_window_ms = 60000;
 
 static char *webhook_listener_string = NULL;
 static char *webhook_secret_string = NULL;
-char	   *psvc_guc_webhook_database = NULL;
-char	   *psvc_guc_webhook_role = NULL;
-
-/* The keys of partner_svc.webhook_listener, with their bounds and units. */
-typedef struct ListenerKey
-{
-	const char *name;
-	size_t		offset;			/* of the int in PsvcWebhookListener */
-	int			boot;
-	int			min;
-	int			max;
-	int			unit;			/* GUC_UNIT_*, for parse_int */
-	const char *unit_name;		/* as messages show a value */
-} ListenerKey;
-
-#define LISTENER_INT(field) offsetof(PsvcWebhookListener, field)
-
-static const ListenerKey listener_keys[] = {
-	{.name = "port", .offset = LISTENER_INT(port),
-	.boot = 0, .min = 0, .max = 65535, .unit_name = ""},
-	{.name = "max_body", .offset = LISTENER_INT(max_body),
-	.boot = 65536, .min = 1024, .max = 16 * 1024 * 1024,
-	.unit = GUC_UNIT_BYTE, .unit_name = " B"},
-	{.name = "max_body_in_flight", .offset = LISTENER_INT(max_body_in_flight),
-	.boot = 16 * 1024 * 1024, .min = 64 * 1024, .max = 1024 * 1024 * 1024,
-	.unit = GUC_UNIT_BYTE, .unit_name = " B"},
-	{.name = "max_connections_per_address",
-	.offset = LISTENER_INT(max_connections_per_address),
-	.boot = 64, .min = 0, .max = 512, .unit_name = ""},
-	{.name = "min_rate", .offset = LISTENER_INT(min_rate),
-	.boot = 1024, .min = 0, .max = 1024 * 1024 * 1024,
-	.unit = GUC_UNIT_BYTE, .unit_name = " B"},
-	{.name = "header_timeout", .offset = LISTENER_INT(header_timeout),
-	.boot = 10, .min = 1, .max = 3600, .unit = GUC_UNIT_S, .unit_name = " s"},
-	{.name = "request_timeout", .offset = LISTENER_INT(request_timeout),
-	.boot = 30, .min = 1, .max = 3600, .unit = GUC_UNIT_S, .unit_name = " s"},
-	{.name = "lock_timeout", .offset = LISTENER_INT(lock_timeout),
-	.boot = 5000, .min = 1, .max = 600 * 1000, .unit = GUC_UNIT_MS,
-	.unit_name = " ms"},
-};
-
-#define LISTENER_DEFAULT_ADDRESS "127.0.0.1"
-
-/* The parsed listener: the "extra" of the GUC, the address after it. */
-typedef struct ListenerExtra
-{
-	PsvcWebhookListener l;
-	char		address[FLEXIBLE_ARRAY_MEMBER];
-} ListenerExtra;
-
-PsvcWebhookListener psvc_guc_webhook = {
-	.address = LISTENER_DEFAULT_ADDRESS,
-	.max_body = 65536,
-	.max_body_in_flight = 16 * 1024 * 1024,
-	.max_connections_per_address = 64,
-	.min_rate = 1024,
-	.header_timeout = 10,
-	.request_timeout = 30,
-	.lock_timeout = 5000,
-};
+static char *worker_string = NULL;
+static char *worker_tasks_string = NULL;
 
 /* The parsed secrets: the "extra" of the GUC. */
 typedef struct SecretsExtra
@@ -148,8 +88,6 @@ typedef struct SecretsExtra
 static const char *const no_secrets[] = {NULL};
 const char *const *psvc_guc_webhook_secrets = no_secrets;
 
-static bool check_webhook_listener(char **newval, void **extra, GucSource source);
-static void assign_webhook_listener(const char *newval, void *extra);
 static bool check_webhook_secret(char **newval, void **extra, GucSource source);
 static void assign_webhook_secret(const char *newval, void *extra);
 static void assign_time_scale(double newval, void *extra);
@@ -268,29 +206,35 @@ static const PsvcGuc gucs[] = {
 		.long_desc = "Keys and values, such as 'port=8443 max_body=128kB': address, port (0: no listener), "
 		"max_body, max_body_in_flight, max_connections_per_address, min_rate, header_timeout, "
 		"request_timeout, lock_timeout.  A key not given has its default.",
-		.check_string = check_webhook_listener, .assign_string = assign_webhook_listener},
+		.check_string = psvc_guc_check_listener, .assign_string = psvc_guc_assign_listener},
 	{.name = "webhook_secret", .type = PSVC_GUC_STRING,
 		.var = &webhook_secret_string, .boot_string = "",
 		.context = PGC_SIGHUP, .flags = GUC_SUPERUSER_ONLY | GUC_LIST_INPUT,
 		.short_desc = "Values the X-Partner-Webhook-Secret header of each webhook may have.",
 		.long_desc = "Empty: no header is required.  During a rotation, the new secret and the former one, separated by a comma.",
 		.check_string = check_webhook_secret, .assign_string = assign_webhook_secret},
-	{.name = "webhook_database", .type = PSVC_GUC_STRING,
-		.var = &psvc_guc_webhook_database, .boot_string = "postgres",
+	{.name = "worker", .type = PSVC_GUC_STRING,
+		.var = &worker_string, .boot_string = "",
 		.context = PGC_POSTMASTER,
-		.short_desc = "Database the webhook worker writes into.",
-		.long_desc = "The extension must be installed there."},
-	{.name = "webhook_role", .type = PSVC_GUC_STRING,
-		.var = &psvc_guc_webhook_role, .boot_string = "",
-		.context = PGC_POSTMASTER,
-		.short_desc = "Role the webhook worker connects as.",
-		.long_desc = "Empty: the bootstrap superuser.  The role needs LOGIN and the right to write the webhook tables."},
+		.short_desc = "Database and role of the background worker.",
+		.long_desc = "Keys and values, such as 'database=app role=partner_hooks': database (default postgres; "
+		"the extension must be installed there), role (empty: the bootstrap superuser; it needs LOGIN).",
+		.check_string = psvc_guc_check_worker, .assign_string = psvc_guc_assign_worker},
+	{.name = "worker_tasks", .type = PSVC_GUC_STRING,
+		.var = &worker_tasks_string, .boot_string = "",
+		.context = PGC_SIGHUP,
+		.short_desc = "What the background worker does beside the webhooks: deferred calls, polling, retention.",
+		.long_desc = "Keys and values, such as 'senders=8 poll_share=20': senders, give_up, max_attempts, "
+		"keep_calls, poll_after, poll_interval, poll_share, keep_events, keep_rejects, max_rejects.  "
+		"A key not given has its default.",
+		.check_string = psvc_guc_check_tasks, .assign_string = psvc_guc_assign_tasks},
 };
 
 /* Defines the settings; from _PG_init, once per process. */
 void
 psvc_guc_init(void)
 {
+	psvc_guc_keys_init();
 	for (int i = 0; i < lengthof(gucs); i++)
 	{
 		const PsvcGuc *g = &gucs[i];
@@ -372,173 +316,6 @@ static void
 assign_time_scale(double newval, void *extra)
 {
 	psvc_guc_window_ms = Max((int) rint(60000.0 * newval), 100);
-}
-
-
-/* ---------------------------------------------------------------------
- * partner_svc.webhook_listener
- * ---------------------------------------------------------------------
- */
-
-/* The key called name, or NULL. */
-static const ListenerKey *
-listener_key(const char *name)
-{
-	for (int i = 0; i < lengthof(listener_keys); i++)
-		if (strcmp(listener_keys[i].name, name) == 0)
-			return &listener_keys[i];
-	return NULL;
-}
-
-/* The valid keys, and the closest to a wrong one, for a hint. */
-static void
-listener_key_hint(const char *wrong)
-{
-	StringInfoData buf;
-	const char *nearest = NULL;
-	int			best = 3;		/* farther than this is no suggestion */
-
-	initStringInfo(&buf);
-	for (int i = -1; i < (int) lengthof(listener_keys); i++)
-	{
-		const char *k = i < 0 ? "address" : listener_keys[i].name;
-		int			d = varstr_levenshtein(wrong, strlen(wrong), k, strlen(k),
-										   1, 1, 1, false);
-
-		appendStringInfo(&buf, "%s%s", i < 0 ? "" : ", ", k);
-		if (d < best)
-		{
-			best = d;
-			nearest = k;
-		}
-	}
-	if (nearest)
-		GUC_check_errhint("Perhaps you meant the key \"%s\".  Valid keys are: %s.",
-						  nearest, buf.data);
-	else
-		GUC_check_errhint("Valid keys are: %s.", buf.data);
-	pfree(buf.data);
-}
-
-/*
- * Parses "key=value key=value ..." (white space or commas between pairs)
- * into a ListenerExtra, malloc'd as the GUC machinery wants its extra.
- * Each value is read as its former GUC read it, units included, within
- * the same bounds; an unknown or repeated key, or a value out of range,
- * refuses the whole setting.
- */
-static bool
-check_webhook_listener(char **newval, void **extra, GucSource source)
-{
-	char	   *copy = pstrdup(*newval ? *newval : "");
-	char	   *p = copy;
-	PsvcWebhookListener l;
-	const char *address = LISTENER_DEFAULT_ADDRESS;
-	bool		seen[lengthof(listener_keys) + 1] = {0};
-	ListenerExtra *ex;
-
-	for (int i = 0; i < lengthof(listener_keys); i++)
-		*(int *) ((char *) &l + listener_keys[i].offset) = listener_keys[i].boot;
-	for (;;)
-	{
-		char	   *key;
-		char	   *value;
-		char	   *eq;
-		const ListenerKey *k;
-		int			v;
-		const char *hint = NULL;
-
-		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ',')
-			p++;
-		if (*p == '\0')
-			break;
-		key = p;
-		while (*p != '\0' && *p != ' ' && *p != '\t' && *p != '\n' &&
-			   *p != '\r' && *p != ',')
-			p++;
-		if (*p != '\0')
-			*p++ = '\0';
-		eq = strchr(key, '=');
-		if (eq == NULL)
-		{
-			GUC_check_errdetail("\"%s\" is not of the form key=value.", key);
-			goto fail;
-		}
-		*eq = '\0';
-		value = eq + 1;
-		if (strcmp(key, "address") == 0)
-		{
-			if (seen[lengthof(listener_keys)])
-			{
-				GUC_check_errdetail("Key \"%s\" is given more than once.", key);
-				goto fail;
-			}
-			seen[lengthof(listener_keys)] = true;
-			if (value[0] == '\0')
-			{
-				GUC_check_errdetail("The listen address must not be empty.");
-				goto fail;
-			}
-			address = value;
-			continue;
-		}
-		k = listener_key(key);
-		if (k == NULL)
-		{
-			GUC_check_errdetail("Unknown key \"%s\".", key);
-			listener_key_hint(key);
-			goto fail;
-		}
-		if (seen[k - listener_keys])
-		{
-			GUC_check_errdetail("Key \"%s\" is given more than once.", key);
-			goto fail;
-		}
-		seen[k - listener_keys] = true;
-		if (!parse_int(value, &v, k->unit, &hint))
-		{
-			GUC_check_errdetail("Key \"%s\" requires an integer value%s, not \"%s\".",
-								key, k->unit ? " with an optional unit" : "", value);
-			if (hint)
-				GUC_check_errhint("%s", hint);
-			goto fail;
-		}
-		if (v < k->min || v > k->max)
-		{
-			GUC_check_errdetail("%d%s is outside the valid range for key \"%s\" (%d .. %d).",
-								v, k->unit_name, key, k->min, k->max);
-			goto fail;
-		}
-		*(int *) ((char *) &l + k->offset) = v;
-	}
-
-	/* the GUC machinery frees an extra with free() */
-	ex = (ListenerExtra *) malloc(offsetof(ListenerExtra, address) +
-								  strlen(address) + 1);
-	if (ex == NULL)
-	{
-		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
-		GUC_check_errmsg("out of memory");
-		goto fail;
-	}
-	ex->l = l;
-	strcpy(ex->address, address);
-	pfree(copy);
-	*extra = ex;
-	return true;
-
-fail:
-	pfree(copy);
-	return false;
-}
-
-static void
-assign_webhook_listener(const char *newval, void *extra)
-{
-	ListenerExtra *ex = (ListenerExtra *) extra;
-
-	psvc_guc_webhook = ex->l;
-	psvc_guc_webhook.address = ex->address;
 }
 
 

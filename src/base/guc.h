@@ -116,8 +116,37 @@ typedef struct PsvcWebhookListener
 extern PsvcWebhookListener psvc_guc_webhook;
 /* the accepted secrets, NULL-terminated (partner_svc.webhook_secret) */
 extern const char *const *psvc_guc_webhook_secrets;
-extern char *psvc_guc_webhook_database;
-extern char *psvc_guc_webhook_role;		/* "" = the bootstrap superuser */
+
+/* The background worker's connection, parsed from partner_svc.worker. */
+typedef struct PsvcWorker
+{
+	const char *database;		/* never empty */
+	const char *role;			/* "" = the bootstrap superuser */
+} PsvcWorker;
+
+extern PsvcWorker psvc_guc_worker;
+
+/*
+ * The worker's duties beside the webhooks, parsed from
+ * partner_svc.worker_tasks.  Durations are seconds; give_up, poll_after
+ * and poll_interval are of the partners' clock (multiply by time_scale),
+ * the keep_* periods real time, 0 keeping everything.
+ */
+typedef struct PsvcWorkerTasks
+{
+	int			senders;		/* deferred calls sent at once */
+	int			give_up;		/* s: a deferred call fails after this */
+	int			max_attempts;	/* ... or after this many attempts */
+	int			keep_calls;		/* s: finished deferred calls kept */
+	int			poll_after;		/* s: an unchanged, unfinished order is polled */
+	int			poll_interval;	/* s: between two polling rounds */
+	int			poll_share;		/* percent of a route's quota polling may use */
+	int			keep_events;	/* s: rows of webhook_events kept */
+	int			keep_rejects;	/* s: rows of webhook_rejects kept */
+	int			max_rejects;	/* rows of webhook_rejects at most, 0 = no cap */
+} PsvcWorkerTasks;
+
+extern PsvcWorkerTasks psvc_guc_tasks;
 
 /* Defines every setting (from _PG_init, preloaded or not). */
 extern void psvc_guc_init(void);

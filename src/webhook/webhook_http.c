@@ -9,7 +9,7 @@
  *
  * - The listener's settings (the secrets, the body limit, the limits on
  *   hostile clients) are keys of partner_svc.webhook_listener and
- *   partner_svc.webhook_secret, parsed by guc.c into psvc_guc_webhook and
+ *   partner_svc.webhook_secret, parsed by guc_keys.c and guc.c into psvc_guc_webhook and
  *   psvc_guc_webhook_secrets.
  * - The largest body read is psvc_wh_http_body_cap(): max_body, or less when the in-flight budget could
  *   not hold such a body (and its NUL) even with nothing else in flight.  A 503 says "retry later", and

@@ -36,8 +36,8 @@
  *   (backend type "partner_svc webhook worker"), restarted by the
  *   postmaster 5 s after it dies.  It always runs; with
  *   no port in partner_svc.webhook_listener (the default) it only waits for a
- *   reload.  It connects to partner_svc.webhook_database, as
- *   partner_svc.webhook_role (default: the bootstrap superuser), the first
+ *   reload.  It connects to the database of partner_svc.worker, as
+ *   its role (default: the bootstrap superuser), the first
  *   time it has a port, so an unused worker needs no database.
  * - Connecting to a database that does not exist is a FATAL the worker
  *   cannot catch.  The shared flag "connecting" outlives the process: a
@@ -186,7 +186,7 @@ wh_shmem_startup(void)
 
 /*
  * Defines the webhook settings (in every process that loads the library;
- * webhook_database and webhook_role only while preloading) and, while
+ * partner_svc.worker only while preloading) and, while
  * preloading, asks for shared memory and registers the worker.
  */
 void
@@ -295,7 +295,7 @@ worker_exit(int code, Datum arg)
 		wh_shared->connect_failures++;
 		snprintf(wh_shared->last_error, sizeof(wh_shared->last_error),
 				 "could not connect to database \"%s\"%s%s; see the server log",
-				 psvc_guc_webhook_database, psvc_guc_webhook_role[0] ? " as role " : "", psvc_guc_webhook_role);
+				 psvc_guc_worker.database, psvc_guc_worker.role[0] ? " as role " : "", psvc_guc_worker.role);
 	}
 	SpinLockRelease(&wh_shared->mutex);
 }
@@ -360,12 +360,12 @@ wait_for_database(void)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		psvc_wh_connect_problem(psvc_guc_webhook_database, psvc_guc_webhook_role, problem, sizeof(problem));
+		psvc_wh_connect_problem(psvc_guc_worker.database, psvc_guc_worker.role, problem, sizeof(problem));
 		if (problem[0] == '\0' && failures <= 1)
 		{
 			ereport(LOG,
 					(errmsg("partner_svc webhook worker restarts to connect to database \"%s\"",
-							psvc_guc_webhook_database)));
+							psvc_guc_worker.database)));
 			set_connecting(false);
 			worker_clear_error(logged);
 			proc_exit(1);
@@ -375,13 +375,13 @@ wait_for_database(void)
 			/* it looks fine but connecting failed: pause before trying again */
 			snprintf(problem, sizeof(problem),
 					 "could not connect to database \"%s\" %d times in a row; see the server log",
-					 psvc_guc_webhook_database, failures);
+					 psvc_guc_worker.database, failures);
 			failures = 1;
 		}
 		if (strcmp(problem, logged) != 0)
 			ereport(WARNING,
 					(errmsg("partner_svc webhook worker cannot start: %s", problem),
-					 errhint("It checks again after pauses growing to %d seconds; fix partner_svc.webhook_database or partner_svc.webhook_role, or create what is missing.",
+					 errhint("It checks again after pauses growing to %d seconds; fix the database or role of partner_svc.worker, or create what is missing.",
 							 PSVC_WH_CHECK_MAX_MS / 1000)));
 		strlcpy(logged, problem, sizeof(logged));
 		worker_set_error(problem);
@@ -405,8 +405,8 @@ note_extension_missing(void)
 	if (!extension_missing)
 		ereport(WARNING,
 				(errmsg("partner_svc webhook worker answers 503: extension \"partner_svc\" is not installed in database \"%s\"",
-						psvc_guc_webhook_database),
-				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.webhook_database.")));
+						psvc_guc_worker.database),
+				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.worker.")));
 	extension_missing = true;
 	worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
 	extension_pause_ms = extension_pause_ms == 0 ? PSVC_WH_CHECK_FIRST_MS
@@ -450,7 +450,7 @@ check_extension(void)
 		if (extension_missing)
 			ereport(LOG,
 					(errmsg("partner_svc webhook worker found extension \"partner_svc\" in database \"%s\"",
-							psvc_guc_webhook_database)));
+							psvc_guc_worker.database)));
 		extension_missing = false;
 		extension_pause_ms = 0;
 		worker_clear_error(PSVC_WH_NO_EXTENSION_MSG);
@@ -510,8 +510,8 @@ sync_listener(void)
 		/* a FATAL in here leaves "connecting" set: see wait_for_database */
 		set_connecting(true);
 		in_connect = true;
-		BackgroundWorkerInitializeConnection(psvc_guc_webhook_database,
-											 psvc_guc_webhook_role[0] != '\0' ? psvc_guc_webhook_role : NULL, 0);
+		BackgroundWorkerInitializeConnection(psvc_guc_worker.database,
+											 psvc_guc_worker.role[0] != '\0' ? psvc_guc_worker.role : NULL, 0);
 		in_connect = false;
 		set_connecting(false);
 		connected = true;
@@ -542,7 +542,7 @@ sync_listener(void)
 	running_port = psvc_guc_webhook.port;
 	running_timeout = psvc_guc_webhook.header_timeout;
 	ereport(LOG, (errmsg("partner_svc webhook worker listening on %s port %d, writing into database \"%s\"",
-						 running_address, running_port, psvc_guc_webhook_database)));
+						 running_address, running_port, psvc_guc_worker.database)));
 	psvc_wh_http_check_limits();
 	publish("listening");
 	report_idle();
@@ -760,7 +760,7 @@ psvc_webhook_status(PG_FUNCTION_ARGS)
 	 */
 	values[i++] = CStringGetTextDatum(copy.pid == 0 ? psvc_guc_webhook.address : copy.address);
 	values[i++] = Int32GetDatum(copy.pid == 0 ? psvc_guc_webhook.port : copy.port);
-	values[i++] = CStringGetTextDatum(psvc_guc_webhook_database);
+	values[i++] = CStringGetTextDatum(psvc_guc_worker.database);
 	nulls[i] = copy.pid == 0;
 	values[i++] = Int32GetDatum(copy.pid);
 	nulls[i] = copy.since == 0;

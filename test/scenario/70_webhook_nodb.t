@@ -1,4 +1,4 @@
-# A missing partner_svc.webhook_database right after a start (item 13 of
+# A missing database of partner_svc.worker right after a start (item 13 of
 # "trust round three"): no client has connected yet, so the shared
 # relcache init file is not there.  The worker that finds the database
 # missing must look it up without reading pg_class (which needs a
@@ -22,7 +22,7 @@ $node->append_conf('postgresql.conf', <<"CONF");
 shared_preload_libraries = 'partner_svc'
 listen_addresses = '127.0.0.1'
 partner_svc.webhook_listener = 'port=$port'
-partner_svc.webhook_database = 'hooks'
+partner_svc.worker = 'database=hooks'
 autovacuum = off
 CONF
 
