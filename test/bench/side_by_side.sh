@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# side_by_side.sh: the four benchmarks of the request path, old code against
+# side_by_side.sh: the benchmarks of the request path, old code against
 # new, on the same machine, alternately.  As root:
 #
-#   bash test/bench/side_by_side.sh [--small] [--benches "fdw func cache ratelimit"]
+#   bash test/bench/side_by_side.sh [--small] [--benches "fdw func cache ratelimit quota"]
 #        [--timeout SECONDS] [--lock-wait SECONDS] [--keep] OLD_REV [ROUNDS]
 #
 #   1. copies OLD_REV (git archive) and the current tree (as it is on disk,
@@ -34,6 +34,11 @@
 #   cache      --reps 3 --scans 500 --fill 100       --reps 1 --scans 100 --fill 20
 #              --latency 0                           --latency 0
 #   ratelimit  3 s per run, 1 round                  1 s per run, 1 round
+#   quota      5 s per run, 3 rounds                 1 s per run, 1 round
+# --benches takes the names above, or the scripts' names (quota_bench is
+# quota); the default is the first four (quota runs only when named: its
+# figures are the cost of leasing, measured against its own node-local
+# mode in the same run).
 # Every run's whole output is kept in the temporary directory until the
 # end (--keep: after it too); the last lines of a failed run are printed.
 # The exit status is non-zero when a build or a run failed, never for a
@@ -52,7 +57,7 @@ lock=/tmp/psvc_install.lock
 while [ $# -gt 0 ]; do
 	case $1 in
 		--small) small=1; shift ;;
-		--benches) benches=$2; shift 2 ;;
+		--benches) benches=$(printf '%s\n' $2 | sed 's/\.sh$//; s/_bench$//' | tr '\n' ' '); shift 2 ;;
 		--timeout) run_timeout=$2; shift 2 ;;
 		--lock-wait) lock_wait=$2; shift 2 ;;
 		--keep) keep=1; shift ;;
@@ -72,8 +77,8 @@ case "$rounds$run_timeout$lock_wait" in
 esac
 [ "$rounds" -ge 1 ] && [ "$rounds" -le 20 ] || { echo "side_by_side.sh: ROUNDS must be 1..20" >&2; exit 2; }
 for b in $benches; do
-	case $b in fdw|func|cache|ratelimit) ;;
-		*) echo "side_by_side.sh: unknown benchmark \"$b\" (fdw func cache ratelimit)" >&2; exit 2 ;;
+	case $b in fdw|func|cache|ratelimit|quota) ;;
+		*) echo "side_by_side.sh: unknown benchmark \"$b\" (fdw func cache ratelimit quota)" >&2; exit 2 ;;
 	esac
 done
 if [ "$(id -u)" -ne 0 ]; then
@@ -89,16 +94,19 @@ script[fdw]=fdw_bench.sh
 script[func]=func_bench.sh
 script[cache]=cache_bench.sh
 script[ratelimit]=ratelimit_bench.sh
+script[quota]=quota_bench.sh
 if [ "$small" -eq 1 ]; then
 	args[fdw]="--reps 1 --parts a"
 	args[func]="--reps 1 --calls 300 --no-pgbench"
 	args[cache]="--reps 1 --scans 100 --fill 20 --latency 0"
 	args[ratelimit]="1 1"
+	args[quota]="1 1"
 else
 	args[fdw]="--reps 3"
 	args[func]="--reps 3 --calls 2000 --no-pgbench"
 	args[cache]="--reps 3 --scans 500 --fill 100 --latency 0"
 	args[ratelimit]="3 1"
+	args[quota]="5 3"
 fi
 
 tmp=$(mktemp -d /tmp/psvc_sbs.XXXXXX)
@@ -174,6 +182,12 @@ figures()
 					print "$1 sessions, limiter off (req/s)\tH\t$2\n";
 					print "$1 sessions, limiter on (req/s)\tH\t$3\n";
 					print "$1 sessions, time per request on/off (x)\tL\t$4\n";
+				}
+			} elsif ($b eq "quota") {
+				if (/^([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)$/) {
+					print "node-local limiter (req/s)\tH\t$1\n";
+					print "leased from the coordinator (req/s)\tH\t$2\n";
+					print "time per request leased/local (x)\tL\t$3\n";
 				}
 			}
 		}' "$1"
