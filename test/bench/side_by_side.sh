@@ -3,7 +3,7 @@
 # new, on the same machine, alternately.  As root:
 #
 #   bash test/bench/side_by_side.sh [--small] [--benches "fdw func cache ratelimit quota"]
-#        [--timeout SECONDS] [--lock-wait SECONDS] [--keep] OLD_REV [ROUNDS]
+#        [--timeout SECONDS] [--lock-wait SECONDS] [--hold-lock] [--keep] OLD_REV [ROUNDS]
 #
 #   1. copies OLD_REV (git archive) and the current tree (as it is on disk,
 #      uncommitted changes included) into a temporary directory, and gives
@@ -50,6 +50,7 @@ source "$root/test/lib.sh"
 
 small=0
 keep=0
+hold_lock=0
 benches="fdw func cache ratelimit"
 run_timeout=1200
 lock_wait=3600
@@ -60,6 +61,7 @@ while [ $# -gt 0 ]; do
 		--benches) benches=$(printf '%s\n' $2 | sed 's/\.sh$//; s/_bench$//' | tr '\n' ' '); shift 2 ;;
 		--timeout) run_timeout=$2; shift 2 ;;
 		--lock-wait) lock_wait=$2; shift 2 ;;
+		--hold-lock) hold_lock=1; shift ;;
 		--keep) keep=1; shift ;;
 		-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 		-*) echo "side_by_side.sh: unknown option \"$1\"" >&2; exit 2 ;;
@@ -67,7 +69,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-	echo "usage: side_by_side.sh [--small] [--benches LIST] [--timeout S] [--lock-wait S] [--keep] OLD_REV [ROUNDS]" >&2
+	echo "usage: side_by_side.sh [--small] [--benches LIST] [--timeout S] [--lock-wait S] [--hold-lock] [--keep] OLD_REV [ROUNDS]" >&2
 	exit 2
 fi
 old_rev=$1
@@ -198,9 +200,11 @@ run()
 {
 	local t=$1 b=$2 r=$3 out="$tmp/out/$3.$1.$2"
 	echo "   round $r, $b, $t"
+	local take_lock=(flock -w "$lock_wait" "$lock")
+	[ "$hold_lock" -eq 1 ] && take_lock=()
 	# shellcheck disable=SC2086
-	(cd "$tmp/$t" && flock -w "$lock_wait" "$lock" \
-		timeout -s TERM "$run_timeout" bash "test/bench/${script[$b]}" ${args[$b]}) >"$out" 2>&1
+	(cd "$tmp/$t" && "${take_lock[@]}" \
+		timeout -s TERM "$run_timeout" bash "test/bench/${script[$b]}" ${args[$b]}) >"$out" 2>&1 9>&-
 	local rc=$?
 	figures "$b" <"$out" >"$out.fig"
 	if [ "$rc" -ne 0 ] || [ ! -s "$out.fig" ]; then
@@ -211,6 +215,14 @@ run()
 }
 
 echo "== $rounds round(s) of: $benches$([ "$small" -eq 1 ] && echo ' (--small)')"
+if [ "$hold_lock" -eq 1 ]; then
+	# fd 9 stays open (and locked) until the script exits; the runs take no
+	# lock of their own and do not inherit fd 9, so a server a run leaves
+	# behind cannot hold the lock
+	exec 9>>"$lock"
+	flock -w "$lock_wait" 9 || { echo "side_by_side.sh: no lock $lock within $lock_wait s" >&2; exit 1; }
+	echo "   holding $lock for every run"
+fi
 echo "   load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 fail=0
 for r in $(seq 1 "$rounds"); do
