@@ -152,7 +152,10 @@ barrier_subst(Node *node, BarrierSubst *s)
 
 /*
  * Does the value pass the clause?  *decided is false when the clause does
- * not fold to a constant with the value in place of the column.
+ * not fold to a constant with the value in place of the column.  Only
+ * immutable functions fold; one that fails on the value (a cast the value
+ * does not fit) fails the planning, as the same condition would fail on a
+ * row holding the value.
  */
 static bool
 barrier_passes(PlannerInfo *root, Node *clause, BarrierSubst *s, bool *decided)
