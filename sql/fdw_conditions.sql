@@ -92,6 +92,89 @@ SET ROLE regress_psvc_cond_reader;
 EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
 SELECT * FROM inception_themes WHERE movie = ANY ('{frozen-station}');
 RESET ROLE;
+-- a view whose conditions on movie are all sent: the reader's leakproof
+-- condition still chooses the request, within the view's values
+CREATE VIEW cond.two_themes WITH (security_barrier) AS
+  SELECT * FROM cond.movie_themes WHERE movie IN ('inception', 'frozen-station');
+GRANT SELECT ON cond.two_themes TO regress_psvc_cond_reader;
+SET ROLE regress_psvc_cond_reader;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT title FROM two_themes WHERE movie = 'frozen-station';
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT title FROM two_themes WHERE movie IN ('frozen-station', 'no-such-movie');
+RESET ROLE;
+
+--
+-- a security_barrier view that limits movie by a condition the service
+-- cannot apply (LIKE): PostgreSQL plans the reader's leakproof condition
+-- inside the view, beside the view's own; only values that pass the
+-- view's condition are sent, so no request with the view owner's key
+-- names a movie beyond the barrier
+--
+CREATE VIEW cond.incep_themes WITH (security_barrier) AS
+  SELECT * FROM cond.movie_themes WHERE movie LIKE 'incep%';
+GRANT SELECT ON cond.incep_themes TO regress_psvc_cond_reader;
+CALL sandbox.reset_stats();
+SET ROLE regress_psvc_cond_reader;
+SELECT count(*) FROM incep_themes WHERE movie = 'frozen-station';
+SELECT count(*) FROM incep_themes WHERE movie IN ('frozen-station', 'no-such-movie');
+SELECT count(*) > 0 AS some FROM incep_themes WHERE movie IN ('frozen-station', 'inception');
+SELECT count(*) > 0 AS some FROM incep_themes WHERE movie = 'inception';
+RESET ROLE;
+-- only inception, twice: never frozen-station or no-such-movie
+SELECT path, status FROM sandbox.requests() ORDER BY seq;
+SET ROLE regress_psvc_cond_reader;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT title FROM incep_themes WHERE movie = 'frozen-station';
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT title FROM incep_themes WHERE movie IN ('frozen-station', 'inception');
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
+SELECT * FROM incep_themes WHERE movie = 'frozen-station';
+-- a value known only when the scan starts cannot be checked against the
+-- view's condition when planning: it is not sent (the scan has no movie)
+SET plan_cache_mode = force_generic_plan;
+PREPARE incep_one(text) AS SELECT count(*) FROM incep_themes WHERE movie = $1;
+EXPLAIN (VERBOSE, COSTS OFF) EXECUTE incep_one('frozen-station');
+\set VERBOSITY terse
+EXECUTE incep_one('frozen-station');
+\set VERBOSITY default
+DEALLOCATE incep_one;
+RESET plan_cache_mode;
+RESET ROLE;
+
+-- the same condition in a view without security_barrier: PostgreSQL
+-- merges the view into the query, and the reader's value is sent as
+-- in a plain query
+CREATE VIEW cond.incep_plain AS
+  SELECT * FROM cond.movie_themes WHERE movie LIKE 'incep%';
+GRANT SELECT ON cond.incep_plain TO regress_psvc_cond_reader;
+SET ROLE regress_psvc_cond_reader;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT title FROM incep_plain WHERE movie = 'frozen-station';
+RESET ROLE;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT title FROM movie_themes WHERE movie = 'frozen-station' AND movie LIKE 'incep%';
+
+--
+-- a security_barrier view that limits movie by a join with a local table
+-- of allowed movies: the join stays local, so a reader's value of movie
+-- is never sent.  Read whole, the view's rows come by the join's values;
+-- a reader who names a movie gets the missing-movie error, since
+-- PostgreSQL turns the join into a condition on each side and leaves no
+-- join value to send
+--
+CREATE TABLE cond.allowed_movies (movie text);
+INSERT INTO cond.allowed_movies VALUES ('inception');
+ANALYZE cond.allowed_movies;
+CREATE VIEW cond.allowed_themes WITH (security_barrier) AS
+  SELECT t.* FROM cond.movie_themes t JOIN cond.allowed_movies a ON t.movie = a.movie;
+GRANT SELECT ON cond.allowed_themes TO regress_psvc_cond_reader;
+CALL sandbox.reset_stats();
+SET ROLE regress_psvc_cond_reader;
+SELECT count(*) > 0 AS some FROM allowed_themes;
+SELECT count(*) FROM allowed_themes WHERE movie = 'frozen-station';
+RESET ROLE;
+SELECT path, status FROM sandbox.requests() ORDER BY seq;
 
 RESET partner_svc.learn_estimates;
 SET search_path = public;

@@ -7,6 +7,7 @@
  * The module is fdw_handler.c (the FdwRoutine), fdw_plan.c (paths, plans,
  * pushed-down equalities, the endpoint and columns of a table),
  * fdw_quals.c (the equality shapes the planner recognises),
+ * fdw_barrier.c (the values sent from inside a security_barrier view),
  * fdw_scan.c (the generic scan engine: executor callbacks, streams, rows
  * built from the catalogue's columns), fdw_scan_values.c (the pushed
  * values of a run), fdw_scan_page.c (a stream's pages,
@@ -127,6 +128,22 @@ extern AttrNumber psvc_fdw_match_equality(Expr *clause, Index relid, Expr **valu
 extern Expr *psvc_fdw_intersect_consts(List *values, List *arrays, bool *is_array);
 /* Does equality on the column, under collid, compare text exactly? */
 extern bool psvc_fdw_compares_exactly(Form_pg_attribute att, Oid collid);
+
+/* in fdw_barrier.c */
+
+/* Is the query level planned inside a security_barrier view (or may be)? */
+extern bool psvc_fdw_in_barrier_subquery(PlannerInfo *root);
+/*
+ * For a column of baserel planned inside a security_barrier view: may its
+ * pushed value (*value, *is_array; merged: the RestrictInfos it
+ * satisfies; known: it is the whole value, not one to intersect at run
+ * time) be sent?  false: no, its conditions filter locally; true: yes,
+ * *value and *is_array reduced to the values that pass the column's
+ * other conditions.  Allocates in CurrentMemoryContext.
+ */
+extern bool psvc_fdw_barrier_values(PlannerInfo *root, RelOptInfo *baserel,
+									AttrNumber attno, List *merged, bool known,
+									Expr **value, bool *is_array);
 
 /* in fdw_scan.c */
 extern void psvc_fdw_begin(ForeignScanState *node, int eflags);

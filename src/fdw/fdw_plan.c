@@ -33,7 +33,8 @@
  * collation).  Several conditions on one column send the intersection of
  * their values (choose_pushed), none when it is empty; that is also what
  * keeps a reader of a security_barrier view from sending a value the
- * view hides.
+ * view hides, and inside such a view a value is sent only when it passes
+ * the view's conditions on its column that stay local (fdw_barrier.c).
  *
  * Rows satisfy their WHERE whatever the service does: every pushed-down
  * condition on a member column is also kept as a recheck qual
@@ -427,6 +428,9 @@ below_unsent_barrier(RelOptInfo *baserel, List *sent, PushedQual *pq)
  * leakproof) stays local, and so does one that a barrier's condition the
  * service cannot apply bounds; a barrier's condition that it can apply is
  * intersected with the reader's, so no value outside the barrier is sent.
+ * Inside a security_barrier view, where the view's and the reader's
+ * conditions share one security level, a column's values are checked
+ * against its local conditions (fdw_barrier.c).
  * Allocates in CurrentMemoryContext.
  */
 static List *
@@ -494,6 +498,23 @@ choose_pushed(PlannerInfo *root, RelOptInfo *baserel, Oid relid, PsvcRelInfo *in
 		pq->is_array = is_array;
 		pq->also = NIL;
 	}
+
+	/*
+	 * Inside a security_barrier view, only values that pass the view's
+	 * conditions the service does not apply are sent (fdw_barrier.c)
+	 */
+	if (pushed != NIL && psvc_fdw_in_barrier_subquery(root))
+		foreach(lc, pushed)
+		{
+			PushedQual *pq = lfirst(lc);
+
+			if (psvc_fdw_barrier_values(root, baserel, pq->attno, pq->merged,
+										pq->also == NIL, &pq->value, &pq->is_array))
+				continue;
+			if (psvc_endpoint_is_detail_key(info->ep, pq->col))
+				info->detail = false;
+			pushed = foreach_delete_current(pushed, lc);
+		}
 	return pushed;
 }
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# side_by_side.sh: the four benchmarks of the request path, old code against
+# side_by_side.sh: the benchmarks of the request path, old code against
 # new, on the same machine, alternately.  As root:
 #
-#   bash test/bench/side_by_side.sh [--small] [--benches "fdw func cache ratelimit"]
-#        [--timeout SECONDS] [--lock-wait SECONDS] [--keep] OLD_REV [ROUNDS]
+#   bash test/bench/side_by_side.sh [--small] [--benches "fdw func cache ratelimit quota"]
+#        [--timeout SECONDS] [--lock-wait SECONDS] [--hold-lock] [--keep] OLD_REV [ROUNDS]
 #
 #   1. copies OLD_REV (git archive) and the current tree (as it is on disk,
 #      uncommitted changes included) into a temporary directory, and gives
@@ -34,6 +34,11 @@
 #   cache      --reps 3 --scans 500 --fill 100       --reps 1 --scans 100 --fill 20
 #              --latency 0                           --latency 0
 #   ratelimit  3 s per run, 1 round                  1 s per run, 1 round
+#   quota      5 s per run, 3 rounds                 1 s per run, 1 round
+# --benches takes the names above, or the scripts' names (quota_bench is
+# quota); the default is the first four (quota runs only when named: its
+# figures are the cost of leasing, measured against its own node-local
+# mode in the same run).
 # Every run's whole output is kept in the temporary directory until the
 # end (--keep: after it too); the last lines of a failed run are printed.
 # The exit status is non-zero when a build or a run failed, never for a
@@ -45,6 +50,7 @@ source "$root/test/lib.sh"
 
 small=0
 keep=0
+hold_lock=0
 benches="fdw func cache ratelimit"
 run_timeout=1200
 lock_wait=3600
@@ -52,9 +58,10 @@ lock=/tmp/psvc_install.lock
 while [ $# -gt 0 ]; do
 	case $1 in
 		--small) small=1; shift ;;
-		--benches) benches=$2; shift 2 ;;
+		--benches) benches=$(printf '%s\n' $2 | sed 's/\.sh$//; s/_bench$//' | tr '\n' ' '); shift 2 ;;
 		--timeout) run_timeout=$2; shift 2 ;;
 		--lock-wait) lock_wait=$2; shift 2 ;;
+		--hold-lock) hold_lock=1; shift ;;
 		--keep) keep=1; shift ;;
 		-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 		-*) echo "side_by_side.sh: unknown option \"$1\"" >&2; exit 2 ;;
@@ -62,7 +69,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-	echo "usage: side_by_side.sh [--small] [--benches LIST] [--timeout S] [--lock-wait S] [--keep] OLD_REV [ROUNDS]" >&2
+	echo "usage: side_by_side.sh [--small] [--benches LIST] [--timeout S] [--lock-wait S] [--hold-lock] [--keep] OLD_REV [ROUNDS]" >&2
 	exit 2
 fi
 old_rev=$1
@@ -72,8 +79,8 @@ case "$rounds$run_timeout$lock_wait" in
 esac
 [ "$rounds" -ge 1 ] && [ "$rounds" -le 20 ] || { echo "side_by_side.sh: ROUNDS must be 1..20" >&2; exit 2; }
 for b in $benches; do
-	case $b in fdw|func|cache|ratelimit) ;;
-		*) echo "side_by_side.sh: unknown benchmark \"$b\" (fdw func cache ratelimit)" >&2; exit 2 ;;
+	case $b in fdw|func|cache|ratelimit|quota) ;;
+		*) echo "side_by_side.sh: unknown benchmark \"$b\" (fdw func cache ratelimit quota)" >&2; exit 2 ;;
 	esac
 done
 if [ "$(id -u)" -ne 0 ]; then
@@ -89,16 +96,19 @@ script[fdw]=fdw_bench.sh
 script[func]=func_bench.sh
 script[cache]=cache_bench.sh
 script[ratelimit]=ratelimit_bench.sh
+script[quota]=quota_bench.sh
 if [ "$small" -eq 1 ]; then
 	args[fdw]="--reps 1 --parts a"
 	args[func]="--reps 1 --calls 300 --no-pgbench"
 	args[cache]="--reps 1 --scans 100 --fill 20 --latency 0"
 	args[ratelimit]="1 1"
+	args[quota]="1 1"
 else
 	args[fdw]="--reps 3"
 	args[func]="--reps 3 --calls 2000 --no-pgbench"
 	args[cache]="--reps 3 --scans 500 --fill 100 --latency 0"
 	args[ratelimit]="3 1"
+	args[quota]="5 3"
 fi
 
 tmp=$(mktemp -d /tmp/psvc_sbs.XXXXXX)
@@ -175,6 +185,12 @@ figures()
 					print "$1 sessions, limiter on (req/s)\tH\t$3\n";
 					print "$1 sessions, time per request on/off (x)\tL\t$4\n";
 				}
+			} elsif ($b eq "quota") {
+				if (/^([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)$/) {
+					print "node-local limiter (req/s)\tH\t$1\n";
+					print "leased from the coordinator (req/s)\tH\t$2\n";
+					print "time per request leased/local (x)\tL\t$3\n";
+				}
 			}
 		}' "$1"
 }
@@ -184,9 +200,11 @@ run()
 {
 	local t=$1 b=$2 r=$3 out="$tmp/out/$3.$1.$2"
 	echo "   round $r, $b, $t"
+	local take_lock=(flock -w "$lock_wait" "$lock")
+	[ "$hold_lock" -eq 1 ] && take_lock=()
 	# shellcheck disable=SC2086
-	(cd "$tmp/$t" && flock -w "$lock_wait" "$lock" \
-		timeout -s TERM "$run_timeout" bash "test/bench/${script[$b]}" ${args[$b]}) >"$out" 2>&1
+	(cd "$tmp/$t" && "${take_lock[@]}" \
+		timeout -s TERM "$run_timeout" bash "test/bench/${script[$b]}" ${args[$b]}) >"$out" 2>&1 9>&-
 	local rc=$?
 	figures "$b" <"$out" >"$out.fig"
 	if [ "$rc" -ne 0 ] || [ ! -s "$out.fig" ]; then
@@ -197,6 +215,14 @@ run()
 }
 
 echo "== $rounds round(s) of: $benches$([ "$small" -eq 1 ] && echo ' (--small)')"
+if [ "$hold_lock" -eq 1 ]; then
+	# fd 9 stays open (and locked) until the script exits; the runs take no
+	# lock of their own and do not inherit fd 9, so a server a run leaves
+	# behind cannot hold the lock
+	exec 9>>"$lock"
+	flock -w "$lock_wait" 9 || { echo "side_by_side.sh: no lock $lock within $lock_wait s" >&2; exit 1; }
+	echo "   holding $lock for every run"
+fi
 echo "   load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 fail=0
 for r in $(seq 1 "$rounds"); do
