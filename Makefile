@@ -53,7 +53,14 @@ EXTRA_CLEAN = src/sandbox/partner_svc_sandbox
 # bash test/run_tests.sh does all of it from a fresh machine, as root.
 REGRESS = $(shell sed -e 's/\#.*//' $(srcdir)/test/schedule)
 TAP_TESTS = 1
-PROVE_TESTS = $(wildcard test/sandbox/t/*.t) $(wildcard test/scenario/*.t)
+# Two at a time (PROVE_FLAGS below): each makes its own clusters and
+# sandboxes on free ports, and most of them wait on clocks rather than
+# use the CPU.  The longest, which mostly wait for real rate-limit windows,
+# start first so that the others fill the second slot beside them.
+PROVE_SLOW = test/scenario/60_fleet_quota.t test/scenario/66_webhook_config.t \
+	test/scenario/71_quota_worker_log.t test/scenario/45_webhook_slow_clients.t
+PROVE_TESTS = $(filter $(PROVE_SLOW),$(wildcard test/scenario/*.t)) \
+	$(filter-out $(PROVE_SLOW),$(wildcard test/sandbox/t/*.t) $(wildcard test/scenario/*.t))
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -64,7 +71,7 @@ include $(PGXS)
 pg_regress_installcheck = bash $(srcdir)/test/with_sandbox.sh \
 	$(top_builddir)/src/test/regress/pg_regress --inputdir=$(srcdir) \
 	--bindir='$(bindir)' $(pg_regress_locale_flags) $(EXTRA_REGRESS_OPTS)
-PROVE_FLAGS = --timer
+PROVE_FLAGS = --timer -j2
 installcheck prove_installcheck: export SANDBOX_BIN = $(bindir)/partner_svc_sandbox
 
 # The TAP tests alone (PGXS has the recipe but no target for it), e.g.
