@@ -9,7 +9,7 @@
 #      change, so every complete scan saw the same number).
 #   3. A movie without themes (404 content_not_available) is a complete,
 #      empty list: learned as 0 rows.
-#   4. A clean restart keeps the table (74_estimates_restart.t checks the
+#   4. A clean restart keeps the table (76_estimates_restart.t checks the
 #      file); a crash (immediate stop) empties it.
 #   5. Without shared_preload_libraries nothing is learned, plans use the
 #      defaults, and the view says why it has nothing (55000).

@@ -1,4 +1,4 @@
-# 74_estimates_restart.t: learned row estimates kept across a clean restart
+# 76_estimates_restart.t: learned row estimates kept across a clean restart
 # (src/shmem/estimates_file.c, docs/estimates.md):
 #   1. A complete scan teaches an estimate; after a clean restart (fast
 #      stop, start) EXPLAIN VERBOSE shows the same learned estimate and the
