@@ -9,7 +9,7 @@ packages=(
 	gcc make perl curl ca-certificates
 	postgresql-common postgresql-15 postgresql-client-15 postgresql-server-dev-15
 	libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libjansson-dev libipc-run-perl
-	openssl socat pgbouncer
+	openssl socat pgbouncer nginx-light
 )
 
 missing=()
@@ -34,4 +34,17 @@ conf=/etc/postgresql-common/createcluster.conf
 if [ -f "$conf" ]; then
 	sed -i 's/^#\?\s*create_main_cluster\s*=.*/create_main_cluster = false/' "$conf"
 fi
-apt-get install -y -qq "${missing[@]}" >/dev/null
+# no service started by a package (nginx would listen on every address of
+# port 80): the benchmark starts its own nginx on loopback.  Docker images
+# ship such a policy already; elsewhere one is put in place for the install.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	own_policy=1
+fi
+rc=0
+apt-get install -y -qq "${missing[@]}" >/dev/null || rc=$?
+[ "$own_policy" -eq 1 ] && rm -f "$policy"
+exit "$rc"

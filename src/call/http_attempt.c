@@ -103,6 +103,9 @@ static void set_connection_options(PsvcTransfer *t, CURL *easy);
 			elog(ERROR, "could not set libcurl option %s", #opt); \
 	} while (0)
 
+/* The largest first buffer a response's Content-Length may ask for. */
+#define PSVC_HTTP_FIRST_BUFFER_MAX	((curl_off_t) 65536)
+
 /* ---------------------------------------------------------------------
  * libcurl callbacks: record only, never raise
  * ---------------------------------------------------------------------
@@ -110,9 +113,12 @@ static void set_connection_options(PsvcTransfer *t, CURL *easy);
 
 /*
  * CURLOPT_WRITEFUNCTION: appends to the transfer's buffer in its context.
- * The buffer grows with what was received (doubling), never with what the
- * response claims (Content-Length), and never beyond t->max_body: a
- * response over it ends the attempt (too_big).  Allocates with
+ * The buffer grows with what was received (doubling), and never beyond
+ * t->max_body: a response over it ends the attempt (too_big).  What the
+ * response claims (Content-Length) sizes only the first buffer, and only
+ * up to PSVC_HTTP_FIRST_BUFFER_MAX, so a claim costs no more memory than
+ * a small answer, while a page of a list (tens of kB) is received into
+ * one buffer instead of being copied at every doubling.  Allocates with
  * MCXT_ALLOC_NO_OOM and reports failure by returning 0, which makes
  * libcurl end the attempt with CURLE_WRITE_ERROR.
  */
@@ -131,6 +137,12 @@ write_cb(char *data, size_t size, size_t nmemb, void *userp)
 	{
 		size_t		newcap = Max(t->cap * 2, (size_t) 8192);
 		char	   *newbuf;
+		curl_off_t	claimed;
+
+		if (t->cap == 0 && t->easy != NULL &&
+			curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &claimed) == CURLE_OK &&
+			claimed > 0)
+			newcap = Max(newcap, (size_t) Min(claimed + 1, PSVC_HTTP_FIRST_BUFFER_MAX));
 
 		newcap = Max(newcap, t->len + n + 1);
 		newcap = Min(newcap, t->max_body + 1);

@@ -103,8 +103,9 @@ jsonb_string(JsonbValue *v, const char *token, int len)
 }
 
 /*
- * The jbvNumeric of one number token (NUL-terminated), through numeric_in
- * as jsonb_in does, or false when numeric_in might raise: a number with an
+ * The jbvNumeric of one number token (NUL-terminated): an integer of up to
+ * 18 digits straight from its value, any other through numeric_in as
+ * jsonb_in does, or false when numeric_in might raise: a number with an
  * exponent, or longer than NUMERIC_MAX_PRECISION characters (far above any
  * real member).  Without an exponent and within that length, every JSON
  * number is in numeric's range (131072 digits before the decimal point,
@@ -113,6 +114,24 @@ jsonb_string(JsonbValue *v, const char *token, int len)
 static bool
 jsonb_number(JsonbValue *v, const char *token)
 {
+	const char *d = token + (token[0] == '-');
+	size_t		ndigits = strspn(d, "0123456789");
+
+	/*
+	 * An integer of up to 18 digits (ids, positions, counts: most numbers
+	 * of a page) fits in int64 and is made without parsing it as text
+	 * again: the same numeric as numeric_in gives ("-0" is 0 in both).
+	 */
+	if (ndigits > 0 && ndigits <= 18 && d[ndigits] == '\0')
+	{
+		int64		n = 0;
+
+		for (size_t i = 0; i < ndigits; i++)
+			n = n * 10 + (d[i] - '0');
+		v->type = jbvNumeric;
+		v->val.numeric = int64_to_numeric(d == token ? n : -n);
+		return true;
+	}
 	if (strlen(token) > NUMERIC_MAX_PRECISION || strpbrk(token, "eE") != NULL)
 		return false;
 	v->type = jbvNumeric;

@@ -55,6 +55,11 @@
  * A key longer than PSVC_EST_KEY_LEN - 1 bytes is not kept (its scans
  * still count in the average).
  *
+ * Kept across a clean restart: the postmaster writes the table to a file
+ * when it shuts down cleanly and reads it back when it builds the table
+ * again, as pg_stat_statements does (estimates_file.c); a crash starts
+ * from an empty table.
+ *
  * Keys of other databases are kept apart by the database's OID (server
  * OIDs are per database).  The view and the reset function are in
  * estimates_views.c, the layout of the table in estimates_int.h.
@@ -157,6 +162,16 @@ est_shmem_startup(void)
 							  psvc_guc_max_keys, psvc_guc_max_keys,
 							  &info, HASH_ELEM | HASH_BLOBS);
 	LWLockRelease(AddinShmemInitLock);
+
+	/*
+	 * The process that built the table (the postmaster) fills it from the
+	 * file a clean shutdown left, and writes it back at its own clean exit
+	 * (estimates_file.c); no other process exists yet, so no lock.
+	 */
+	if (!IsUnderPostmaster)
+		on_shmem_exit(psvc_est_file_save, PointerGetDatum(psvc_est_table));
+	if (!found)
+		psvc_est_file_load(psvc_est_table, psvc_guc_max_keys);
 }
 
 bool

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * estimates_int.h
- *		  Internals shared by estimates.c and estimates_views.c, and by no
- *		  other file: the layout of the shared table of learned estimates.
+ *		  Internals shared by estimates.c, estimates_views.c and
+ *		  estimates_file.c, and by no other file: the layout of the shared
+ *		  table of learned estimates, and its file.
  *
  * The public side of the module is estimates.h; the locking rules are in
  * the header of estimates.c.
@@ -55,5 +56,10 @@ typedef struct PsvcEstShared
 /* NULL unless preloaded */
 extern PsvcEstShared *psvc_est_shared;
 extern HTAB *psvc_est_table;
+
+/* in estimates_file.c: the table kept across a clean restart */
+extern void psvc_est_file_load(HTAB *table, int max_entries);
+extern void psvc_est_file_save(int code, Datum arg);
+extern void psvc_est_file_remove(void);
 
 #endif							/* PSVC_ESTIMATES_INT_H */

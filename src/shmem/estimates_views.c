@@ -128,8 +128,9 @@ psvc_est_entries(PG_FUNCTION_ARGS)
 /*
  * partner_svc.estimates_reset(server name DEFAULT NULL): forgets what was
  * learned, of one server of the current database, or with NULL of every
- * server of every database.  Plans made afterwards use the defaults again
- * until scans teach them anew.
+ * server of every database, and removes the file of the estimates kept
+ * across a restart (estimates_file.c).  Plans made afterwards use the
+ * defaults again until scans teach them anew.
  */
 Datum
 psvc_est_reset(PG_FUNCTION_ARGS)
@@ -151,6 +152,8 @@ psvc_est_reset(PG_FUNCTION_ARGS)
 			hash_search(psvc_est_table, &e->key, HASH_REMOVE, NULL);
 	}
 	LWLockRelease(psvc_est_shared->lock);
+	/* and the file, should one be there (it is removed once read) */
+	psvc_est_file_remove();
 
 	PG_RETURN_VOID();
 }

@@ -10,6 +10,12 @@
 # server (clock_timestamp() around EXECUTE), so neither connection set-up
 # nor psql's round trip is counted.
 #
+#   (n) the same 1,000 pages as static files served by nginx on loopback
+#       (fdw_bench.sh saves and serves them): FDW count(*) and a scan of
+#       every column against T, fetch_floor fetch-only over the same nginx,
+#       a plain libcurl keep-alive loop that follows next_cursor and parses
+#       nothing; what the scan adds to the transfer, with a server that
+#       costs as little as a server can;
 #   (a) bench-100k (1,000 pages of 100): FDW count(*) and a scan of every
 #       column, against fetch_floor fetch-only (the transfer floor) and
 #       fetch_floor jansson (a plain C client that parses every page);
@@ -27,9 +33,11 @@
 #
 # Usage (normally through fdw_bench.sh):
 #   fdw_bench.pl --sandbox URL --sandbox-pid PID --floor PATH/fetch_floor
-#                --pglog PATH/postgres.log [--reps N] [--parts abcd] [--verbose]
+#                --pglog PATH/postgres.log [--nginx URL] [--reps N]
+#                [--parts nabcd] [--verbose]
 # with PGHOST, PGPORT and PGUSER naming the cluster.  --parts runs only the
-# parts named (default: all); --verbose prints every run's time.
+# parts named (default: all; (n) needs --nginx); --verbose prints every
+# run's time.
 
 use strict;
 use warnings;
@@ -40,14 +48,15 @@ use JSON::PP ();
 use List::Util qw(max min sum);
 use Time::HiRes qw(sleep time);
 
-my %opt = (reps => 7, parts => 'adbc');
-GetOptions(\%opt, 'sandbox=s', 'sandbox-pid=i', 'floor=s', 'pglog=s', 'reps=i', 'parts=s', 'verbose')
-  or die "usage: fdw_bench.pl --sandbox URL --sandbox-pid PID --floor PATH --pglog PATH [--reps N] [--parts abcd] [--verbose]\n";
+my %opt = (reps => 7, parts => 'nadbc');
+GetOptions(\%opt, 'sandbox=s', 'sandbox-pid=i', 'floor=s', 'pglog=s', 'nginx=s', 'reps=i', 'parts=s', 'verbose')
+  or die "usage: fdw_bench.pl --sandbox URL --sandbox-pid PID --floor PATH --pglog PATH [--nginx URL] [--reps N] [--parts nabcd] [--verbose]\n";
 for my $o (qw(sandbox sandbox-pid floor pglog))
 {
 	die "fdw_bench.pl: --$o is required\n" unless defined $opt{$o};
 }
 die "fdw_bench.pl: --reps must be at least 1\n" if $opt{reps} < 1;
+$opt{parts} =~ s/n//g unless defined $opt{nginx};
 
 my $REPS = $opt{reps};
 my $SB = $opt{sandbox};
@@ -55,6 +64,9 @@ my $THEMES = 'GET /v1/movies/{movie}/content/themes';
 my $LATENCY_MS = 20;
 my $B_PAGES = 30;		# pages of part (b)
 my $TARGET_MEM_MB = 64;
+my $N_REPS_MIN = 5;		# part (n): at least 5 alternating runs
+my $N_TARGET_COUNT = 1.25;	# part (n): count(*) / T
+my $N_TARGET_ALL = 1.5;		# part (n): every column / T
 
 $| = 1;
 
@@ -200,9 +212,9 @@ sub sandbox_cpu_ms
 # one walk of fetch_floor on a warm connection: (ms, cpu ms, items)
 sub floor_walk
 {
-	my ($mode) = @_;
+	my ($mode, $url) = @_;
 	my $out = '';
-	IPC::Run::run([ $opt{floor}, '--url', $SB, '--path', '/v1/movies/bench-100k/content/themes',
+	IPC::Run::run([ $opt{floor}, '--url', $url // $SB, '--path', '/v1/movies/bench-100k/content/themes',
 					'--limit', '100', '--mode', $mode, '--repeat', '2' ], '>', \$out)
 	  or die "fdw_bench.pl: fetch_floor --mode $mode failed\n";
 	my @lines = split /\n/, $out;
@@ -243,6 +255,13 @@ set_latency(0);
 		"CREATE SERVER movies FOREIGN DATA WRAPPER partner_svc OPTIONS (service 'movies', base_url '$SB')",
 		"CREATE USER MAPPING FOR PUBLIC SERVER movies OPTIONS (api_key 'sandbox-key')",
 		"IMPORT FOREIGN SCHEMA movies FROM SERVER movies INTO public",
+		# part (n): the same tables over nginx's static copy of bench-100k
+		(defined $opt{nginx} ? (
+			"DROP SCHEMA IF EXISTS static CASCADE",
+			"CREATE SCHEMA static",
+			"CREATE SERVER movies_static FOREIGN DATA WRAPPER partner_svc OPTIONS (service 'movies', base_url '$opt{nginx}')",
+			"CREATE USER MAPPING FOR PUBLIC SERVER movies_static OPTIONS (api_key 'sandbox-key')",
+			"IMPORT FOREIGN SCHEMA movies LIMIT TO (movie_themes) FROM SERVER movies_static INTO static") : ()),
 		# the time of one query, measured in the server; the result as text
 		"CREATE OR REPLACE FUNCTION bench_ms(q text, OUT ms float8, OUT result text)
 		 LANGUAGE plpgsql AS \$\$
@@ -259,6 +278,65 @@ printf "partner_svc FDW scan benchmark: %d repetitions per figure, medians (min.
 print "ratios: medians of the ratios within each repetition\n";
 printf "machine: %s CPUs, load average %s at the start\n\n",
   (`nproc` =~ s/\s+//gr), join(' ', (split ' ', `cat /proc/loadavg`)[0 .. 2]);
+
+# ---------------------------------------------------------------------
+# (n) bench-100k as static pages served by nginx: the scan against T
+# ---------------------------------------------------------------------
+
+if ($opt{parts} =~ /n/)
+{
+	my $reps = $REPS < $N_REPS_MIN ? $N_REPS_MIN : $REPS;
+	my $count_q = "SELECT count(*) FROM static.movie_themes WHERE movie = 'bench-100k'";
+	my $all_q = "SELECT sum(pg_column_size(t)) FROM static.movie_themes t WHERE movie = 'bench-100k'";
+	printf "(n) bench-100k as 1,000 static pages served by nginx on loopback, %d alternating runs\n", $reps;
+	my $s = Session->new('(n)');
+	my @r = $s->timed($count_q);		# warm-up: connection, caches
+	die "fdw_bench.pl: count(*) over nginx gave $r[1], expected 100000\n" unless $r[1] == 100000;
+	$s->timed($all_q);
+	my %n;
+	# the same queries with jit = off, for information: with the planner's
+	# costs of a 1,000-page list far above jit_above_cost, PostgreSQL
+	# compiles (and inlines) the query's expressions at every execution
+	my $nojit = sub { my ($q) = @_; $s->sql('SET jit = off'); my @t = $s->timed($q);
+					  $s->sql('RESET jit'); $t[0] };
+	my @variants = (
+		[ 'floor', sub { (floor_walk('fetch-only', $opt{nginx}))[0] } ],
+		[ 'count', sub { ($s->timed($count_q))[0] } ],
+		[ 'all', sub { ($s->timed($all_q))[0] } ],
+		[ 'count_nojit', sub { $nojit->($count_q) } ],
+		[ 'all_nojit', sub { $nojit->($all_q) } ]);
+	for my $rep (1 .. $reps)
+	{
+		for my $i (0 .. $#variants)
+		{
+			my ($name, $run) = @{ $variants[($i + $rep) % @variants] };
+			push @{ $n{$name} }, $run->();
+		}
+		print ".";
+	}
+	print "\n";
+	$s->finish;
+	printf "  %-44s %s\n", 'fetch_floor fetch-only over nginx (T)', spread(@{ $n{floor} });
+	printf "  %-44s %s\n", 'FDW  SELECT count(*) over nginx', spread(@{ $n{count} });
+	printf "  %-44s %s\n", 'FDW  every column over nginx', spread(@{ $n{all} });
+	printf "  %-44s %s\n", 'FDW  SELECT count(*), jit = off', spread(@{ $n{count_nojit} });
+	printf "  %-44s %s\n", 'FDW  every column, jit = off', spread(@{ $n{all_nojit} });
+	for my $v (qw(count all))
+	{
+		printf "  %-44s %8.1f us\n", "above T per page, " . ($v eq 'count' ? 'count(*)' : 'every column'),
+		  # ms over 1,000 pages: us per page
+		  median(map { $n{$v}[$_] - $n{floor}[$_] } 0 .. $reps - 1);
+	}
+	print "\n";
+	my $r = paired($n{count}, $n{floor});
+	verdict('(n) nginx: FDW count(*) / T', sprintf('%.2fx', $r), "<= ${N_TARGET_COUNT}x", $r <= $N_TARGET_COUNT);
+	$r = paired($n{all}, $n{floor});
+	verdict('(n) nginx: FDW every column / T', sprintf('%.2fx', $r), "<= ${N_TARGET_ALL}x", $r <= $N_TARGET_ALL);
+	push @results, [ '    count(*) / T with jit = off', sprintf('%.2fx', paired($n{count_nojit}, $n{floor})),
+					 '(information)', '' ];
+	push @results, [ '    every column / T with jit = off', sprintf('%.2fx', paired($n{all_nojit}, $n{floor})),
+					 '(information)', '' ];
+}
 
 # ---------------------------------------------------------------------
 # (a) bench-100k without latency

@@ -29,6 +29,13 @@
  * --repeat N walks the list N times on the same handle (the first walk
  * includes the connection set-up).
  *
+ * --save DIR also writes each page's body, byte for byte, to
+ * DIR/first.json (the page without a cursor) or DIR/<cursor>.json (the
+ * page asked for with that cursor), so that a static file server can
+ * serve the same walk (fdw_bench.sh's nginx measure: the cursor of the
+ * query string names the file).  Only cursors of letters, digits, '-'
+ * and '_' can name a file; any other ends the program with an error.
+ *
  * Example, against a sandbox on port 8765:
  *
  *   fetch_floor --url http://127.0.0.1:8765 \
@@ -88,6 +95,7 @@ usage(FILE *out)
 			"  --fetch-only     same as --mode fetch-only\n"
 			"  --jansson        same as --mode jansson\n"
 			"  --repeat N       walk the list N times (default 1)\n"
+			"  --save DIR       write each page to DIR/first.json or DIR/CURSOR.json\n"
 			"\n"
 			"Prints one line per walk: MODE ITEMS PAGES MS CPU_MS (ITEMS is -1 in\n"
 			"fetch-only mode, which does not count them; CPU_MS is this process's CPU\n"
@@ -120,6 +128,28 @@ find_cursor(const Buffer *buf)
 	if (cursor == NULL)
 		bench_die("out of memory");
 	return cursor;
+}
+
+/*
+ * Writes the body of the page asked for with cursor (NULL: the first) to
+ * dir, under the name a static server maps that cursor to.
+ */
+static void
+save_page(const char *dir, const char *cursor, const Buffer *buf)
+{
+	char	   *path;
+	FILE	   *f;
+
+	if (cursor != NULL && (cursor[0] == '\0' ||
+						   strspn(cursor, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+								  "0123456789-_") != strlen(cursor)))
+		bench_die("--save: the cursor \"%.100s\" cannot name a file", cursor);
+	if (asprintf(&path, "%s/%s.json", dir, cursor ? cursor : "first") < 0)
+		bench_die("out of memory");
+	f = fopen(path, "wb");
+	if (f == NULL || fwrite(buf->data, 1, buf->len, f) != buf->len || fclose(f) != 0)
+		bench_die("--save: cannot write %s", path);
+	free(path);
 }
 
 /* Reads one JSON value completely, as a client mapping it to columns would. */
@@ -216,6 +246,7 @@ main(int argc, char **argv)
 	const char *key = "sandbox-key";
 	int			limit = 100;
 	int			repeat = 1;
+	const char *save_dir = NULL;
 	Mode		mode = MODE_FETCH_ONLY;
 	CURL	   *curl;
 	struct curl_slist *headers;
@@ -261,6 +292,8 @@ main(int argc, char **argv)
 			limit = atoi(val);
 		else if (strcmp(opt, "--repeat") == 0)
 			repeat = atoi(val);
+		else if (strcmp(opt, "--save") == 0)
+			save_dir = val;
 		else if (strcmp(opt, "--mode") == 0)
 		{
 			if (strcmp(val, "fetch-only") == 0)
@@ -315,6 +348,7 @@ main(int argc, char **argv)
 		{
 			char	   *url;
 			Page		page;
+			char	   *asked = cursor;
 
 			if (cursor == NULL)
 			{
@@ -330,10 +364,12 @@ main(int argc, char **argv)
 							 base, path, limit, escaped) < 0)
 					bench_die("out of memory");
 				curl_free(escaped);
-				free(cursor);
 			}
 			bench_get(curl, &buf, url);
 			free(url);
+			if (save_dir != NULL)
+				save_page(save_dir, asked, &buf);
+			free(asked);
 			pages++;
 
 			if (mode == MODE_JANSSON)
