@@ -157,4 +157,26 @@ SELECT count(*) FROM (SELECT title FROM movie_themes WHERE movie = 'inception'
 WITH m AS (SELECT slug FROM movies WHERE slug = 'inception')
 SELECT count(*) FROM m JOIN movie_characters c ON c.movie = m.slug;
 
+-- JIT: the cost of partner requests does not count towards jit_above_cost
+-- (fdw_jit.c).  The foreign scan's plan costs more than the threshold, so
+-- the standard rule alone would compile it; the local plan is compiled
+-- when this server can JIT at all.
+SET jit = on;
+SET jit_above_cost = 1000;
+CREATE FUNCTION pg_temp.jit_plan(q text) RETURNS json LANGUAGE plpgsql AS $$
+DECLARE
+  p json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO p;
+  RETURN p->0;
+END $$;
+SELECT (pg_temp.jit_plan('SELECT count(*) FROM movies')->'Plan'->>'Total Cost')::float8 > 1000
+         AS costs_more_than_threshold,
+       pg_temp.jit_plan('SELECT count(*) FROM movies')->'JIT' IS NULL AS partner_scan_not_compiled,
+       NOT pg_jit_available()
+         OR pg_temp.jit_plan('SELECT count(*) FROM generate_series(1, 100000) g')->'JIT' IS NOT NULL
+         AS local_plan_compiled;
+RESET jit_above_cost;
+RESET jit;
+
 RESET search_path;

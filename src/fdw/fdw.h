@@ -180,4 +180,7 @@ extern void psvc_fdw_explain_modify(ModifyTableState *mtstate, ResultRelInfo *ri
 /* in fdw_handler.c */
 extern Datum psvc_fdw_handler(PG_FUNCTION_ARGS);
 
+/* fdw_jit.c: the planner hook that keeps remote costs out of JIT's decision */
+extern void psvc_fdw_jit_init(void);
+
 #endif							/* PSVC_FDW_H */
