@@ -38,6 +38,7 @@
 #include "webhook.h"
 #include "estimates.h"
 #include "inflight.h"
+#include "handoff.h"
 
 PG_MODULE_MAGIC;
 
@@ -58,6 +59,7 @@ _PG_init(void)
 	psvc_worker_init();
 	psvc_est_init();
 	psvc_inflight_init();
+	psvc_handoff_init();
 
 	MarkGUCPrefixReserved("partner_svc");
 }

@@ -727,7 +727,14 @@ psvc_rl_take(PsvcRlLease *lease, int64 now, int64 *frees_at, bool *blocked)
 	e->owner = lease->owner;
 	e->last_used = now;
 	strlcpy(e->servername, lease->servername, sizeof(e->servername));
-	ok = (e->blocked_until <= now && e->total + e->in_flight < e->limit);
+	/*
+	 * A call with a share (the worker's polling) starts only while the
+	 * window's use, everyone's, is below that share of the limit; the
+	 * others see the whole limit, as before.
+	 */
+	ok = (e->blocked_until <= now && e->total + e->in_flight < e->limit &&
+		  (lease->share >= 100 ||
+		   e->total + e->in_flight < (int) ((int64) limit * lease->share / 100)));
 	if (!ok)
 	{
 		*frees_at = psvc_rl_frees_at(e, now);
