@@ -41,6 +41,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
@@ -48,7 +49,6 @@
 #include "catalog.h"
 #include "functions.h"
 #include "handoff.h"
-#include "miscadmin.h"
 
 PG_FUNCTION_INFO_V1(psvc_orders_create);
 PG_FUNCTION_INFO_V1(psvc_orders_cancel_pending);

@@ -109,12 +109,18 @@ psvc_wh_prune(int64 rejected)
 		next_prune = TimestampTzPlusMilliseconds(now, prune_every_ms());
 		return;
 	}
+	/*
+	 * The next time is set first: a pruning that fails (a role without
+	 * DELETE, say) is tried again at the next interval, not at every turn.
+	 */
+	if (age)
+		next_prune = TimestampTzPlusMilliseconds(now, prune_every_ms());
+	capped_at_rejects = rejected;
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	if (!OidIsValid(get_extension_oid("partner_svc", true)))
 	{
 		CommitTransactionCommand();
-		next_prune = TimestampTzPlusMilliseconds(now, prune_every_ms());
 		return;
 	}
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -133,9 +139,9 @@ psvc_wh_prune(int64 rejected)
 	PopActiveSnapshot();
 	SPI_finish();
 	CommitTransactionCommand();
-	capped_at_rejects = rejected;
-	if (age)
-		next_prune = more ? now : TimestampTzPlusMilliseconds(now, prune_every_ms());
+	/* a full batch: more rows are due, go on at the next turn */
+	if (more)
+		next_prune = now;
 }
 
 /* Milliseconds until the next pruning is due (0: now). */

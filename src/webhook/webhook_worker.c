@@ -71,6 +71,13 @@
  *   psvc_wh_http_stale() says when one of them needs the listener
  *   reopened (the cap per address, or a secret removed from a listener
  *   that is not on loopback).  Database and role are PGC_POSTMASTER.
+ * - Beside the webhooks, while connected, each turn runs the duties of
+ *   partner_svc.worker_tasks (run_tasks): records of orders created
+ *   through partner_svc and the status polling of those webhooks left
+ *   behind (webhook_reconcile.c), and the retention of webhook_events and
+ *   webhook_rejects (webhook_prune.c), each in transactions of its own and
+ *   a few rows at a time, so that deliveries are stored between them; the
+ *   wait is shortened to when the next of them is due.
  * - Errors of a batch are caught inside webhook_store.c (abort, 500 or
  *   503, continue); any other ERROR is caught by the loop (see above).
  * - Shared state (PsvcWhShared) is written only by the worker, under its
