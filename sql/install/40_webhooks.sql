@@ -24,37 +24,57 @@ CREATE TABLE @extschema@.webhook_events (
 );
 CREATE INDEX ON @extschema@.webhook_events (unique_id);
 CREATE INDEX ON @extschema@.webhook_events (transaction_id);
+-- the worker deletes rows older than keep_events of partner_svc.worker_tasks
+CREATE INDEX ON @extschema@.webhook_events (received_at);
 
 COMMENT ON TABLE @extschema@.webhook_events
 IS 'every webhook delivery the worker accepted, once (retries of the same body are not stored again)';
 
 -- Latest known status of each order.  A status only ever moves up in
--- CREATED < PENDING, DEFERRED < ACTIVE < REFUNDED, so a late retry of an
--- older event changes nothing; pdf_url, once known, is kept.
+-- CREATED < PENDING, DEFERRED < ACTIVE < EXPIRED < REFUNDED, so a late
+-- retry of an older event changes nothing; pdf_url, once known, is kept.
+--
+-- source says who told the status: 'webhook', 'poll' (the worker's
+-- reconciler read it with GET /public/orders/{id}/status) or 'created'
+-- (the answer of create_order or create_transaction, before any webhook).
+-- server and created_by name the server and role of a create (the
+-- reconciler polls with that role's user mapping); polled_at is the last
+-- time the reconciler read the status (docs/webhooks.md#reconciliation).
 CREATE TABLE @extschema@.order_states (
   unique_id text PRIMARY KEY,
   custom_id text,
   status text NOT NULL,
   pdf_url text,
-  updated_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+  updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+  source text NOT NULL DEFAULT 'webhook' CHECK (source IN ('webhook', 'poll', 'created')),
+  server name,
+  created_by name,
+  polled_at timestamptz
 );
 
 COMMENT ON TABLE @extschema@.order_states
-IS 'latest status of each order seen in webhooks; never moved backwards';
+IS 'latest status of each order, from webhooks first, else from status polling; never moved backwards';
 
 -- Latest checkout status of each transaction (CREATED < SUCCESS, FAILED),
 -- with the orders its last webhook listed.
+-- source, server, created_by and polled_at as in order_states.
 CREATE TABLE @extschema@.transactions (
   transaction_id text PRIMARY KEY,
   status text NOT NULL,
   order_ids text[] NOT NULL DEFAULT '{}',
-  updated_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+  updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+  source text NOT NULL DEFAULT 'webhook' CHECK (source IN ('webhook', 'poll', 'created')),
+  server name,
+  created_by name,
+  polled_at timestamptz
 );
 
 COMMENT ON TABLE @extschema@.transactions
-IS 'latest checkout status of each transaction seen in CHECKOUT_STATUS_CHANGED webhooks';
+IS 'latest checkout status of each transaction, from CHECKOUT_STATUS_CHANGED webhooks first, else from status polling';
 
--- Deliveries answered 400: not JSON, or not one of the three events.
+-- Deliveries answered 400: not JSON, or not one of the three events.  The
+-- worker deletes rows older than keep_rejects and keeps at most
+-- max_rejects rows (partner_svc.worker_tasks), oldest deleted first.
 CREATE TABLE @extschema@.webhook_rejects (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   received_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
@@ -79,7 +99,8 @@ RETURN CASE status
   WHEN 'PENDING' THEN 2
   WHEN 'DEFERRED' THEN 2
   WHEN 'ACTIVE' THEN 3
-  WHEN 'REFUNDED' THEN 4
+  WHEN 'EXPIRED' THEN 4
+  WHEN 'REFUNDED' THEN 5
   WHEN 'FAILED' THEN 2
   WHEN 'SUCCESS' THEN 3
   ELSE 0

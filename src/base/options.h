@@ -90,6 +90,9 @@ typedef struct PsvcCallKey
 	const struct PsvcOperation *op;
 	const char *const *path;	/* one value per op->params, in order */
 	const char *url;			/* base URL, path and query */
+	int			share;			/* percent of the route's budget the call
+								 * may use, without waiting (PsvcCall's
+								 * budget_share); 100: all, waiting */
 } PsvcCallKey;
 
 /* Allocates in CurrentMemoryContext.  Errors if not a partner_svc server. */

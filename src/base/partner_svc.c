@@ -39,6 +39,7 @@
 #include "estimates.h"
 #include "inflight.h"
 #include "fdw.h"
+#include "handoff.h"
 
 PG_MODULE_MAGIC;
 
@@ -60,6 +61,7 @@ _PG_init(void)
 	psvc_est_init();
 	psvc_inflight_init();
 	psvc_fdw_jit_init();
+	psvc_handoff_init();
 
 	MarkGUCPrefixReserved("partner_svc");
 }

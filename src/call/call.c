@@ -32,6 +32,7 @@
 #include "catalog.h"
 #include "http_int.h"
 #include "json.h"
+#include "xact_writes.h"
 
 StaticAssertDecl(PSVC_CALL_MAX_PATH == PSVC_MAX_PATH_PARAMS,
 				 "a call holds a value for every path parameter of a route");
@@ -47,6 +48,7 @@ psvc_call_make(const PsvcOperation *op, const struct PsvcServer *server,
 	for (int i = 0; i < PSVC_MAX_PATH_PARAMS && op->params[i]; i++)
 		call->path[i] = path != NULL ? path[i] : NULL;
 	call->cache_ttl_ms = -1;
+	call->budget_share = 100;
 	return call;
 }
 
@@ -106,6 +108,12 @@ psvc_call_set_cache_ttl(PsvcCall *call, int ttl_ms)
 }
 
 void
+psvc_call_set_share(PsvcCall *call, int percent)
+{
+	call->budget_share = Min(Max(percent, 1), 100);
+}
+
+void
 psvc_call_set_decoding(PsvcCall *call, const char *sig, size_t len)
 {
 	call->decoded_sig = sig;
@@ -160,6 +168,9 @@ psvc_call_start(const PsvcCall *call, MemoryContext cxt)
 		elog(ERROR, "call names no operation of the catalogue");
 	if (call->placeholders != 0)
 		elog(ERROR, "%s %s has a placeholder for a value", op->method, op->route);
+	/* a write at a partner is refused where a local one would be */
+	if (!op->safe)
+		psvc_xact_check_writable(op->name);
 	plan.method = op->method;
 	plan.route = op->route;
 	/* the row says whether repeating it is harmless; nothing else does */

@@ -89,6 +89,14 @@ typedef struct PsvcCall
 	 */
 	const char *decoded_sig;
 	size_t		decoded_sig_len;
+	/*
+	 * The percentage of its route's rate-limit budget the call may use:
+	 * it starts only while the use of the window, everyone's, is below
+	 * that share, and never waits for budget (100, the default: the whole
+	 * budget, waiting as usual).  The worker's status polling uses less
+	 * (psvc_call_set_share).
+	 */
+	int			budget_share;
 } PsvcCall;
 
 /* in call.c: building calls */
@@ -116,6 +124,12 @@ extern void psvc_call_set_body(PsvcCall *call, const char *json, size_t len);
 extern void psvc_call_set_cache_ttl(PsvcCall *call, int ttl_ms);
 /* The signature (len bytes, kept by the caller) a scan decodes pages with. */
 extern void psvc_call_set_decoding(PsvcCall *call, const char *sig, size_t len);
+/*
+ * Lets the call use only percent (1..100) of its route's budget, without
+ * waiting: when the route's use of the window has reached that share, the
+ * call fails at once (53300, nothing sent).
+ */
+extern void psvc_call_set_share(PsvcCall *call, int percent);
 
 /* in http_url.c: the one builder of URLs */
 

@@ -359,6 +359,7 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 	ckey.op = call->op;
 	ckey.path = call->path;
 	ckey.url = t->url;
+	ckey.share = call->budget_share;
 	t->serverid = server->serverid;
 	if (plan->cacheable)
 		t->cache = psvc_cache_probe(&ckey, call->cache_ttl_ms, call->decoded_sig,

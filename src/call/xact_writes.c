@@ -35,6 +35,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "lib/stringinfo.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -131,6 +132,40 @@ psvc_xact_note_write(const char *method, const char *route, bool unknown)
 	else
 		wc->done++;
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * A read-only transaction (SET TRANSACTION READ ONLY,
+ * default_transaction_read_only, every transaction of a hot standby)
+ * refuses remote writes as it refuses local ones: a write at a partner is
+ * no less a write.  The writer function, when set, is the SQL function
+ * being called (psvc_fn_server sets it before any request).
+ */
+void
+psvc_xact_check_writable(const char *opname)
+{
+	const char *what = opname;
+
+	if (!XactReadOnly && !RecoveryInProgress())
+		return;
+	if (OidIsValid(writer_function))
+	{
+		char	   *fn = get_func_name(writer_function);
+
+		if (fn != NULL)
+			what = fn;
+	}
+	else if (writer_name[0])
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot write to %s in a read-only transaction", writer_name)));
+	if (XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot execute %s() in a read-only transaction", what)));
+	ereport(ERROR,
+			(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+			 errmsg("cannot execute %s() during recovery", what)));
 }
 
 /*

@@ -37,5 +37,13 @@ extern void psvc_xact_set_writer_function(Oid fnoid);
  * http.c.
  */
 extern void psvc_xact_note_write(const char *method, const char *route, bool unknown);
+/*
+ * Raises 25006, as PostgreSQL refuses an INSERT, when a request that
+ * changes state at a service (operation opname) would be sent from a
+ * read-only transaction or during recovery (a hot standby).  Names the
+ * SQL function that sends it when one was named, else opname.  Called by
+ * call.c before anything of the request is sent.
+ */
+extern void psvc_xact_check_writable(const char *opname);
 
 #endif							/* PSVC_XACT_WRITES_H */

@@ -134,6 +134,11 @@ typedef struct PsvcSettleCreate
 	 */
 	Jsonb	   *(*answer) (const PsvcServer *server, Jsonb *payload,
 						   List *found, const char *group);
+	/*
+	 * Records what the answer (or the recovered answer) says was created,
+	 * or NULL: called once the create is known to be done.  Never raises.
+	 */
+	void		(*created) (const PsvcServer *server, Jsonb *answer);
 } PsvcSettleCreate;
 
 /*
@@ -145,7 +150,14 @@ typedef struct PsvcSettleCreate
  * functions_orders.c.
  */
 extern const char *const psvc_order_same[];
+/*
+ * Hands the orders and the checkout of a create's answer to the webhook
+ * worker, which records them for status polling (handoff.h); in
+ * functions_orders.c.  Never raises.
+ */
+extern void psvc_orders_created(const PsvcServer *server, Jsonb *answer);
 #define PSVC_SETTLE_ORDERS_BY_CUSTOM_ID \
+	.created = psvc_orders_created, \
 	.lookup = psvc_op(PSVC_OP_ORDER_LOOKUP), \
 	.items = "vignettes", \
 	.key = "custom_id", \

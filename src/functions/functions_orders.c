@@ -41,12 +41,14 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
 
 #include "catalog.h"
 #include "functions.h"
+#include "handoff.h"
 
 PG_FUNCTION_INFO_V1(psvc_orders_create);
 PG_FUNCTION_INFO_V1(psvc_orders_cancel_pending);
@@ -103,6 +105,82 @@ recovered_answer(const PsvcServer *server, Jsonb *payload, List *found,
 	}
 	appendStringInfoString(&buf, "], \"recovered\": true}");
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+/* Copies text into a field of a record; false when it does not fit. */
+static bool
+created_field(char *dst, size_t size, const char *text)
+{
+	if (text == NULL)
+	{
+		dst[0] = '\0';
+		return true;
+	}
+	if (strlen(text) >= size)
+		return false;
+	strcpy(dst, text);
+	return true;
+}
+
+/*
+ * The orders and the checkout a create answered (docs/sandbox-orders.md,
+ * Create response: transaction_id, checkout_status, orders[] with id,
+ * custom_id, status), handed to the webhook worker for its reconciler
+ * (webhook_reconcile.c): each order, and the checkout when it has a
+ * status (a transaction paid by the partner has none).  The record goes
+ * through shared memory, not this transaction, so that it survives a
+ * rollback: the orders exist at the partner anyway.  The role recorded
+ * is the one whose user mapping gave the key.  Never raises for the
+ * answer's shape: what is missing is not recorded.
+ */
+void
+psvc_orders_created(const PsvcServer *server, Jsonb *answer)
+{
+	PsvcCreated rec;
+	Jsonb	   *orders = psvc_fn_member_jsonb(answer, "orders");
+	char	   *role = GetUserNameFromId(OidIsValid(server->userid) ?
+										 server->userid : GetUserId(), true);
+	char	   *txid = psvc_fn_member_text(answer, "transaction_id");
+	char	   *checkout = psvc_fn_member_text(answer, "checkout_status");
+
+	memset(&rec, 0, sizeof(rec));
+	if (role == NULL || !created_field(rec.role, sizeof(rec.role), role) ||
+		!created_field(rec.server, sizeof(rec.server), server->servername))
+		return;
+	if (orders != NULL && JB_ROOT_IS_ARRAY(orders) && !JB_ROOT_IS_SCALAR(orders))
+	{
+		int			n = JB_ROOT_COUNT(orders);
+
+		for (int i = 0; i < n; i++)
+		{
+			JsonbValue *v = getIthJsonbValueFromContainer(&orders->root, i);
+			Jsonb	   *order;
+
+			if (v == NULL || v->type != jbvBinary)
+				continue;
+			order = JsonbValueToJsonb(v);
+			rec.checkout = false;
+			if (!created_field(rec.id, sizeof(rec.id), psvc_fn_member_text(order, "id")) ||
+				rec.id[0] == '\0' ||
+				!created_field(rec.custom_id, sizeof(rec.custom_id),
+							   psvc_fn_member_text(order, "custom_id")) ||
+				!created_field(rec.status, sizeof(rec.status),
+							   psvc_fn_member_text(order, "status")) ||
+				rec.status[0] == '\0')
+				continue;
+			if (!psvc_handoff_push(&rec))
+				return;
+		}
+	}
+	if (txid != NULL && checkout != NULL)
+	{
+		rec.checkout = true;
+		rec.custom_id[0] = '\0';
+		if (created_field(rec.id, sizeof(rec.id), txid) && rec.id[0] != '\0' &&
+			created_field(rec.status, sizeof(rec.status), checkout) &&
+			rec.status[0] != '\0')
+			(void) psvc_handoff_push(&rec);
+	}
 }
 
 /* What a vignette's order must share with it (docs/sandbox-orders.md, Orders). */

@@ -197,9 +197,10 @@ recover_create(const PsvcSettleCreate *def, const PsvcServer *server,
 	return answer;
 }
 
-Jsonb *
-psvc_settle_create(const PsvcSettleCreate *def, const PsvcServer *server,
-				   Jsonb *payload)
+/* psvc_settle_create but for the record of what was created. */
+static Jsonb *
+create_or_recover(const PsvcSettleCreate *def, const PsvcServer *server,
+				  Jsonb *payload)
 {
 	PsvcCall   *call = psvc_call_make(def->create, server, NULL);
 	const PsvcOperation *op = call->op;
@@ -252,6 +253,18 @@ psvc_settle_create(const PsvcSettleCreate *def, const PsvcServer *server,
 		}
 		psvc_call_raise(call, res);
 	}
+}
+
+Jsonb *
+psvc_settle_create(const PsvcSettleCreate *def, const PsvcServer *server,
+				   Jsonb *payload)
+{
+	Jsonb	   *answer = create_or_recover(def, server, payload);
+
+	/* answered or recovered, the objects exist: record them for polling */
+	if (def->created != NULL)
+		def->created(server, answer);
+	return answer;
 }
 
 /* ---------------------------------------------------------------------

@@ -40,6 +40,12 @@
  * through limit per W' * (BUCKETS + 1) / BUCKETS plus one latency: about
  * 98% of the quota with 60 buckets (docs/ratelimit.md has measurements).
  *
+ * A request may be given a share of the limit (the worker's status
+ * polling, PsvcRlLease.share): it starts only while the ring plus in_flight
+ * is below that share of the limit, rounded down, and it never waits
+ * (ratelimit_request.c); everyone else sees the whole limit.  Its units
+ * are counted like any other, so the claim above still holds.
+ *
  * A 429 that still comes (another client with the same key, a contract
  * below our table) blocks the key until its Retry-After, or for the
  * backoff http.c chose, so every session backs off, not just the one that
@@ -727,7 +733,14 @@ psvc_rl_take(PsvcRlLease *lease, int64 now, int64 *frees_at, bool *blocked)
 	e->owner = lease->owner;
 	e->last_used = now;
 	strlcpy(e->servername, lease->servername, sizeof(e->servername));
-	ok = (e->blocked_until <= now && e->total + e->in_flight < e->limit);
+	/*
+	 * A call with a share (the worker's polling) starts only while the
+	 * window's use, everyone's, is below that share of the limit; the
+	 * others see the whole limit, as before.
+	 */
+	ok = (e->blocked_until <= now && e->total + e->in_flight < e->limit &&
+		  (lease->share >= 100 ||
+		   e->total + e->in_flight < (int) ((int64) limit * lease->share / 100)));
 	if (!ok)
 	{
 		*frees_at = psvc_rl_frees_at(e, now);

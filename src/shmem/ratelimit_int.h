@@ -200,6 +200,8 @@ struct PsvcRlLease
 	const char *servername;
 	const char *route;			/* "METHOD /route" */
 	bool		has_resource;
+	int			share;			/* percent of limit it may use, without
+								 * waiting; 100: all, waiting as usual */
 	PsvcRlKey	key;
 	PsvcStatsKey skey;
 	PsvcRlOwner owner;			/* this database and the mapping's role */

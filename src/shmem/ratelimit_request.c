@@ -128,6 +128,7 @@ psvc_rl_prepare(const PsvcCallKey *ckey, MemoryContext cxt)
 	lease->tier = pstrdup(rule.tier);
 	lease->servername = pstrdup(ckey->server->servername ? ckey->server->servername : "");
 	lease->route = route;
+	lease->share = ckey->share > 0 && ckey->share < 100 ? ckey->share : 100;
 
 	/* the partner account's budget, whatever server or database asks */
 	strlcpy(lease->key.account, ckey->account, sizeof(lease->key.account));
@@ -188,6 +189,24 @@ report_exhausted(PsvcRlLease *lease, int64 frees_at, bool blocked, int64 now)
 					   lease->overridden ? "override" : psprintf("tier %s, row", lease->tier),
 					   lease->row, when, in_s, psvc_guc_rate_limit_max_wait),
 			 errhint("Try again later, raise partner_svc.rate_limit_max_wait, or, if the contract allows more, set the server option \"rate_limits\".")));
+}
+
+/*
+ * A call that may use only a share of its route's budget (the worker's
+ * status polling) found the route's use of the window at that share or
+ * above, or the route blocked by a 429: it never waits, so that it never
+ * holds back the callers that may use all of it.
+ */
+static void
+report_share_spent(PsvcRlLease *lease)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_TOO_MANY_CONNECTIONS),
+			 errmsg("the share of the rate limit of %s on server \"%s\" for background calls is spent",
+					lease->route, lease->servername),
+			 errdetail("Background calls may use %d %% of the %d requests per %d ms%s; the rest is left to other callers.",
+					   lease->share, lease->limit, psvc_guc_window_ms,
+					   lease->has_resource ? " for each id" : "")));
 }
 
 /* Saved activity of this backend while it shows that it waits. */
@@ -289,6 +308,8 @@ psvc_rl_acquire(PsvcRlLease *lease)
 	start = psvc_rl_now();
 	if (try_take(lease, start, &frees_at, &blocked))
 		return;
+	if (lease->share < 100)
+		report_share_spent(lease);
 	deadline = start + (int64) psvc_guc_rate_limit_max_wait * 1000;
 	if (frees_at > deadline && !lease_round_trip(lease, frees_at, start))
 		report_exhausted(lease, frees_at, blocked, start);

@@ -140,4 +140,46 @@ typedef struct PsvcWhStatusSink
 extern void psvc_wh_store_batch(PsvcWhDelivery *batch, int n,
 								const PsvcWhStatusSink *status);
 
+/* in webhook_rules.c: the rule of statuses (its header says why) */
+
+/* Room for the chains of the moves (every pair of the statuses of a kind). */
+#define PSVC_WH_MAX_CHAINS 64
+/* The most final statuses of one kind. */
+#define PSVC_WH_MAX_FINAL 8
+extern int	psvc_wh_status_chains(const char **kind, const char **from,
+								  const char **to);
+extern int	psvc_wh_final_statuses(const char *kind, const char **out, int size);
+
+/*
+ * SQL: whether the stored status old of kind ("order", "checkout") may
+ * become new, old and new being SQL expressions, in a statement that has
+ * the chains of psvc_wh_status_chains as the relation
+ * m(kind, from_status, to_status): a chain leads from old to new, or old
+ * is a status no move names.
+ */
+#define PSVC_WH_MOVES(kind, old, new) \
+	"(EXISTS (SELECT FROM m WHERE m.kind = '" kind "' AND m.from_status = " old \
+	" AND m.to_status = " new ") OR NOT EXISTS (SELECT FROM m WHERE m.kind = '" kind \
+	"' AND " old " IN (m.from_status, m.to_status)))"
+
+/*
+ * in webhook_reconcile.c: order state that heals itself (its header says
+ * how).  Each runs in transactions of its own, called by the worker's
+ * loop while it is connected to its database.
+ */
+/* Writes the objects created through partner_svc into the tables. */
+extern void psvc_wh_reconcile_record(void);
+/* Polls some rows of the round under way, or starts a round when due. */
+extern void psvc_wh_reconcile_step(void);
+/* Milliseconds until a step has work: 0 now, -1 never (polling off). */
+extern long psvc_wh_reconcile_wait_ms(void);
+/* Forgets the round under way (after an error in the loop). */
+extern void psvc_wh_reconcile_reset(void);
+
+/* in webhook_prune.c: retention of webhook_events and webhook_rejects */
+/* Prunes when due, or caps the rejects when rejected (the count) moved. */
+extern void psvc_wh_prune(int64 rejected);
+/* Milliseconds until the next pruning is due (0: now). */
+extern long psvc_wh_prune_wait_ms(void);
+
 #endif							/* PSVC_WEBHOOK_INT_H */

@@ -18,9 +18,11 @@
  * - Retries are stored once: webhook_events.dedupe_key is sha256 of the
  *   environment, a NUL byte and the raw body, and the insert is ON
  *   CONFLICT DO NOTHING; a duplicate is answered 200 again.
- * - order_states and transactions only move along the chains of
- *   status_moves (below: the rule of statuses, as data), never back; a
- *   pdf_url, once known, is never set back to null.
+ * - order_states and transactions only move along the chains of the
+ *   rule of statuses (webhook_rules.c, as data), never back; a pdf_url,
+ *   once known, is never set back to null.  A webhook marks the row's
+ *   source 'webhook' when it moves the status or tells the same one (a
+ *   row the reconciler or a create wrote: webhook_reconcile.c).
  * - Catching jsonb_in's ERROR without a subtransaction is safe because
  *   it runs outside any transaction and holds no resource: only memory
  *   of the batch context.
@@ -92,59 +94,12 @@ static SPIPlanPtr events_plan = NULL;
 static SPIPlanPtr rejects_plan = NULL;
 
 /*
- * THE RULE OF STATUSES.  The moves the orders document shows (spec 000,
- * "States and transitions", and the meanings of CHECKOUT_STATUS_CHANGED),
- * as data: order_states and transactions store a status only when it can
- * be reached from the stored one by a chain of these moves.
- *
- * - Webhooks may arrive late (the partner retries after 1, 5 and 15
- *   minutes) or never, so a status may follow any chain: an order seen
- *   CREATED moves to ACTIVE when its PENDING was lost.
- * - No move leads back, so a late or replayed event never moves an order
- *   or a checkout to an earlier status (ACTIVE stays ACTIVE when the
- *   PENDING retried 15 minutes late arrives).
- * - Statuses that no chain joins do not replace each other: an order is
- *   PENDING or DEFERRED, whichever came first.
- * - REFUNDED (by cancel or chargeback): the document shows no source
- *   states; every status of a live order may be refunded.
- * - A checkout that FAILED (an error during payment) may still succeed:
- *   the payment is tried again and captured.  SUCCESS (captured) is
- *   final.
- *
- * partner_svc.webhook_status_rank(text) gives ranks in the same order,
- * for readers of the tables; this table is what the worker applies.
- */
-typedef struct WhMove
-{
-	const char *kind;			/* "order" (order_states), "checkout" */
-	const char *from;
-	const char *to;
-} WhMove;
-
-static const WhMove status_moves[] =
-{
-	{.kind = "order", .from = "CREATED", .to = "PENDING"},
-	{.kind = "order", .from = "CREATED", .to = "DEFERRED"},
-	{.kind = "order", .from = "PENDING", .to = "ACTIVE"},
-	{.kind = "order", .from = "DEFERRED", .to = "ACTIVE"},
-	{.kind = "order", .from = "CREATED", .to = "REFUNDED"},
-	{.kind = "order", .from = "PENDING", .to = "REFUNDED"},
-	{.kind = "order", .from = "DEFERRED", .to = "REFUNDED"},
-	{.kind = "order", .from = "ACTIVE", .to = "REFUNDED"},
-	{.kind = "checkout", .from = "CREATED", .to = "FAILED"},
-	{.kind = "checkout", .from = "CREATED", .to = "SUCCESS"},
-	{.kind = "checkout", .from = "FAILED", .to = "SUCCESS"},
-};
-
-/* Room for the chains of status_moves (every pair of 5 order statuses). */
-#define PSVC_WH_MAX_CHAINS 64
-
-/*
  * The events statement.  Its NOTIFY carries the event's id and nothing
  * else: any role may LISTEN, so the payload must tell nothing that
- * needs SELECT on webhook_events to read.  $10..$12 are the chains of status_moves (kind,
- * from, to: every pair joined by a chain of moves, see status_chains);
- * a status replaces the stored one when (stored, new) is a chain.  Within
+ * needs SELECT on webhook_events to read.  $10..$12 are the chains of
+ * the rule of statuses (kind, from, to: every pair joined by a chain of
+ * moves, psvc_wh_status_chains); a status replaces the stored one when
+ * PSVC_WH_MOVES says it may.  Within
  * one batch, the events of one order or checkout are reduced to the
  * status furthest along (the one with the most statuses before it); among
  * equals, the first received of an order, the last of a checkout (whose
@@ -179,14 +134,15 @@ static const char events_sql[] =
 "         pg_catalog.now()"
 "  FROM ins WHERE unique_id IS NOT NULL GROUP BY unique_id"
 "  ON CONFLICT (unique_id) DO UPDATE SET"
-"    status = CASE WHEN EXISTS (SELECT FROM m WHERE m.kind = 'order'"
-"                                AND m.from_status = s.status AND m.to_status = excluded.status)"
+"    status = CASE WHEN " PSVC_WH_MOVES("order", "s.status", "excluded.status")
 "                  THEN excluded.status ELSE s.status END,"
+"    source = CASE WHEN " PSVC_WH_MOVES("order", "s.status", "excluded.status")
+"                    OR excluded.status = s.status THEN 'webhook' ELSE s.source END,"
 "    custom_id = COALESCE(excluded.custom_id, s.custom_id),"
 "    pdf_url = COALESCE(excluded.pdf_url, s.pdf_url),"
 "    updated_at = excluded.updated_at"
-"  WHERE EXISTS (SELECT FROM m WHERE m.kind = 'order'"
-"                 AND m.from_status = s.status AND m.to_status = excluded.status)"
+"  WHERE " PSVC_WH_MOVES("order", "s.status", "excluded.status")
+"     OR (excluded.status = s.status AND s.source <> 'webhook')"
 "     OR (excluded.pdf_url IS NOT NULL AND excluded.pdf_url IS DISTINCT FROM s.pdf_url)"
 "     OR (excluded.custom_id IS NOT NULL AND excluded.custom_id IS DISTINCT FROM s.custom_id)"
 "), t AS ("
@@ -199,9 +155,10 @@ static const char events_sql[] =
 "  ORDER BY transaction_id, (SELECT pg_catalog.count(*) FROM m"
 "              WHERE m.kind = 'checkout' AND m.to_status = ins.status) DESC, id DESC"
 "  ON CONFLICT (transaction_id) DO UPDATE SET"
-"    status = excluded.status, order_ids = excluded.order_ids, updated_at = excluded.updated_at"
-"  WHERE EXISTS (SELECT FROM m WHERE m.kind = 'checkout'"
-"                 AND m.from_status = x.status AND m.to_status = excluded.status)"
+"    status = excluded.status, order_ids = excluded.order_ids, updated_at = excluded.updated_at,"
+"    source = 'webhook'"
+"  WHERE " PSVC_WH_MOVES("checkout", "x.status", "excluded.status")
+"     OR (excluded.status = x.status AND x.source <> 'webhook')"
 ") "
 "SELECT pg_catalog.pg_notify('partner_svc_events', id::text) FROM ins ORDER BY id";
 
@@ -374,51 +331,6 @@ classify(PsvcWhDelivery *d, WhItem *it)
 		it->reject = classify_event(DatumGetJsonbP(it->payload), it);
 }
 
-/*
- * Every (kind, from, to) joined by a chain of status_moves (their
- * transitive closure), into the three arrays; returns how many.  A few
- * dozen pairs: recomputed per batch, in the batch context.
- */
-static int
-status_chains(const char **kind, const char **from, const char **to)
-{
-	int			n = 0;
-	bool		grew = true;
-
-	for (int i = 0; i < lengthof(status_moves); i++)
-	{
-		kind[n] = status_moves[i].kind;
-		from[n] = status_moves[i].from;
-		to[n] = status_moves[i].to;
-		n++;
-	}
-	while (grew)
-	{
-		grew = false;
-		for (int i = 0; i < n; i++)
-			for (int j = 0; j < n; j++)
-			{
-				bool		known = false;
-
-				if (strcmp(kind[i], kind[j]) != 0 || strcmp(to[i], from[j]) != 0)
-					continue;
-				for (int k = 0; k < n && !known; k++)
-					known = strcmp(kind[k], kind[i]) == 0 &&
-						strcmp(from[k], from[i]) == 0 && strcmp(to[k], to[j]) == 0;
-				if (known)
-					continue;
-				if (n >= PSVC_WH_MAX_CHAINS)
-					elog(ERROR, "too many chains of webhook status moves");
-				kind[n] = kind[i];
-				from[n] = from[i];
-				to[n] = to[j];
-				n++;
-				grew = true;
-			}
-	}
-	return n;
-}
-
 /* A text[] of n values (NULL elements allowed). */
 static Datum
 text_array(const char **vals, int n)
@@ -543,7 +455,7 @@ insert_events(WhItem **items, int n)
 												 -1, false, TYPALIGN_INT));
 	args[8] = PointerGetDatum(construct_md_array(keys, NULL, 1, dims, lbs, BYTEAOID,
 												 -1, false, TYPALIGN_INT));
-	nchains = status_chains(chain_kind, chain_from, chain_to);
+	nchains = psvc_wh_status_chains(chain_kind, chain_from, chain_to);
 	args[9] = text_array(chain_kind, nchains);
 	args[10] = text_array(chain_from, nchains);
 	args[11] = text_array(chain_to, nchains);

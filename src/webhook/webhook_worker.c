@@ -71,6 +71,13 @@
  *   psvc_wh_http_stale() says when one of them needs the listener
  *   reopened (the cap per address, or a secret removed from a listener
  *   that is not on loopback).  Database and role are PGC_POSTMASTER.
+ * - Beside the webhooks, while connected, each turn runs the duties of
+ *   partner_svc.worker_tasks (run_tasks): records of orders created
+ *   through partner_svc and the status polling of those webhooks left
+ *   behind (webhook_reconcile.c), and the retention of webhook_events and
+ *   webhook_rejects (webhook_prune.c), each in transactions of its own and
+ *   a few rows at a time, so that deliveries are stored between them; the
+ *   wait is shortened to when the next of them is due.
  * - Errors of a batch are caught inside webhook_store.c (abort, 500 or
  *   503, continue); any other ERROR is caught by the loop (see above).
  * - Shared state (PsvcWhShared) is written only by the worker, under its
@@ -108,6 +115,7 @@
 #include "utils/wait_event.h"
 
 #include "guc.h"
+#include "handoff.h"
 #include "webhook.h"
 #include "webhook_int.h"
 
@@ -281,6 +289,7 @@ worker_exit(int code, Datum arg)
 	PsvcWhCounters counters;
 
 	psvc_wh_http_stop();
+	psvc_handoff_detach();
 	if (wh_shared == NULL)
 		return;
 	psvc_wh_http_counters(&counters);
@@ -517,6 +526,8 @@ sync_listener(void)
 		connected = true;
 		pin_settings();
 		check_extension();
+		/* creates in this database are now handed to us (handoff.h) */
+		psvc_handoff_attach(MyDatabaseId);
 	}
 	running_address = MemoryContextStrdup(TopMemoryContext, psvc_guc_webhook.address);
 	if (!psvc_wh_http_start(psvc_guc_webhook.address, psvc_guc_webhook.port, psvc_guc_webhook.header_timeout, err, sizeof(err)))
@@ -578,6 +589,39 @@ serve(void)
 }
 
 /*
+ * The worker's duties beside the webhooks (partner_svc.worker_tasks),
+ * each in transactions of its own: recording the objects created through
+ * partner_svc and polling the statuses webhooks left behind
+ * (webhook_reconcile.c), and the retention of received webhooks
+ * (webhook_prune.c).  They run while the worker is connected, that is
+ * once partner_svc.webhook_listener has a port.  An ERROR is caught by
+ * psvc_worker_main as any other.
+ */
+static void
+run_tasks(void)
+{
+	PsvcWhCounters counters;
+
+	psvc_wh_reconcile_record();
+	psvc_wh_reconcile_step();
+	psvc_wh_http_counters(&counters);
+	psvc_wh_prune(counters.rejected);
+	pgstat_report_stat(false);
+}
+
+/* The wait of the loop, timeout ms (-1: any), shortened for the duties. */
+static long
+tasks_timeout(long timeout)
+{
+	long		poll = psvc_wh_reconcile_wait_ms();
+	long		prune = psvc_wh_prune_wait_ms();
+
+	if (poll >= 0)
+		timeout = timeout < 0 ? poll : Min(timeout, poll);
+	return timeout < 0 ? prune : Min(timeout, prune);
+}
+
+/*
  * Error recovery of the loop, run at its sigsetjmp point (as the
  * autovacuum launcher does): reports the error, aborts the transaction,
  * answers every held delivery 503 and frees the batch memory.  The
@@ -603,6 +647,7 @@ recover_from_error(void)
 	pgstat_report_wait_end();
 	psvc_wh_http_release_held();
 	MemoryContextReset(batch_cxt);
+	psvc_wh_reconcile_reset();
 	worker_set_error(edata->message);
 	FreeErrorData(edata);
 	publish(NULL);
@@ -709,6 +754,8 @@ psvc_worker_main(Datum arg)
 			timeout = -1;
 		if (extension_missing && timeout != 0)
 			timeout = timeout < 0 ? extension_pause_ms : Min(timeout, extension_pause_ms);
+		if (connected && !extension_missing && timeout != 0)
+			timeout = tasks_timeout(timeout);
 
 		nev = WaitEventSetWait(wait_set, timeout, ev, lengthof(ev), PG_WAIT_EXTENSION);
 		for (int i = 0; i < nev; i++)
@@ -718,6 +765,8 @@ psvc_worker_main(Datum arg)
 
 		if (psvc_wh_http_running())
 			serve();
+		if (connected && !extension_missing)
+			run_tasks();
 		consecutive_errors = 0;
 		publish(NULL);
 	}
