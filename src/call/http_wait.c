@@ -116,6 +116,9 @@ static bool interrupt_seen = false; /* progress_cb aborted a transfer */
 /* What http.c handed over: the calls back into the transfers. */
 static const PsvcHttpDriver *http_driver = NULL;
 
+/* What http_events.c asked to hear of every change of curl's sockets. */
+static PsvcHttpSocketHook socket_hook = NULL;
+
 static void http_exit(int code, Datum arg);
 static int	socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
 					  void *socketp);
@@ -230,6 +233,8 @@ socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
 		{
 			sockets[i] = sockets[--n_sockets];
 			sockets_changed = true;
+			if (socket_hook)
+				socket_hook(fd, CURL_POLL_REMOVE);
 		}
 		return 0;
 	}
@@ -254,8 +259,23 @@ socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
 	{
 		sockets[i].what = what;
 		sockets_changed = true;
+		if (socket_hook)
+			socket_hook(fd, what);
 	}
 	return 0;
+}
+
+/*
+ * Has hook called for every socket curl watches now, then at every change
+ * (CURL_POLL_REMOVE: no longer watched).  The hook runs inside libcurl's
+ * socket callback: it must not raise or palloc.
+ */
+void
+psvc_http_set_socket_hook(PsvcHttpSocketHook hook)
+{
+	socket_hook = hook;
+	for (int i = 0; i < n_sockets; i++)
+		hook(sockets[i].fd, sockets[i].what);
 }
 
 /* An easy handle from the pool, or a new one. */
@@ -611,20 +631,15 @@ build_wait_set(void)
 }
 
 /*
- * Sleeps until a socket curl watches is ready, curl's timer or a retry is
- * due, or the latch is set; then resets the latch, hands ready sockets to
- * libcurl and runs CHECK_FOR_INTERRUPTS.
+ * Milliseconds until curl's timer or the next retry is due, 0 when one is
+ * due now, at most PSVC_HTTP_MAX_WAIT_MS.
  */
-void
-psvc_http_wait(void)
+long
+psvc_http_next_timeout(void)
 {
-	WaitEvent	events[16];
 	long		timeout = -1;
-	int			nevents;
-	int			i;
-	int			running;
 
-	if (curl_multi_timeout(multi, &timeout) != CURLM_OK)
+	if (multi == NULL || curl_multi_timeout(multi, &timeout) != CURLM_OK)
 		timeout = -1;
 	if (n_backoff > 0)
 	{
@@ -646,6 +661,23 @@ psvc_http_wait(void)
 	}
 	if (timeout < 0 || timeout > PSVC_HTTP_MAX_WAIT_MS)
 		timeout = PSVC_HTTP_MAX_WAIT_MS;
+	return timeout;
+}
+
+/*
+ * Sleeps until a socket curl watches is ready, curl's timer or a retry is
+ * due, or the latch is set; then resets the latch, hands ready sockets to
+ * libcurl and runs CHECK_FOR_INTERRUPTS.
+ */
+void
+psvc_http_wait(void)
+{
+	WaitEvent	events[16];
+	long		timeout = psvc_http_next_timeout();
+	int			nevents;
+	int			i;
+	int			running;
+
 	if (timeout == 0)
 		return;
 
