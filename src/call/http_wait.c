@@ -27,7 +27,10 @@
  *
  * Layers.  This file sits below http.c: it starts a due retry and hands
  * over a finished attempt through the PsvcHttpDriver that http.c gives
- * psvc_http_ensure_multi, and calls nothing of http.c by name.
+ * psvc_http_ensure_multi, and calls nothing of http.c by name.  Nor of
+ * http_events.c, which keeps a descriptor of its own in step with curl's
+ * sockets: it hears of every change through the hook it installs
+ * (psvc_http_set_socket_hook).
  *
  * The wait set is kept from one wait to the next and rebuilt only when
  * the sockets to watch really differ (see wait_set_current).  libcurl
