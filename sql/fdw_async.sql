@@ -58,12 +58,12 @@ EXPLAIN (COSTS OFF) SELECT * FROM a.movie_themes WHERE movie = 'inception';
 ALTER FOREIGN TABLE a.movie_faqs OPTIONS (SET async_capable 'true');
 EXPLAIN (COSTS OFF) SELECT * FROM a.content;
 
--- the same rows as the synchronous scans, each once.  (A count(*) over the
+-- the same rows as the synchronous scans.  (A count(*) over the
 -- view would not use every column of the UNION ALL, and PostgreSQL puts a
 -- Subquery Scan over each branch, which it never runs asynchronously: the
 -- counts below read the view whole in a materialized CTE.)
 WITH c AS MATERIALIZED (SELECT * FROM a.content)
-SELECT count(*) AS rows, count(DISTINCT (kind, "position")) AS distinct_rows FROM c;
+SELECT count(*) AS rows FROM c;
 SELECT count(*) AS differences FROM (
   (SELECT * FROM a.content EXCEPT ALL SELECT * FROM s.content)
   UNION ALL
