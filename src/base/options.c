@@ -103,6 +103,7 @@ static void check_setting(DefElem *def);
 static void check_file_path(DefElem *def);
 static void check_proxy(DefElem *def);
 static void check_default(DefElem *def);
+static void check_boolean(DefElem *def);
 static void report_bad_base_url(const char *url, const char *reason) pg_attribute_noreturn();
 static void report_unknown_option(const char *name, Oid catalog) pg_attribute_noreturn();
 
@@ -126,8 +127,10 @@ static const PsvcOption valid_options[] = {
 	{"api_key", UserMappingRelationId, check_api_key},
 	{"cache_ttl", ForeignServerRelationId, check_cache_ttl},
 	{"default", ForeignServerRelationId, check_default},
+	{"async_capable", ForeignServerRelationId, check_boolean},
 	{"resource", ForeignTableRelationId, check_resource},
 	{"cache_ttl", ForeignTableRelationId, check_cache_ttl},
+	{"async_capable", ForeignTableRelationId, check_boolean},
 	{"field", AttributeRelationId, check_field},
 	{NULL, InvalidOid, NULL}
 };
@@ -578,6 +581,21 @@ check_default(DefElem *def)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to set option \"%s\"", def->defname),
 				 errdetail("Which server of a service the functions use when none is named is decided only by superusers and the owner of the extension partner_svc.")));
+	if (!parse_bool(value, &b))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"",
+						def->defname, value),
+				 errhint("Give a boolean value such as \"true\" or \"false\".")));
+}
+
+/* async_capable: a boolean (server_options.c reads it). */
+static void
+check_boolean(DefElem *def)
+{
+	const char *value = defGetString(def);
+	bool		b;
+
 	if (!parse_bool(value, &b))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),

@@ -67,6 +67,9 @@ typedef struct PsvcServer
 								 * *_proxy variables; NULL: no proxy */
 	int			cache_ttl_ms;	/* option "cache_ttl" in ms (cache.c), -1
 								 * where unset */
+	bool		async_capable;	/* option "async_capable": its foreign
+								 * scans may run asynchronously under an
+								 * Append (fdw_scan_async.c); false where unset */
 	Oid			userid;			/* whose user mapping gives the key: the
 								 * role a foreign table is checked as (set
 								 * by the scan or modify), or InvalidOid =
@@ -141,6 +144,12 @@ extern int	psvc_options_parse_ttl(const char *value);
 struct ForeignTable;
 extern int	psvc_options_table_cache_ttl(const struct ForeignTable *ft);
 extern char *psvc_options_resource(const struct ForeignTable *ft);
+/*
+ * Whether scans of the table may run asynchronously: its option
+ * async_capable, else its server's s (the table's server).
+ */
+extern bool psvc_options_table_async(const struct ForeignTable *ft,
+									 const PsvcServer *s);
 /* The effective value of a setting: the server's option, else the GUC. */
 extern int	psvc_options_setting(const PsvcServer *s, PsvcSettingId id);
 /* EXPLAIN VERBOSE of a scan: the effective settings of s (never the key). */

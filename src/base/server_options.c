@@ -269,6 +269,9 @@ parse_server(Oid serverid)
 	s->proxy = option_value(fs->options, "proxy");
 	size = option_value(fs->options, "cache_ttl");
 	s->cache_ttl_ms = size ? psvc_options_parse_ttl(size) : -1;
+	size = option_value(fs->options, "async_capable");
+	if (size == NULL || !parse_bool(size, &s->async_capable))
+		s->async_capable = false;
 	for (int i = 0; i < PSVC_NSETTINGS; i++)
 	{
 		const PsvcGuc *def = psvc_guc_setting((PsvcSettingId) i);
@@ -441,6 +444,18 @@ psvc_options_table_cache_ttl(const ForeignTable *ft)
 	const char *v = option_value(ft->options, "cache_ttl");
 
 	return v ? psvc_options_parse_ttl(v) : -1;
+}
+
+bool
+psvc_options_table_async(const ForeignTable *ft, const PsvcServer *s)
+{
+	const char *v = option_value(ft->options, "async_capable");
+	bool		b;
+
+	/* the validator let only booleans in */
+	if (v != NULL && parse_bool(v, &b))
+		return b;
+	return s->async_capable;
 }
 
 /*

@@ -23,7 +23,8 @@
  * raising results) over the HTTP transport, which is private to it:
  * http.c (transfers),
  * http_attempt.c (libcurl attempts and retries), http_wait.c (the multi
- * handle and the waits), http_url.c (the one builder of URLs) and
+ * handle and the waits), http_events.c (the descriptor a caller with a
+ * wait of its own waits on), http_url.c (the one builder of URLs) and
  * http_errors.c (failures into SQLSTATEs), sharing http_int.h.  Below it
  * are the response cache (cache.h), the rate limiter (ratelimit.h), the
  * options (options.h) and the settings (guc.h); above it the FDW and the
@@ -216,6 +217,27 @@ extern PsvcResult *psvc_call_finish(PsvcTransfer *t);
 extern void psvc_call_cancel(PsvcTransfer *t);
 /* start + finish; the result is allocated in CurrentMemoryContext. */
 extern PsvcResult *psvc_call_run(const PsvcCall *call);
+
+/* in http_events.c: waiting in a WaitEventSet of the caller's */
+
+/*
+ * A descriptor that polls readable when running calls have something to
+ * do (a socket libcurl watches is ready, its timer or a retry is due),
+ * for a caller that waits in a WaitEventSet of its own (an asynchronous
+ * foreign scan under an Append); on wakeup it calls psvc_call_poll.  One
+ * per backend, made on first use and kept until exit: never close it.
+ * -1 where the platform has none (no epoll): the caller then waits with
+ * psvc_call_finish.
+ */
+extern int	psvc_call_event_fd(void);
+/*
+ * Arms the descriptor for the wait about to begin: it also polls readable
+ * when curl's timer or a retry is due, within a second at most, and at
+ * once when now.  Never raises.
+ */
+extern void psvc_call_prepare_wait(bool now);
+/* Whether t has ended, so that psvc_call_finish returns without waiting. */
+extern bool psvc_call_ready(const PsvcTransfer *t);
 /*
  * Keeps page, the decoded page of res's body (json_page_flat.c), in the
  * response cache beside the answer, for the next scan of the same

@@ -27,7 +27,10 @@
  *
  * Layers.  This file sits below http.c: it starts a due retry and hands
  * over a finished attempt through the PsvcHttpDriver that http.c gives
- * psvc_http_ensure_multi, and calls nothing of http.c by name.
+ * psvc_http_ensure_multi, and calls nothing of http.c by name.  Nor of
+ * http_events.c, which keeps a descriptor of its own in step with curl's
+ * sockets: it hears of every change through the hook it installs
+ * (psvc_http_set_socket_hook).
  *
  * The wait set is kept from one wait to the next and rebuilt only when
  * the sockets to watch really differ (see wait_set_current).  libcurl
@@ -115,6 +118,9 @@ static bool interrupt_seen = false; /* progress_cb aborted a transfer */
 
 /* What http.c handed over: the calls back into the transfers. */
 static const PsvcHttpDriver *http_driver = NULL;
+
+/* What http_events.c asked to hear of every change of curl's sockets. */
+static PsvcHttpSocketHook socket_hook = NULL;
 
 static void http_exit(int code, Datum arg);
 static int	socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
@@ -230,6 +236,8 @@ socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
 		{
 			sockets[i] = sockets[--n_sockets];
 			sockets_changed = true;
+			if (socket_hook)
+				socket_hook(fd, CURL_POLL_REMOVE);
 		}
 		return 0;
 	}
@@ -254,8 +262,23 @@ socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
 	{
 		sockets[i].what = what;
 		sockets_changed = true;
+		if (socket_hook)
+			socket_hook(fd, what);
 	}
 	return 0;
+}
+
+/*
+ * Has hook called for every socket curl watches now, then at every change
+ * (CURL_POLL_REMOVE: no longer watched).  The hook runs inside libcurl's
+ * socket callback: it must not raise or palloc.
+ */
+void
+psvc_http_set_socket_hook(PsvcHttpSocketHook hook)
+{
+	socket_hook = hook;
+	for (int i = 0; i < n_sockets; i++)
+		hook(sockets[i].fd, sockets[i].what);
 }
 
 /* An easy handle from the pool, or a new one. */
@@ -611,20 +634,15 @@ build_wait_set(void)
 }
 
 /*
- * Sleeps until a socket curl watches is ready, curl's timer or a retry is
- * due, or the latch is set; then resets the latch, hands ready sockets to
- * libcurl and runs CHECK_FOR_INTERRUPTS.
+ * Milliseconds until curl's timer or the next retry is due, 0 when one is
+ * due now, at most PSVC_HTTP_MAX_WAIT_MS.
  */
-void
-psvc_http_wait(void)
+long
+psvc_http_next_timeout(void)
 {
-	WaitEvent	events[16];
 	long		timeout = -1;
-	int			nevents;
-	int			i;
-	int			running;
 
-	if (curl_multi_timeout(multi, &timeout) != CURLM_OK)
+	if (multi == NULL || curl_multi_timeout(multi, &timeout) != CURLM_OK)
 		timeout = -1;
 	if (n_backoff > 0)
 	{
@@ -646,6 +664,23 @@ psvc_http_wait(void)
 	}
 	if (timeout < 0 || timeout > PSVC_HTTP_MAX_WAIT_MS)
 		timeout = PSVC_HTTP_MAX_WAIT_MS;
+	return timeout;
+}
+
+/*
+ * Sleeps until a socket curl watches is ready, curl's timer or a retry is
+ * due, or the latch is set; then resets the latch, hands ready sockets to
+ * libcurl and runs CHECK_FOR_INTERRUPTS.
+ */
+void
+psvc_http_wait(void)
+{
+	WaitEvent	events[16];
+	long		timeout = psvc_http_next_timeout();
+	int			nevents;
+	int			i;
+	int			running;
+
 	if (timeout == 0)
 		return;
 

@@ -99,6 +99,8 @@ extern const PsvcColumnDef *psvc_fdw_column_def(const PsvcEndpoint *ep, Oid reli
 												 Form_pg_attribute att);
 /* Index of a member column in a decode's field list; see fdw_plan.c. */
 extern int	psvc_fdw_field_index(const PsvcColumnDef *def, const char **fields, int *nfields);
+/* IsForeignPathAsyncCapable: may an Append run the path asynchronously? */
+extern bool psvc_fdw_async_capable(ForeignPath *path);
 /* The endpoint of a foreign table, checked against its server's service. */
 extern const PsvcEndpoint *psvc_fdw_endpoint(Oid relid, struct PsvcServer **server);
 /* The same from the table's catalogue entry, when the caller has it. */
@@ -150,6 +152,11 @@ extern void psvc_fdw_begin(ForeignScanState *node, int eflags);
 extern TupleTableSlot *psvc_fdw_iterate(ForeignScanState *node);
 extern void psvc_fdw_rescan(ForeignScanState *node);
 extern void psvc_fdw_end(ForeignScanState *node);
+
+/* in fdw_scan_async.c: a scan an Append runs asynchronously */
+extern void psvc_fdw_async_request(AsyncRequest *areq);
+extern void psvc_fdw_async_configure_wait(AsyncRequest *areq);
+extern void psvc_fdw_async_notify(AsyncRequest *areq);
 
 /* in fdw_explain.c */
 extern void psvc_fdw_explain(ForeignScanState *node, struct ExplainState *es);

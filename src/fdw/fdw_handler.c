@@ -31,7 +31,7 @@
 PG_FUNCTION_INFO_V1(psvc_fdw_handler);
 
 /*
- * The callbacks live in fdw_plan.c, fdw_scan.c, fdw_explain.c,
+ * The callbacks live in fdw_plan.c, fdw_scan.c, fdw_scan_async.c, fdw_explain.c,
  * fdw_modify.c and fdw_import.c; this file only hands them to PostgreSQL.
  */
 Datum
@@ -47,6 +47,11 @@ psvc_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ReScanForeignScan = psvc_fdw_rescan;
 	routine->EndForeignScan = psvc_fdw_end;
 	routine->ExplainForeignScan = psvc_fdw_explain;
+
+	routine->IsForeignPathAsyncCapable = psvc_fdw_async_capable;
+	routine->ForeignAsyncRequest = psvc_fdw_async_request;
+	routine->ForeignAsyncConfigureWait = psvc_fdw_async_configure_wait;
+	routine->ForeignAsyncNotify = psvc_fdw_async_notify;
 
 	routine->AddForeignUpdateTargets = psvc_fdw_add_update_targets;
 	routine->PlanForeignModify = psvc_fdw_plan_modify;

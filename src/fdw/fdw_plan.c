@@ -90,6 +90,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "call.h"
 #include "fdw.h"
 #include "options.h"
 #include "estimates.h"
@@ -124,6 +125,7 @@ typedef struct PsvcRelInfo
 	double		local_sel;		/* selectivity of the local conditions */
 	char	   *estimate;		/* the plain path's row estimate, as
 								 * EXPLAIN VERBOSE shows it */
+	bool		async_capable;	/* option async_capable (fdw_scan_async.c) */
 } PsvcRelInfo;
 
 /* Estimates, in the planner's cost units, of one HTTP request and a row. */
@@ -527,6 +529,8 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	double		rows;
 
 	info->ep = psvc_fdw_endpoint(foreigntableid, &info->server);
+	info->async_capable = psvc_options_table_async(GetForeignTable(foreigntableid),
+												   info->server);
 	info->pushed = choose_pushed(root, baserel, foreigntableid, info);
 	for (int i = 0; i < info->ep->ncolumns; i++)
 	{
@@ -571,6 +575,18 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	}
 	baserel->rows = clamp_row_est(rows * info->local_sel);
 	baserel->fdw_private = info;
+}
+
+/*
+ * IsForeignPathAsyncCapable: the table's option async_capable, else its
+ * server's, where the call module can wait with an Append (fdw_scan_async.c).
+ */
+bool
+psvc_fdw_async_capable(ForeignPath *path)
+{
+	PsvcRelInfo *info = path->path.parent->fdw_private;
+
+	return info->async_capable && psvc_call_event_fd() >= 0;
 }
 
 static Cost

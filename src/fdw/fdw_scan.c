@@ -15,7 +15,11 @@
  * of values (fdw_scan_values.c).  Each stream walks its cursor pages
  * (fdw_scan_page.c).  Up to partner_svc.fanout streams fetch their first
  * page at once, and while the executor consumes a page the stream's next
- * page is already in flight (partner_svc.prefetch).
+ * page is already in flight (partner_svc.prefetch).  A scan an Append runs
+ * asynchronously (option async_capable, fdw_scan_async.c) never waits here:
+ * where its next row needs a page still in flight, the iterate callback
+ * returns no row and says so (would_block), and the Append waits for the
+ * page with its other subplans.
  *
  * Memory: the scan's state lives in the per-scan context, what one run
  * of it makes (values, streams, cursors) in the run context, reset by a
@@ -180,6 +184,12 @@ advance(PsvcScanState *st)
 			}
 			psvc_scan_start_page(st, s);
 		}
+		if (st->async && !psvc_call_ready(s->xfer))
+		{
+			/* fdw_scan_async.c waits for it with the Append's other subplans */
+			st->would_block = true;
+			return false;
+		}
 		if (psvc_scan_fetch_page(st, s))
 			return true;
 		/* the documented "nothing here": the stream is done */
@@ -334,6 +344,8 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		st->cache_ttl_ms = 0;
 	else
 		st->cache_ttl_ms = psvc_options_table_cache_ttl(ft);
+	/* an Append runs it asynchronously (fdw_scan_async.c) */
+	st->async = node->ss.ps.async_capable;
 	st->detail = intVal(list_nth(priv, PSVC_PRIV_DETAIL)) != 0;
 	st->limit = intVal(list_nth(priv, PSVC_PRIV_LIMIT));
 
@@ -475,6 +487,7 @@ psvc_fdw_iterate(ForeignScanState *node)
 	ExprContext *econtext = node->ss.ps.ps_ExprContext;
 	PsvcItem   *it;
 
+	st->would_block = false;
 	if (!st->started)
 		start_scan(node, st);
 	if (st->limit >= 0 && st->rows_returned >= st->limit)
@@ -529,6 +542,8 @@ psvc_fdw_rescan(ForeignScanState *node)
 
 	stop_streams(st);
 	st->started = false;
+	st->would_block = false;
+	st->blocked = false;
 }
 
 void

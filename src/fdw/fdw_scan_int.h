@@ -4,7 +4,7 @@
  *		  What the files of the scan engine share, and nothing else
  *		  includes: the state of one scan, its streams and pushed values.
  *
- * The scan is four files, whose calls go one way:
+ * The scan is five files, whose calls go one way:
  *	- fdw_scan.c: the executor callbacks (Begin, Iterate, ReScan, End),
  *	  the streams the pushed values fan out to, which stream's page is
  *	  current, and the rows built from it;
@@ -16,8 +16,12 @@
  *	  one, and the checks on the cursor it names;
  *	- fdw_explain.c: EXPLAIN, which describes the first page's call as
  *	  the page source's one builder of calls makes it from the plan.
+ *	- fdw_scan_async.c: the callbacks of a scan an Append runs asynchronously,
+ *	  which take rows from fdw_scan.c's callbacks as long as they need
+ *	  not wait, and wait for pages with the Append's other subplans.
  * fdw_scan.c calls fdw_scan_values.c; it, fdw_scan_values.c and
- * fdw_explain.c call fdw_scan_page.c; never the reverse.
+ * fdw_explain.c call fdw_scan_page.c; never the reverse.  fdw_scan_async.c
+ * reaches fdw_scan.c only through the executor (ExecProcNode).
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -31,6 +35,7 @@
 
 #include "fmgr.h"
 #include "nodes/execnodes.h"
+#include "portability/instr_time.h"
 #include "utils/rel.h"
 
 #include "catalog.h"
@@ -150,6 +155,13 @@ typedef struct PsvcScanState
 	double		rl_wait_ms;		/* of that, waiting for rate-limit budget */
 	int64		cache_hits;		/* pages the response cache answered */
 	int64		cache_misses;
+
+	/* run asynchronously by an Append (fdw_scan_async.c) */
+	bool		async;			/* node->ss.ps.async_capable */
+	bool		would_block;	/* the last iterate stopped at the current
+								 * stream's page, still in flight */
+	bool		blocked;		/* pending since blocked_at */
+	instr_time	blocked_at;
 
 	int			cache_ttl_ms;	/* the table's option cache_ttl, -1: none */
 	char	   *decoded_sig;	/* how pages are decoded, for the decoded
