@@ -32,6 +32,7 @@
 #include "utils/memutils.h"
 
 #include "cache.h"
+#include "deferred.h"
 #include "guc.h"
 #include "partner_svc.h"
 #include "ratelimit.h"
@@ -58,6 +59,7 @@ _PG_init(void)
 	psvc_worker_init();
 	psvc_est_init();
 	psvc_inflight_init();
+	psvc_deferred_init();
 
 	MarkGUCPrefixReserved("partner_svc");
 }

@@ -105,8 +105,13 @@ recovered_answer(const PsvcServer *server, Jsonb *payload, List *found,
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
 }
 
-/* What a vignette's order must share with it (docs/sandbox-orders.md, Orders). */
-const char *const psvc_order_same[] = {"custom_id", "name", "period", "start_date", NULL};
+/*
+ * What a vignette's order must share with it: of the members the order
+ * document shows (id, custom_id, status...), the custom id only.  Name,
+ * period and start date are not shown by the document, and a service may
+ * answer them differently or as null (docs/functions.md).
+ */
+const char *const psvc_order_same[] = {"custom_id", NULL};
 
 /* create_order, and how a lost one is settled (functions_settle.c). */
 static const PsvcSettleCreate order_create = {

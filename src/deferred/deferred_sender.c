@@ -1,0 +1,455 @@
+/*-------------------------------------------------------------------------
+ *
+ * deferred_sender.c
+ *		  The senders of deferred calls: background workers that claim
+ *		  committed calls from partner_svc.deferred_queue and send them
+ *		  (deferred_send.c); the first of them also gives up on calls past
+ *		  give_up and removes finished ones past keep_calls.
+ *
+ * Design notes:
+ *
+ * - partner_svc.worker_tasks' senders (at server start) workers are
+ *   registered by _PG_init when preloaded, backend type "partner_svc
+ *   deferred sender", each with its slot number; a slot at or above the
+ *   setting after a reload stays idle.  They connect to the database and
+ *   as the role of partner_svc.worker, and wait while the extension (at
+ *   0.3) is not there.
+ * - A sender sleeps on its latch; a committing backend that queued calls
+ *   sets it (deferred_queue.c, deferred_int.h).  Sender 0 also wakes for
+ *   calls waiting for a retry and for its maintenance, at most every
+ *   second; the others sleep up to 10 s when idle.
+ * - Claiming: one statement takes up to PSVC_DEF_BATCH calls, in id
+ *   order, that are due and are the first unfinished call of every lane
+ *   they are in (a lane is a partner object, or the queuing transaction),
+ *   with FOR UPDATE SKIP LOCKED, marks them sending (attempts + 1, the
+ *   sender's slot) and commits: that commit is the durable mark that a
+ *   request may leave.  A sender that claimed a full batch wakes another.
+ * - A sender that starts gives up its slot's calls left sending by its
+ *   predecessor (sender = NULL; sender 0 also those of slots that no
+ *   longer exist); a call sending with no sender is claimed again and sent
+ *   as a resumption (deferred_send.c).  After a crash of any process the
+ *   postmaster restarts every sender, so such calls are those in flight.
+ * - Only calls of this cluster and database are claimed (origin); held
+ *   ones wait for deferred_release() or deferred_cancel().
+ * - An ERROR outside a call (a call's own errors are caught and recorded)
+ *   is reported, the transaction aborted, and the loop goes on after a
+ *   pause growing to 5 s, as the webhook worker does.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/deferred/deferred_sender.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/async.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/condition_variable.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "deferred_int.h"
+#include "guc.h"
+
+/* Calls claimed at once by one sender. */
+#define PSVC_DEF_BATCH 8
+#define PSVC_DEF_IDLE_MS 10000
+#define PSVC_DEF_TICK_MS 1000
+#define PSVC_DEF_ERROR_PAUSE_MAX_MS 5000
+/* Finished calls removed per statement of the maintenance. */
+#define PSVC_DEF_PRUNE_ROWS 10000
+
+PGDLLEXPORT void psvc_deferred_sender_main(Datum arg);
+
+static int	my_slot = -1;
+static MemoryContext claim_cxt = NULL;
+static TimestampTz next_maintenance = 0;
+
+/*
+ * The claim (see the file header).  $1 the slot, $2 the origin, $3 how
+ * many.  A lane's head is its unfinished call with the smallest id.
+ */
+static const char *const claim_sql =
+"WITH u AS ("
+"  SELECT id, lanes FROM partner_svc.deferred_queue"
+"  WHERE state IN ('queued', 'sending')),"
+" h AS ("
+"  SELECT l, pg_catalog.min(u.id) AS head FROM u, pg_catalog.unnest(u.lanes) l GROUP BY l),"
+" e AS ("
+"  SELECT u.id FROM u WHERE NOT EXISTS ("
+"    SELECT 1 FROM pg_catalog.unnest(u.lanes) x(l) JOIN h ON h.l = x.l WHERE h.head <> u.id)),"
+" c AS ("
+"  SELECT q.id, q.state AS old_state, q.sent_at IS NOT NULL AS was_sent"
+"  FROM partner_svc.deferred_queue q JOIN e ON e.id = q.id"
+"  WHERE q.origin = $2"
+"    AND ((q.state = 'queued' AND q.next_attempt_at <= pg_catalog.now())"
+"      OR (q.state = 'sending' AND q.sender IS NULL))"
+"  ORDER BY q.id LIMIT $3 FOR UPDATE OF q SKIP LOCKED)"
+" UPDATE partner_svc.deferred_queue q"
+"   SET state = 'sending', attempts = q.attempts + 1, sender = $1"
+"  FROM c WHERE q.id = c.id"
+" RETURNING q.id, q.operation, q.args, q.server, q.role, q.attempts,"
+"   c.old_state = 'sending' OR q.attempts > 1, c.was_sent, q.created_at";
+
+/* Clears the slot at every exit. */
+static void
+sender_exit(int code, Datum arg)
+{
+	if (psvc_def_shared == NULL || my_slot < 0)
+		return;
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	psvc_def_shared->slots[my_slot].pid = 0;
+	psvc_def_shared->slots[my_slot].latch = NULL;
+	psvc_def_shared->slots[my_slot].idle = false;
+	SpinLockRelease(&psvc_def_shared->mutex);
+}
+
+/* Marks the slot busy; returns the generation seen. */
+static uint64
+slot_busy(void)
+{
+	uint64		g;
+	PsvcDefSlot *s = &psvc_def_shared->slots[my_slot];
+
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	s->idle = false;
+	s->woken = false;
+	g = psvc_def_shared->generation;
+	SpinLockRelease(&psvc_def_shared->mutex);
+	return g;
+}
+
+/* Marks the slot idle unless a commit came since generation g. */
+static bool
+slot_idle(uint64 g)
+{
+	bool		ok;
+
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	ok = (psvc_def_shared->generation == g);
+	if (ok)
+		psvc_def_shared->slots[my_slot].idle = true;
+	SpinLockRelease(&psvc_def_shared->mutex);
+	return ok;
+}
+
+/* Whether partner_svc with its queue is in this database. */
+static bool
+queue_exists(void)
+{
+	Oid			nsp;
+
+	if (!OidIsValid(get_extension_oid("partner_svc", true)))
+		return false;
+	nsp = get_namespace_oid("partner_svc", true);
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid("deferred_queue", nsp));
+}
+
+/* Runs sql with SPI (inside a transaction), expecting ok. */
+static void
+run(const char *sql, int nargs, Oid *types, Datum *values, int ok)
+{
+	if (SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0) != ok)
+		elog(ERROR, "partner_svc deferred sender: failed: %s", sql);
+}
+
+/*
+ * Once per start: the calls this slot (sender 0: also slots beyond the
+ * senders) left sending become the senders' to resume.
+ */
+static void
+orphan_my_calls(void)
+{
+	Oid			types[3] = {INT4OID, TEXTOID, INT4OID};
+	Datum		values[3];
+
+	values[0] = Int32GetDatum(my_slot);
+	values[1] = CStringGetTextDatum(psvc_def_origin());
+	values[2] = Int32GetDatum(psvc_guc_tasks.senders);
+	run("UPDATE partner_svc.deferred_queue SET sender = NULL"
+		" WHERE state = 'sending' AND origin = $2"
+		"   AND (sender = $1 OR ($1 = 0 AND sender >= $3))",
+		3, types, values, SPI_OK_UPDATE);
+}
+
+/*
+ * Sender 0's maintenance: calls queued past give_up (partners' clock)
+ * fail with their last error; finished calls past keep_calls go.
+ */
+static void
+maintenance(void)
+{
+	Oid			types[2] = {TEXTOID, FLOAT8OID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(psvc_def_origin());
+	values[1] = Float8GetDatum(psvc_guc_tasks.give_up * psvc_guc_time_scale);
+	if (SPI_execute_with_args(
+							  "UPDATE partner_svc.deferred_queue"
+							  "   SET state = 'failed', done_at = pg_catalog.clock_timestamp(),"
+							  "       sqlstate = COALESCE(sqlstate, '57014'),"
+							  "       message = COALESCE(message, 'deferred call not sent before give_up'),"
+							  "       detail = 'It was given up after ' || $2 || ' seconds.'"
+							  " WHERE state = 'queued' AND origin = $1"
+							  "   AND created_at + $2 * interval '1 second' < pg_catalog.now()"
+							  " RETURNING id", 2, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "partner_svc deferred sender: give-up failed");
+	for (uint64 i = 0; i < SPI_processed; i++)
+		Async_Notify("partner_svc_deferred",
+					 SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	if (psvc_guc_tasks.keep_calls > 0)
+	{
+		Oid			t[1] = {INT4OID};
+		Datum		v[1] = {Int32GetDatum(psvc_guc_tasks.keep_calls)};
+
+		run("DELETE FROM partner_svc.deferred_queue WHERE id IN ("
+			" SELECT id FROM partner_svc.deferred_queue"
+			" WHERE done_at IS NOT NULL AND state IN ('done', 'failed')"
+			"   AND done_at < pg_catalog.now() - $1 * interval '1 second'"
+			" LIMIT " CppAsString2(PSVC_DEF_PRUNE_ROWS) ")",
+			1, t, v, SPI_OK_DELETE);
+	}
+}
+
+/*
+ * Claims up to PSVC_DEF_BATCH calls into calls (claim_cxt) and commits;
+ * also runs the first-time and periodic duties.  Returns how many; *wait_ms
+ * receives how long to sleep when none.
+ */
+static int
+claim(PsvcDefCall *calls, bool first, long *wait_ms)
+{
+	Oid			types[3] = {INT4OID, TEXTOID, INT4OID};
+	Datum		values[3];
+	int			n = 0;
+
+	*wait_ms = my_slot == 0 ? PSVC_DEF_TICK_MS : PSVC_DEF_IDLE_MS;
+	MemoryContextReset(claim_cxt);
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (!queue_exists())
+	{
+		*wait_ms = 5000;
+		goto out;
+	}
+	if (first)
+		orphan_my_calls();
+	if (my_slot == 0 && GetCurrentTimestamp() >= next_maintenance)
+	{
+		maintenance();
+		next_maintenance = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PSVC_DEF_TICK_MS);
+	}
+	values[0] = Int32GetDatum(my_slot);
+	values[1] = CStringGetTextDatum(psvc_def_origin());
+	values[2] = Int32GetDatum(PSVC_DEF_BATCH);
+	if (SPI_execute_with_args(claim_sql, 3, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "partner_svc deferred sender: the claim failed");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		PsvcDefCall *c = &calls[n++];
+		bool		isnull;
+		MemoryContext old = MemoryContextSwitchTo(claim_cxt);
+
+		c->id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+		c->operation = SPI_getvalue(tup, desc, 2);
+		c->args = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 3, &isnull));
+		c->server = SPI_getvalue(tup, desc, 4);
+		c->role = SPI_getvalue(tup, desc, 5);
+		c->attempts = DatumGetInt32(SPI_getbinval(tup, desc, 6, &isnull));
+		c->resume = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
+		c->was_sent = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
+		c->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 9, &isnull));
+		MemoryContextSwitchTo(old);
+	}
+	/* sender 0 wakes for the next retry that is due */
+	if (n == 0 && my_slot == 0)
+	{
+		Oid			t[1] = {TEXTOID};
+		Datum		v[1] = {values[1]};
+
+		if (SPI_execute_with_args("SELECT pg_catalog.ceil(1000 * EXTRACT(epoch FROM"
+								  " pg_catalog.min(next_attempt_at) - pg_catalog.clock_timestamp()))::int8"
+								  " FROM partner_svc.deferred_queue"
+								  " WHERE state = 'queued' AND origin = $1",
+								  1, t, v, NULL, true, 1) == SPI_OK_SELECT && SPI_processed == 1)
+		{
+			bool		isnull;
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+			if (!isnull)
+				*wait_ms = Max(1, Min(*wait_ms, DatumGetInt64(d)));
+		}
+	}
+out:
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return n;
+}
+
+/* The error recovery of the loop; returns the pause before going on. */
+static long
+recover_from_error(int *errors)
+{
+	error_context_stack = NULL;
+	HOLD_INTERRUPTS();
+	disable_all_timeouts(false);
+	QueryCancelPending = false;
+	EmitErrorReport();
+	MemoryContextSwitchTo(TopMemoryContext);
+	FlushErrorState();
+	AbortCurrentTransaction();
+	LWLockReleaseAll();
+	ConditionVariableCancelSleep();
+	pgstat_report_wait_end();
+	RESUME_INTERRUPTS();
+	(*errors)++;
+	return Min(100L << Min(*errors - 1, 6), (long) PSVC_DEF_ERROR_PAUSE_MAX_MS);
+}
+
+/* Wakes another idle sender (after a full batch: there may be more). */
+static void
+wake_another(void)
+{
+	Latch	   *latch = NULL;
+
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	for (int i = 0; i < PSVC_DEF_MAX_SENDERS && i < psvc_guc_tasks.senders; i++)
+	{
+		PsvcDefSlot *s = &psvc_def_shared->slots[i];
+
+		if (i != my_slot && s->pid != 0 && s->idle && !s->woken)
+		{
+			s->woken = true;
+			latch = s->latch;
+			break;
+		}
+	}
+	SpinLockRelease(&psvc_def_shared->mutex);
+	if (latch != NULL)
+		SetLatch(latch);
+}
+
+/* Settings of the senders' own transactions, whatever the role's defaults. */
+static void
+pin_settings(void)
+{
+	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET,
+					PGC_S_OVERRIDE);
+	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
+}
+
+/*
+ * Entry point of a sender (bgw_function_name); arg is its slot.  Returns
+ * only through proc_exit.
+ */
+void
+psvc_deferred_sender_main(Datum arg)
+{
+	sigjmp_buf	local_sigjmp_buf;
+	volatile long pause_ms = 0;
+	volatile bool first = true;
+	int			errors = 0;
+	PsvcDefCall calls[PSVC_DEF_BATCH];
+
+	my_slot = DatumGetInt32(arg);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	if (psvc_def_shared == NULL || my_slot < 0 || my_slot >= PSVC_DEF_MAX_SENDERS)
+		proc_exit(0);
+	before_shmem_exit(sender_exit, (Datum) 0);
+	BackgroundWorkerInitializeConnection(psvc_guc_worker.database,
+										 psvc_guc_worker.role[0] != '\0' ? psvc_guc_worker.role : NULL, 0);
+	pin_settings();
+	claim_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc deferred claim",
+									  ALLOCSET_DEFAULT_SIZES);
+
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	psvc_def_shared->slots[my_slot].pid = MyProcPid;
+	psvc_def_shared->slots[my_slot].latch = MyLatch;
+	psvc_def_shared->slots[my_slot].idle = false;
+	psvc_def_shared->slots[my_slot].woken = false;
+	SpinLockRelease(&psvc_def_shared->mutex);
+
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+		pause_ms = recover_from_error(&errors);
+	PG_exception_stack = &local_sigjmp_buf;
+
+	for (;;)
+	{
+		uint64		g;
+		int			n;
+		long		wait_ms;
+
+		if (pause_ms > 0)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 pause_ms, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			pause_ms = 0;
+		}
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			pin_settings();
+		}
+		if (my_slot >= psvc_guc_tasks.senders)
+		{
+			pgstat_report_activity(STATE_IDLE, "not a sender at this setting of senders");
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 PSVC_DEF_IDLE_MS, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			continue;
+		}
+
+		g = slot_busy();
+		n = claim(calls, first, &wait_ms);
+		first = false;
+		if (n > 0)
+		{
+			if (n == PSVC_DEF_BATCH)
+				wake_another();
+			pgstat_report_activity(STATE_RUNNING, "sending deferred calls");
+			psvc_def_send_calls(calls, n);
+			errors = 0;
+			continue;
+		}
+		errors = 0;
+		if (!slot_idle(g))
+			continue;
+		pgstat_report_activity(STATE_IDLE, "waiting for deferred calls");
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 wait_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
