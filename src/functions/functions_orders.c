@@ -79,7 +79,11 @@ recovered_answer(const PsvcServer *server, Jsonb *payload, List *found,
 
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "{\"transaction_id\": ");
-	escape_json(&buf, txid);
+	/* null when the orders do not carry it (the document does not show it) */
+	if (txid != NULL)
+		escape_json(&buf, txid);
+	else
+		appendStringInfoString(&buf, "null");
 	appendStringInfoString(&buf, ", \"order_has_been_paid\": ");
 	append_member(&buf, payload, "order_has_been_paid");
 	appendStringInfoString(&buf, ", \"payment_link\": ");

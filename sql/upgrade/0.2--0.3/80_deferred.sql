@@ -56,7 +56,8 @@ SELECT pg_catalog.pg_extension_config_dump('@extschema@.deferred_queue_id_seq', 
 CREATE VIEW @extschema@.deferred_calls WITH (security_barrier) AS
   SELECT q.id, q.operation, q.args, q.server, q.role, q.state, q.attempts,
          q.next_attempt_at, q.answer, q.sqlstate, q.message, q.created_at,
-         q.done_at, q.origin <> @extschema@.deferred_origin() AS held
+         q.done_at,
+         q.state IN ('queued', 'sending') AND q.origin <> @extschema@.deferred_origin() AS held
   FROM @extschema@.deferred_queue q
   WHERE q.role = CURRENT_USER
      OR pg_catalog.pg_has_role(CURRENT_USER, 'pg_read_all_stats', 'USAGE');
