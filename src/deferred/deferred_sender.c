@@ -87,17 +87,17 @@ static TimestampTz next_maintenance = 0;
 
 /*
  * The claim (see the file header).  $1 the slot, $2 the origin, $3 how
- * many.  A lane's head is its unfinished call with the smallest id.
+ * many.  A lane's head is its unfinished call with the smallest id; the
+ * candidates are the heads of all their lanes.  Every step is a sort or a
+ * hash over the unfinished calls' lanes, never a scan per call.
  */
 static const char *const claim_sql =
-"WITH u AS ("
-"  SELECT id, lanes FROM partner_svc.deferred_queue"
-"  WHERE state IN ('queued', 'sending')),"
-" h AS ("
-"  SELECT l, pg_catalog.min(u.id) AS head FROM u, pg_catalog.unnest(u.lanes) l GROUP BY l),"
+"WITH ul AS ("
+"  SELECT s.id, s.l, pg_catalog.min(s.id) OVER (PARTITION BY s.l) AS head"
+"  FROM (SELECT u.id, pg_catalog.unnest(u.lanes) AS l FROM partner_svc.deferred_queue u"
+"        WHERE u.state IN ('queued', 'sending')) s),"
 " e AS ("
-"  SELECT u.id FROM u WHERE NOT EXISTS ("
-"    SELECT 1 FROM pg_catalog.unnest(u.lanes) x(l) JOIN h ON h.l = x.l WHERE h.head <> u.id)),"
+"  SELECT ul.id FROM ul GROUP BY ul.id HAVING pg_catalog.bool_and(ul.head = ul.id)),"
 " c AS ("
 "  SELECT q.id, q.state AS old_state, q.sent_at IS NOT NULL AS was_sent"
 "  FROM partner_svc.deferred_queue q JOIN e ON e.id = q.id"
