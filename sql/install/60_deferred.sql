@@ -92,7 +92,8 @@ LANGUAGE sql VOLATILE
 AS $$
   WITH r AS (
     UPDATE @extschema@.deferred_queue
-       SET origin = @extschema@.deferred_origin(), next_attempt_at = pg_catalog.now()
+       SET origin = @extschema@.deferred_origin(), next_attempt_at = pg_catalog.now(),
+           sender = NULL
      WHERE origin <> @extschema@.deferred_origin()
        AND state IN ('queued', 'sending')
        AND (ids IS NULL OR id = ANY (ids))

@@ -66,8 +66,8 @@ $b->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $b->connstr(
 my $url = $sb->url;
 $b->safe_psql('postgres', "ALTER SERVER orders OPTIONS (SET base_url '$url')");
 $sb->reset_stats;
-is($b->safe_psql('postgres', "SELECT count(*) FROM partner_svc.deferred_calls WHERE held AND state = 'queued'"), 5,
-	'B: the 5 restored calls are held');
+is($b->safe_psql('postgres', "SELECT count(*) FROM partner_svc.deferred_calls WHERE held"), 5,
+	'B: the 5 restored calls are held (queued, or sending when A was dumped in the middle of an attempt)');
 sleep 3;
 is(scalar @{ $sb->requests }, 0, 'B: nothing sent while held');
 is($b->safe_psql('postgres', "SELECT partner_svc.deferred_cancel(ARRAY[id]) FROM partner_svc.deferred_calls
