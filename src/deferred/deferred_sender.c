@@ -73,6 +73,8 @@
 
 /* Calls claimed at once by one sender. */
 #define PSVC_DEF_BATCH 8
+/* Candidates read at once: enough for every sender's batch, twice. */
+#define PSVC_DEF_CANDIDATES 1024
 #define PSVC_DEF_IDLE_MS 10000
 #define PSVC_DEF_TICK_MS 1000
 #define PSVC_DEF_ERROR_PAUSE_MAX_MS 5000
@@ -86,22 +88,38 @@ static MemoryContext claim_cxt = NULL;
 static TimestampTz next_maintenance = 0;
 
 /*
- * The claim (see the file header).  $1 the slot, $2 the origin, $3 how
- * many.  A lane's head is its unfinished call with the smallest id; the
- * candidates are the heads of all their lanes.  Every step is a sort or a
- * hash over the unfinished calls' lanes, never a scan per call.
+ * The claim (see the file header), in two statements.  The candidates
+ * ($1 the origin): a lane's head is its unfinished call with the smallest
+ * id, and the calls that are the heads of all their lanes and due are
+ * the candidates; every step is a sort or a hash over the unfinished
+ * calls' lanes, never a scan per call.  They are read without locks, so
+ * that a row another sender claims meanwhile is rechecked by the cheap
+ * second statement only, never by this one (EvalPlanQual would run it
+ * again per row).
+ */
+static const char *const candidates_sql =
+"SELECT pg_catalog.array_agg(x.id ORDER BY x.id) FROM (SELECT e.id FROM ("
+"  SELECT ul.id FROM ("
+"    SELECT s.id, pg_catalog.min(s.id) OVER (PARTITION BY s.l) AS head"
+"    FROM (SELECT u.id, pg_catalog.unnest(u.lanes) AS l FROM partner_svc.deferred_queue u"
+"          WHERE u.state IN ('queued', 'sending')) s) ul"
+"  GROUP BY ul.id HAVING pg_catalog.bool_and(ul.head = ul.id)) e"
+" JOIN partner_svc.deferred_queue q ON q.id = e.id"
+" WHERE q.origin = $1"
+"   AND ((q.state = 'queued' AND q.next_attempt_at <= pg_catalog.now())"
+"     OR (q.state = 'sending' AND q.sender IS NULL))"
+" ORDER BY e.id LIMIT " CppAsString2(PSVC_DEF_CANDIDATES) ") x";
+
+/*
+ * Claims candidates ($4) that are still claimable: a row claimed by
+ * another sender since the candidates were read is locked (skipped) or
+ * no longer matches when rechecked.
  */
 static const char *const claim_sql =
-"WITH ul AS ("
-"  SELECT s.id, s.l, pg_catalog.min(s.id) OVER (PARTITION BY s.l) AS head"
-"  FROM (SELECT u.id, pg_catalog.unnest(u.lanes) AS l FROM partner_svc.deferred_queue u"
-"        WHERE u.state IN ('queued', 'sending')) s),"
-" e AS ("
-"  SELECT ul.id FROM ul GROUP BY ul.id HAVING pg_catalog.bool_and(ul.head = ul.id)),"
-" c AS ("
+"WITH c AS ("
 "  SELECT q.id, q.state AS old_state, q.sent_at IS NOT NULL AS was_sent"
-"  FROM partner_svc.deferred_queue q JOIN e ON e.id = q.id"
-"  WHERE q.origin = $2"
+"  FROM partner_svc.deferred_queue q"
+"  WHERE q.id = ANY ($4) AND q.origin = $2"
 "    AND ((q.state = 'queued' AND q.next_attempt_at <= pg_catalog.now())"
 "      OR (q.state = 'sending' AND q.sender IS NULL))"
 "  ORDER BY q.id LIMIT $3 FOR UPDATE OF q SKIP LOCKED)"
@@ -239,8 +257,9 @@ maintenance(void)
 static int
 claim(PsvcDefCall *calls, bool first, long *wait_ms)
 {
-	Oid			types[3] = {INT4OID, TEXTOID, INT4OID};
-	Datum		values[3];
+	Oid			types[4] = {INT4OID, TEXTOID, INT4OID, INT8ARRAYOID};
+	Datum		values[4];
+	bool		cand_null;
 	int			n = 0;
 
 	*wait_ms = my_slot == 0 ? PSVC_DEF_TICK_MS : PSVC_DEF_IDLE_MS;
@@ -264,7 +283,13 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms)
 	values[0] = Int32GetDatum(my_slot);
 	values[1] = CStringGetTextDatum(psvc_def_origin());
 	values[2] = Int32GetDatum(PSVC_DEF_BATCH);
-	if (SPI_execute_with_args(claim_sql, 3, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+	if (SPI_execute_with_args(candidates_sql, 1, &types[1], &values[1], NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "partner_svc deferred sender: reading the candidates failed");
+	values[3] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &cand_null);
+	if (cand_null)
+		goto due;
+	if (SPI_execute_with_args(claim_sql, 4, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "partner_svc deferred sender: the claim failed");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -285,6 +310,7 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms)
 		c->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 9, &isnull));
 		MemoryContextSwitchTo(old);
 	}
+due:
 	/* sender 0 wakes for the next retry that is due */
 	if (n == 0 && my_slot == 0)
 	{

@@ -35,7 +35,7 @@ my $sessions = 16;
 
 my ($node, $sb) = deferred_setup('deferred_bench', tier => 'enterprise',
 	sandbox => [ '--time-scale', '0.01', '--set', 'rate_limits=false' ],
-	conf => "partner_svc.rate_limit = off\nmax_connections = 60\n");
+	conf => "partner_svc.rate_limit = off\n");
 sub sql { $node->safe_psql('postgres', $_[0]) }
 my $p = order_payload('TEMPLATE');
 $p =~ s/'/''/g;

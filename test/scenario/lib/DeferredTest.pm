@@ -35,6 +35,7 @@ shared_preload_libraries = 'partner_svc'
 listen_addresses = '127.0.0.1'
 restart_after_crash = on
 max_connections = 60
+max_worker_processes = 16
 partner_svc.time_scale = 0.01
 CONF
 	$node->start;
