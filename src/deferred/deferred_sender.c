@@ -75,6 +75,8 @@
 #define PSVC_DEF_BATCH 8
 /* Candidates read at once: enough for every sender's batch, twice. */
 #define PSVC_DEF_CANDIDATES 1024
+/* Unfinished calls the candidates are looked for among, first. */
+#define PSVC_DEF_WINDOW 2048
 #define PSVC_DEF_IDLE_MS 10000
 #define PSVC_DEF_TICK_MS 1000
 #define PSVC_DEF_ERROR_PAUSE_MAX_MS 5000
@@ -92,23 +94,31 @@ static TimestampTz next_maintenance = 0;
  * ($1 the origin): a lane's head is its unfinished call with the smallest
  * id, and the calls that are the heads of all their lanes and due are
  * the candidates; every step is a sort or a hash over the unfinished
- * calls' lanes, never a scan per call.  They are read without locks, so
- * that a row another sender claims meanwhile is rechecked by the cheap
- * second statement only, never by this one (EvalPlanQual would run it
- * again per row).
+ * calls' lanes, never a scan per call.  They are looked for among the
+ * first $2 unfinished calls (by id), which is exact for those (an earlier
+ * call of a lane has a smaller id, so it is among them too) and keeps a
+ * claim's cost bounded however long the queue; when none of them is a
+ * candidate although there are more, among all ($2 NULL).  Calls held
+ * from another origin are not in any lane.  The candidates are read
+ * without locks, so that a row another sender claims meanwhile is
+ * rechecked by the cheap second statement only, never by this one
+ * (EvalPlanQual would run it again per row).
  */
 static const char *const candidates_sql =
-"SELECT pg_catalog.array_agg(x.id ORDER BY x.id) FROM (SELECT e.id FROM ("
+"WITH w AS MATERIALIZED ("
+"  SELECT u.id, u.lanes FROM partner_svc.deferred_queue u"
+"  WHERE u.state IN ('queued', 'sending') AND u.origin = $1"
+"  ORDER BY u.id LIMIT $2)"
+"SELECT (SELECT pg_catalog.array_agg(x.id ORDER BY x.id) FROM (SELECT e.id FROM ("
 "  SELECT ul.id FROM ("
 "    SELECT s.id, pg_catalog.min(s.id) OVER (PARTITION BY s.l) AS head"
-"    FROM (SELECT u.id, pg_catalog.unnest(u.lanes) AS l FROM partner_svc.deferred_queue u"
-"          WHERE u.state IN ('queued', 'sending')) s) ul"
+"    FROM (SELECT w.id, pg_catalog.unnest(w.lanes) AS l FROM w) s) ul"
 "  GROUP BY ul.id HAVING pg_catalog.bool_and(ul.head = ul.id)) e"
 " JOIN partner_svc.deferred_queue q ON q.id = e.id"
-" WHERE q.origin = $1"
-"   AND ((q.state = 'queued' AND q.next_attempt_at <= pg_catalog.now())"
+" WHERE ((q.state = 'queued' AND q.next_attempt_at <= pg_catalog.now())"
 "     OR (q.state = 'sending' AND q.sender IS NULL))"
-" ORDER BY e.id LIMIT " CppAsString2(PSVC_DEF_CANDIDATES) ") x";
+" ORDER BY e.id LIMIT " CppAsString2(PSVC_DEF_CANDIDATES) ") x),"
+" (SELECT pg_catalog.count(*) FROM w)";
 
 /*
  * Claims candidates ($4) that are still claimable: a row claimed by
@@ -283,10 +293,22 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms)
 	values[0] = Int32GetDatum(my_slot);
 	values[1] = CStringGetTextDatum(psvc_def_origin());
 	values[2] = Int32GetDatum(PSVC_DEF_BATCH);
-	if (SPI_execute_with_args(candidates_sql, 1, &types[1], &values[1], NULL, true, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "partner_svc deferred sender: reading the candidates failed");
-	values[3] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &cand_null);
+	for (int pass = 0; pass < 2; pass++)
+	{
+		Oid			ct[2] = {TEXTOID, INT4OID};
+		Datum		cv[2] = {values[1], Int32GetDatum(PSVC_DEF_WINDOW)};
+		char		cn[2] = {' ', pass == 0 ? ' ' : 'n'};
+		bool		isnull;
+		int64		in_window;
+
+		if (SPI_execute_with_args(candidates_sql, 2, ct, cv, cn, true, 1) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "partner_svc deferred sender: reading the candidates failed");
+		values[3] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &cand_null);
+		in_window = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+		if (!cand_null || in_window < PSVC_DEF_WINDOW)
+			break;
+	}
 	if (cand_null)
 		goto due;
 	if (SPI_execute_with_args(claim_sql, 4, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
