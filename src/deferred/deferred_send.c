@@ -31,8 +31,10 @@
  * max_attempts or give_up; then, and for every other error, it fails with
  * that error.
  *
- * Results are committed after each call, with NOTIFY partner_svc_deferred
- * and the id as payload for every call that ended.
+ * Outcomes are committed together, every 5 ms at the latest (a call that
+ * settles lost answers is safe to resume when a crash loses its outcome),
+ * at once for the other functions; NOTIFY partner_svc_deferred with the
+ * id as payload goes with every call that ended.
  *
  * Memory: a context of this file, reset per call; the plans in
  * TopMemoryContext (SPI_keepplan).
@@ -65,6 +67,8 @@
 
 #define PSVC_DEF_BACKOFF_FIRST_MS 1000
 #define PSVC_DEF_BACKOFF_MAX_MS (5 * 60 * 1000)
+/* Outcomes of settling calls wait at most this long for their commit. */
+#define PSVC_DEF_COMMIT_MS 5
 
 /* A kept plan per function. */
 typedef struct CallPlan
@@ -343,6 +347,8 @@ send_one(const PsvcDefCall *c)
 void
 psvc_def_send_calls(PsvcDefCall *calls, int n)
 {
+	TimestampTz last_commit;
+
 	if (call_cxt == NULL)
 		call_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc deferred call",
 										 ALLOCSET_DEFAULT_SIZES);
@@ -350,13 +356,28 @@ psvc_def_send_calls(PsvcDefCall *calls, int n)
 	StartTransactionCommand();
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
+	last_commit = GetCurrentTimestamp();
 	for (int i = 0; i < n; i++)
 	{
+		const PsvcDefOp *op = psvc_def_op(calls[i].operation);
+
 		MemoryContextReset(call_cxt);
 		send_one(&calls[i]);
-		/* each outcome durable at once: a caller may be waiting for it */
-		if (i + 1 < n)
+
+		/*
+		 * Outcomes are committed together, at the latest every
+		 * PSVC_DEF_COMMIT_MS: a call whose outcome a crash loses is sending
+		 * again and settled by its function.  The outcome of a function
+		 * without such a recovery is committed at once, since after a
+		 * crash it could only fail as unknown.
+		 */
+		if (i + 1 < n &&
+			((op != NULL && op->recovery == PSVC_DEF_ONCE) ||
+			 TimestampDifferenceExceeds(last_commit, GetCurrentTimestamp(), PSVC_DEF_COMMIT_MS)))
+		{
 			next_transaction();
+			last_commit = GetCurrentTimestamp();
+		}
 	}
 	SPI_finish();
 	PopActiveSnapshot();

@@ -72,7 +72,7 @@
 #include "guc.h"
 
 /* Calls claimed at once by one sender. */
-#define PSVC_DEF_BATCH 8
+#define PSVC_DEF_BATCH 16
 /* Candidates read at once: enough for every sender's batch, twice. */
 #define PSVC_DEF_CANDIDATES 1024
 /* Unfinished calls the candidates are looked for among, first. */
