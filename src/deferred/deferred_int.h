@@ -27,6 +27,7 @@
 #include "storage/latch.h"
 #include "storage/spin.h"
 #include "utils/jsonb.h"
+#include "utils/timestamp.h"
 
 #define PSVC_DEF_MAX_SENDERS 64
 
@@ -36,6 +37,7 @@ typedef struct PsvcDefSlot
 	Latch	   *latch;
 	bool		idle;			/* sleeping, or about to */
 	bool		woken;			/* a backend set its latch since it slept */
+	TimestampTz starting;		/* a helper was asked for at, or 0 */
 } PsvcDefSlot;
 
 typedef struct PsvcDefShared

@@ -110,7 +110,7 @@ def_shmem_startup(void)
 void
 psvc_deferred_init(void)
 {
-	int			n;
+	BackgroundWorker w;
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -119,23 +119,21 @@ psvc_deferred_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = def_shmem_startup;
 
-	/* as many senders as partner_svc.worker_tasks says at server start */
-	n = Min(Max(psvc_guc_tasks.senders, 1), PSVC_DEF_MAX_SENDERS);
-	for (int i = 0; i < n; i++)
-	{
-		BackgroundWorker w;
-
-		memset(&w, 0, sizeof(w));
-		snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc deferred sender %d", i);
-		snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc deferred sender");
-		w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-		w.bgw_start_time = BgWorkerStart_RecoveryFinished;
-		w.bgw_restart_time = 5;
-		w.bgw_main_arg = Int32GetDatum(i);
-		snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
-		snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
-		RegisterBackgroundWorker(&w);
-	}
+	/*
+	 * Sender 0 always runs; it and the others start more senders as
+	 * dynamic workers while there is work for them (deferred_sender.c),
+	 * so idle senders hold no slot of max_worker_processes.
+	 */
+	memset(&w, 0, sizeof(w));
+	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc deferred sender 0");
+	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc deferred sender");
+	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	w.bgw_restart_time = 5;
+	w.bgw_main_arg = Int32GetDatum(0);
+	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
+	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
+	RegisterBackgroundWorker(&w);
 }
 
 void

@@ -8,27 +8,32 @@
  *
  * Design notes:
  *
- * - partner_svc.worker_tasks' senders (at server start) workers are
- *   registered by _PG_init when preloaded, backend type "partner_svc
- *   deferred sender", each with its slot number; a slot at or above the
- *   setting after a reload stays idle.  They connect to the database and
- *   as the role of partner_svc.worker, and wait while the extension (at
- *   0.3) is not there.
+ * - Sender 0 is registered by _PG_init when preloaded (backend type
+ *   "partner_svc deferred sender") and always runs.  The others, up to
+ *   partner_svc.worker_tasks' senders, are dynamic workers that a sender
+ *   starts when the calls it found are more than it takes and no sender
+ *   is idle; they exit after PSVC_DEF_HELPER_IDLE_MS without work, so an
+ *   idle queue holds one slot of max_worker_processes.  All connect to
+ *   the database and as the role of partner_svc.worker, and wait while the
+ *   extension (at 0.3) is not there.
  * - A sender sleeps on its latch; a committing backend that queued calls
  *   sets it (deferred_queue.c, deferred_int.h).  Sender 0 also wakes for
  *   calls waiting for a retry and for its maintenance, at most every
  *   second; the others sleep up to 10 s when idle.
- * - Claiming: one statement takes up to PSVC_DEF_BATCH calls, in id
- *   order, that are due and are the first unfinished call of every lane
- *   they are in (a lane is a partner object, or the queuing transaction),
- *   with FOR UPDATE SKIP LOCKED, marks them sending (attempts + 1, the
+ * - Claiming: the candidates are the calls that are due and the first
+ *   unfinished call of every lane they are in (a lane is a partner object,
+ *   or the queuing transaction); a sender takes its share of them (the
+ *   candidates divided by senders, 1 to PSVC_DEF_BATCH), in id order, with
+ *   FOR UPDATE SKIP LOCKED, marks them sending (attempts + 1, the
  *   sender's slot) and commits: that commit is the durable mark that a
- *   request may leave.  A sender that claimed a full batch wakes another.
- * - A sender that starts gives up its slot's calls left sending by its
- *   predecessor (sender = NULL; sender 0 also those of slots that no
- *   longer exist); a call sending with no sender is claimed again and sent
- *   as a resumption (deferred_send.c).  After a crash of any process the
- *   postmaster restarts every sender, so such calls are those in flight.
+ *   request may leave.  When candidates are left it wakes an idle sender,
+ *   or starts one.
+ * - Calls left sending by a sender that is gone are given up (sender =
+ *   NULL) by sender 0 when it starts and every second after, and by a
+ *   sender that starts for its own slot; a call sending with no sender is
+ *   claimed again and sent as a resumption (deferred_send.c).  After a
+ *   crash of any process the postmaster restarts sender 0 only (with
+ *   shared memory anew), so such calls are those in flight.
  * - Only calls of this cluster and database are claimed (origin); held
  *   ones wait for deferred_release() or deferred_cancel().
  * - An ERROR outside a call (a call's own errors are caught and recorded)
@@ -58,6 +63,7 @@
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/jsonb.h"
@@ -78,6 +84,10 @@
 /* Unfinished calls the candidates are looked for among, first. */
 #define PSVC_DEF_WINDOW 2048
 #define PSVC_DEF_IDLE_MS 10000
+/* A sender other than 0 exits after this long without work. */
+#define PSVC_DEF_HELPER_IDLE_MS 10000
+/* A helper asked for and not started after this long is asked for again. */
+#define PSVC_DEF_START_WAIT_MS 10000
 #define PSVC_DEF_TICK_MS 1000
 #define PSVC_DEF_ERROR_PAUSE_MAX_MS 5000
 /* Finished calls removed per statement of the maintenance. */
@@ -88,6 +98,7 @@ PGDLLEXPORT void psvc_deferred_sender_main(Datum arg);
 static int	my_slot = -1;
 static MemoryContext claim_cxt = NULL;
 static TimestampTz next_maintenance = 0;
+static TimestampTz last_work = 0;
 
 /*
  * The claim (see the file header), in two statements.  The candidates
@@ -134,7 +145,8 @@ static const char *const claim_sql =
 "      OR (q.state = 'sending' AND q.sender IS NULL))"
 "  ORDER BY q.id LIMIT $3 FOR UPDATE OF q SKIP LOCKED)"
 " UPDATE partner_svc.deferred_queue q"
-"   SET state = 'sending', attempts = q.attempts + 1, sender = $1"
+"   SET state = 'sending', attempts = q.attempts + 1, sender = $1,"
+"       next_attempt_at = pg_catalog.clock_timestamp()"
 "  FROM c WHERE q.id = c.id"
 " RETURNING q.id, q.operation, q.args, q.server, q.role, q.attempts,"
 "   c.old_state = 'sending' OR q.attempts > 1, c.was_sent, q.created_at";
@@ -201,23 +213,45 @@ run(const char *sql, int nargs, Oid *types, Datum *values, int ok)
 		elog(ERROR, "partner_svc deferred sender: failed: %s", sql);
 }
 
+/* The slots whose sender runs, as an int4[]. */
+static Datum
+alive_slots(void)
+{
+	Datum		elems[PSVC_DEF_MAX_SENDERS];
+	int			n = 0;
+
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	for (int i = 0; i < PSVC_DEF_MAX_SENDERS; i++)
+		if (psvc_def_shared->slots[i].pid > 0)
+			elems[n++] = Int32GetDatum(i);
+	SpinLockRelease(&psvc_def_shared->mutex);
+	return PointerGetDatum(construct_array(elems, n, INT4OID, 4, true, TYPALIGN_INT));
+}
+
 /*
- * Once per start: the calls this slot (sender 0: also slots beyond the
- * senders) left sending become the senders' to resume.
+ * The calls left sending by senders that are gone become the senders' to
+ * resume: sender 0's those of every slot without a sender, another
+ * sender's its own slot's (it has just started in it).
  */
 static void
-orphan_my_calls(void)
+orphan_calls(void)
 {
-	Oid			types[3] = {INT4OID, TEXTOID, INT4OID};
-	Datum		values[3];
+	Oid			types[4] = {INT4OID, TEXTOID, INT4ARRAYOID, TIMESTAMPTZOID};
+	Datum		values[4];
 
+	/*
+	 * A sender that starts after the slots are read claims after then: its
+	 * calls' next_attempt_at (the claim's time) is later than $4, so they
+	 * are not taken from it.
+	 */
+	values[3] = TimestampTzGetDatum(GetCurrentTimestamp());
 	values[0] = Int32GetDatum(my_slot);
 	values[1] = CStringGetTextDatum(psvc_def_origin());
-	values[2] = Int32GetDatum(psvc_guc_tasks.senders);
+	values[2] = alive_slots();
 	run("UPDATE partner_svc.deferred_queue SET sender = NULL"
-		" WHERE state = 'sending' AND origin = $2"
-		"   AND (sender = $1 OR ($1 = 0 AND sender >= $3))",
-		3, types, values, SPI_OK_UPDATE);
+		" WHERE state = 'sending' AND origin = $2 AND sender IS NOT NULL"
+		"   AND (sender = $1 OR ($1 = 0 AND NOT (sender = ANY ($3)) AND next_attempt_at < $4))",
+		4, types, values, SPI_OK_UPDATE);
 }
 
 /*
@@ -265,13 +299,16 @@ maintenance(void)
  * receives how long to sleep when none.
  */
 static int
-claim(PsvcDefCall *calls, bool first, long *wait_ms)
+claim(PsvcDefCall *calls, bool first, long *wait_ms, int *left)
 {
 	Oid			types[4] = {INT4OID, TEXTOID, INT4OID, INT8ARRAYOID};
 	Datum		values[4];
 	bool		cand_null;
 	int			n = 0;
+	int			ncand;
+	int			batch;
 
+	*left = 0;
 	*wait_ms = my_slot == 0 ? PSVC_DEF_TICK_MS : PSVC_DEF_IDLE_MS;
 	MemoryContextReset(claim_cxt);
 	SetCurrentStatementStartTimestamp();
@@ -283,8 +320,8 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms)
 		*wait_ms = 5000;
 		goto out;
 	}
-	if (first)
-		orphan_my_calls();
+	if (first || (my_slot == 0 && GetCurrentTimestamp() >= next_maintenance))
+		orphan_calls();
 	if (my_slot == 0 && GetCurrentTimestamp() >= next_maintenance)
 	{
 		maintenance();
@@ -311,6 +348,12 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms)
 	}
 	if (cand_null)
 		goto due;
+	/* this sender's share, so that the others get theirs at once */
+	ncand = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(values[3])),
+						   ARR_DIMS(DatumGetArrayTypeP(values[3])));
+	batch = Max(1, Min(PSVC_DEF_BATCH,
+					   (ncand + psvc_guc_tasks.senders - 1) / Max(psvc_guc_tasks.senders, 1)));
+	values[2] = Int32GetDatum(batch);
 	if (SPI_execute_with_args(claim_sql, 4, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "partner_svc deferred sender: the claim failed");
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -332,6 +375,7 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms)
 		c->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 9, &isnull));
 		MemoryContextSwitchTo(old);
 	}
+	*left = Max(0, ncand - n);
 due:
 	/* sender 0 wakes for the next retry that is due */
 	if (n == 0 && my_slot == 0)
@@ -379,11 +423,46 @@ recover_from_error(int *errors)
 	return Min(100L << Min(*errors - 1, 6), (long) PSVC_DEF_ERROR_PAUSE_MAX_MS);
 }
 
-/* Wakes another idle sender (after a full batch: there may be more). */
+/*
+ * Starts the sender of slot as a dynamic worker; false when PostgreSQL has
+ * no room for it (max_worker_processes), which is logged once.
+ */
+static bool
+start_sender(int slot)
+{
+	static bool warned = false;
+	BackgroundWorker w;
+	BackgroundWorkerHandle *handle;
+
+	memset(&w, 0, sizeof(w));
+	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc deferred sender %d", slot);
+	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc deferred sender");
+	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	w.bgw_restart_time = BGW_NEVER_RESTART;
+	w.bgw_main_arg = Int32GetDatum(slot);
+	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
+	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
+	if (RegisterDynamicBackgroundWorker(&w, &handle))
+		return true;
+	if (!warned)
+		ereport(LOG,
+				(errmsg("partner_svc deferred sender could not start sender %d: no free background worker slot", slot),
+				 errhint("Raise max_worker_processes to run up to the senders of partner_svc.worker_tasks at once.")));
+	warned = true;
+	return false;
+}
+
+/*
+ * There are calls left for other senders: wakes an idle one, or else
+ * starts one in a free slot below senders.
+ */
 static void
 wake_another(void)
 {
 	Latch	   *latch = NULL;
+	int			start = -1;
+	TimestampTz now = GetCurrentTimestamp();
 
 	SpinLockAcquire(&psvc_def_shared->mutex);
 	for (int i = 0; i < PSVC_DEF_MAX_SENDERS && i < psvc_guc_tasks.senders; i++)
@@ -396,10 +475,22 @@ wake_another(void)
 			latch = s->latch;
 			break;
 		}
+		if (start < 0 && s->pid == 0 &&
+			(s->starting == 0 ||
+			 TimestampDifferenceExceeds(s->starting, now, PSVC_DEF_START_WAIT_MS)))
+			start = i;
 	}
+	if (latch == NULL && start >= 0)
+		psvc_def_shared->slots[start].starting = now;
 	SpinLockRelease(&psvc_def_shared->mutex);
 	if (latch != NULL)
 		SetLatch(latch);
+	else if (start >= 0 && !start_sender(start))
+	{
+		SpinLockAcquire(&psvc_def_shared->mutex);
+		psvc_def_shared->slots[start].starting = 0;
+		SpinLockRelease(&psvc_def_shared->mutex);
+	}
 }
 
 /* Settings of the senders' own transactions, whatever the role's defaults. */
@@ -441,11 +532,20 @@ psvc_deferred_sender_main(Datum arg)
 									  ALLOCSET_DEFAULT_SIZES);
 
 	SpinLockAcquire(&psvc_def_shared->mutex);
+	if (psvc_def_shared->slots[my_slot].pid != 0)
+	{
+		/* a sender runs in this slot already */
+		SpinLockRelease(&psvc_def_shared->mutex);
+		my_slot = -1;
+		proc_exit(0);
+	}
 	psvc_def_shared->slots[my_slot].pid = MyProcPid;
 	psvc_def_shared->slots[my_slot].latch = MyLatch;
 	psvc_def_shared->slots[my_slot].idle = false;
 	psvc_def_shared->slots[my_slot].woken = false;
+	psvc_def_shared->slots[my_slot].starting = 0;
 	SpinLockRelease(&psvc_def_shared->mutex);
+	last_work = GetCurrentTimestamp();
 
 	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
 		pause_ms = recover_from_error(&errors);
@@ -455,6 +555,7 @@ psvc_deferred_sender_main(Datum arg)
 	{
 		uint64		g;
 		int			n;
+		int			left;
 		long		wait_ms;
 
 		if (pause_ms > 0)
@@ -471,30 +572,31 @@ psvc_deferred_sender_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			pin_settings();
 		}
-		if (my_slot >= psvc_guc_tasks.senders)
-		{
-			pgstat_report_activity(STATE_IDLE, "not a sender at this setting of senders");
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 PSVC_DEF_IDLE_MS, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			continue;
-		}
+		/* a sender beyond the setting, or one without work for long, goes */
+		if (my_slot != 0 &&
+			(my_slot >= psvc_guc_tasks.senders ||
+			 TimestampDifferenceExceeds(last_work, GetCurrentTimestamp(),
+										PSVC_DEF_HELPER_IDLE_MS)))
+			proc_exit(0);
 
 		g = slot_busy();
-		n = claim(calls, first, &wait_ms);
+		n = claim(calls, first, &wait_ms, &left);
 		first = false;
 		if (n > 0)
 		{
-			if (n == PSVC_DEF_BATCH)
+			if (left > 0)
 				wake_another();
 			pgstat_report_activity(STATE_RUNNING, "sending deferred calls");
 			psvc_def_send_calls(calls, n);
 			errors = 0;
+			last_work = GetCurrentTimestamp();
 			continue;
 		}
 		errors = 0;
 		if (!slot_idle(g))
 			continue;
+		if (my_slot != 0)
+			wait_ms = Min(wait_ms, PSVC_DEF_HELPER_IDLE_MS);
 		pgstat_report_activity(STATE_IDLE, "waiting for deferred calls");
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 wait_ms, PG_WAIT_EXTENSION);
