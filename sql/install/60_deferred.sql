@@ -28,6 +28,7 @@ CREATE TABLE @extschema@.deferred_queue (
     next_attempt_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now(),
     sender pg_catalog.int4,
     sent_at pg_catalog.timestamptz,
+    checkpoint pg_catalog.jsonb,
     answer pg_catalog.jsonb,
     sqlstate pg_catalog.text,
     message pg_catalog.text,

@@ -62,9 +62,12 @@ typedef enum PsvcDefRecovery
 {
 	PSVC_DEF_SETTLE,			/* the function settles a lost answer
 								 * itself (functions_settle.c) */
-	PSVC_DEF_ONCE				/* nothing can tell: an attempt that may
+	PSVC_DEF_ONCE,				/* nothing can tell: an attempt that may
 								 * have reached the partner is never
 								 * repeated; it fails with 08006 */
+	PSVC_DEF_BY_SIZE			/* append_upload: the file's size, kept
+								 * before the request, tells how much of
+								 * the chunk arrived; the rest is sent */
 } PsvcDefRecovery;
 
 /* A function that may be deferred: a row of deferred_ops.c. */
@@ -109,7 +112,8 @@ typedef struct PsvcDefCall
 	int			attempts;		/* this one included */
 	bool		resume;			/* an earlier attempt may have been
 								 * carried out */
-	bool		was_sent;		/* PSVC_DEF_ONCE: a request may have left */
+	bool		was_sent;		/* ONCE, BY_SIZE: a request may have left */
+	int64		from_size;		/* BY_SIZE: the file's size before, or -1 */
 	TimestampTz created_at;
 } PsvcDefCall;
 

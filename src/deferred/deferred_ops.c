@@ -50,7 +50,9 @@
  * The deferrable functions.  SETTLE: a resumed call finds out what the
  * earlier attempt did (creates by custom id, cancels by status).  ONCE:
  * a call is marked durably before its request leaves, and one that may
- * have reached the partner is not sent again (docs/deferred-calls.md).
+ * have reached the partner is not sent again.  BY_SIZE: the file's size
+ * is kept durably before the request, and a resumed call sends what the
+ * file lacks of the chunk (docs/deferred-calls.md).
  */
 static const PsvcDefOp def_ops[] = {
 	{.name = "create_order", .recovery = PSVC_DEF_SETTLE, .lane = "order",
@@ -61,7 +63,7 @@ static const PsvcDefOp def_ops[] = {
 	{.name = "cancel_deferred", .recovery = PSVC_DEF_SETTLE, .lane = "order", .lane_arg = "id"},
 	{.name = "cancel_transaction", .recovery = PSVC_DEF_SETTLE, .lane = "transaction", .lane_arg = "id"},
 	{.name = "create_upload", .recovery = PSVC_DEF_ONCE},
-	{.name = "append_upload", .recovery = PSVC_DEF_ONCE, .lane = "upload", .lane_arg = "file_id"},
+	{.name = "append_upload", .recovery = PSVC_DEF_BY_SIZE, .lane = "upload", .lane_arg = "file_id"},
 	{.name = "upload_file", .recovery = PSVC_DEF_ONCE},
 	{.name = "save_job", .recovery = PSVC_DEF_ONCE, .lane = "job", .lane_arg = "job",
 	.lane_member = "id"},

@@ -91,27 +91,48 @@ typedef struct Outcome
 	bool		final;			/* !ok: psvc_settle_final was set */
 } Outcome;
 
-/* The kept plan of operation, prepared on first use. */
+/*
+ * The kept plan called key: sql, or when NULL the call of the function
+ * key.  Parameters: $1 args (jsonb), $2 server (name), $3 bigint.
+ */
 static SPIPlanPtr
-call_plan(const char *operation)
+call_plan(const char *key, const char *sql)
 {
-	Oid			types[2] = {JSONBOID, NAMEOID};
+	Oid			types[3] = {JSONBOID, NAMEOID, INT8OID};
 	SPIPlanPtr	plan;
 
 	for (int i = 0; i < nplans; i++)
-		if (strcmp(plans[i].operation, operation) == 0)
+		if (strcmp(plans[i].operation, key) == 0)
 			return plans[i].plan;
-	plan = SPI_prepare(psvc_def_call_sql(operation), 2, types);
+	plan = SPI_prepare(sql ? sql : psvc_def_call_sql(key), 3, types);
 	if (plan == NULL)
-		elog(ERROR, "could not prepare the deferred call of %s: %s", operation,
+		elog(ERROR, "could not prepare the deferred call of %s: %s", key,
 			 SPI_result_code_string(SPI_result));
 	if (nplans == PSVC_DEF_MAX_PLANS)
 		return plan;			/* used once, freed with the transaction */
 	SPI_keepplan(plan);
-	strlcpy(plans[nplans].operation, operation, NAMEDATALEN);
+	strlcpy(plans[nplans].operation, key, NAMEDATALEN);
 	plans[nplans++].plan = plan;
 	return plan;
 }
+
+/* append_upload (PSVC_DEF_BY_SIZE): the file's size before the request */
+static const char *const size_sql =
+"SELECT pg_catalog.to_jsonb((partner_svc.file_info(($1 ->> 'file_id'), $2) ->> 'size')::int8)";
+
+/*
+ * ... and resumed from $3, that size: the chunk arrived whole (the file's
+ * FileInfo, "recovered"), in part or not at all (the rest is appended),
+ * or the size says neither (an object naming the difference).
+ */
+static const char *const resume_sql =
+"SELECT CASE WHEN d.done = d.len THEN d.info || '{\"recovered\": true}'::pg_catalog.jsonb"
+"            WHEN d.done >= 0 AND d.done < d.len THEN partner_svc.append_upload(($1 ->> 'file_id'),"
+"              pg_catalog.substring(($1 ->> 'chunk')::pg_catalog.bytea FROM (d.done + 1)::pg_catalog.int4), $2)"
+"            ELSE pg_catalog.jsonb_build_object('deferred_size_mismatch', d.done) END"
+" FROM (SELECT f.info, (f.info ->> 'size')::pg_catalog.int8 - $3 AS done,"
+"              pg_catalog.octet_length(($1 ->> 'chunk')::pg_catalog.bytea) AS len"
+"       FROM (SELECT partner_svc.file_info(($1 ->> 'file_id'), $2) AS info) f) d";
 
 /* An ERROR made in call_cxt, for a failure found before sending. */
 static ErrorData *
@@ -127,11 +148,12 @@ make_error(int sqlerrcode, const char *message, const char *detail, const char *
 }
 
 /*
- * Runs call c once, as its role, in a subtransaction; the outcome in
- * call_cxt.  Never raises for the call's own errors.
+ * Runs call c once (or with sql, a step of it called key), as its role,
+ * in a subtransaction; the outcome in call_cxt.  Never raises for the
+ * call's own errors.
  */
 static Outcome
-attempt(const PsvcDefCall *c)
+attempt(PsvcDefCall *c, const char *key, const char *sql)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
@@ -153,14 +175,15 @@ attempt(const PsvcDefCall *c)
 	MemoryContextSwitchTo(oldcxt);
 	PG_TRY();
 	{
-		Datum		values[2];
-		char		nulls[2] = {' ', ' '};
+		Datum		values[3];
+		char		nulls[3] = {' ', ' ', ' '};
 		SPIPlanPtr	plan;
 
 		SetUserIdAndSecContext(roleid, saved_sec | SECURITY_LOCAL_USERID_CHANGE);
 		psvc_settle_resuming = c->resume;
 		psvc_settle_final = false;
-		plan = call_plan(c->operation);
+		plan = call_plan(key ? key : c->operation, sql);
+		values[2] = Int64GetDatum(c->from_size);
 		values[0] = JsonbPGetDatum(c->args);
 		values[1] = c->server ? DirectFunctionCall1(namein, CStringGetDatum(c->server)) : (Datum) 0;
 		nulls[1] = c->server ? ' ' : 'n';
@@ -257,7 +280,7 @@ record(const PsvcDefCall *c, const char *state, const Outcome *o,
 							  "       detail = $6, hint = $7, next_attempt_at = $8,"
 							  "       done_at = CASE WHEN $2 IN ('done', 'failed')"
 							  "                 THEN pg_catalog.clock_timestamp() END,"
-							  "       sent_at = CASE WHEN $2 = 'queued' THEN NULL ELSE sent_at END,"
+							  "       sent_at = CASE WHEN $2 = 'queued' AND checkpoint IS NULL THEN NULL ELSE sent_at END,"
 							  "       sender = CASE WHEN $2 = 'queued' THEN NULL ELSE sender END"
 							  " WHERE id = $1",
 							  8, types, values, nulls, false, 0) != SPI_OK_UPDATE)
@@ -279,23 +302,77 @@ next_transaction(void)
 	PushActiveSnapshot(GetTransactionSnapshot());
 }
 
-/* Marks c durably as possibly sent (PSVC_DEF_ONCE), committing. */
+/*
+ * Marks c durably as possibly sent (ONCE, BY_SIZE), with the file's size
+ * before for BY_SIZE (checkpoint, or NULL); commits.
+ */
 static void
-mark_sent(const PsvcDefCall *c)
+mark_sent(const PsvcDefCall *c, Jsonb *checkpoint)
 {
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(c->id)};
+	Oid			types[2] = {INT8OID, JSONBOID};
+	Datum		values[2] = {Int64GetDatum(c->id), checkpoint ? JsonbPGetDatum(checkpoint) : (Datum) 0};
+	char		nulls[2] = {' ', checkpoint ? ' ' : 'n'};
 
 	if (SPI_execute_with_args("UPDATE partner_svc.deferred_queue"
-							  " SET sent_at = pg_catalog.clock_timestamp() WHERE id = $1",
-							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+							  " SET sent_at = pg_catalog.clock_timestamp(),"
+							  "     checkpoint = COALESCE($2, checkpoint) WHERE id = $1",
+							  2, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not mark deferred call " INT64_FORMAT, c->id);
 	next_transaction();
 }
 
+/*
+ * append_upload (PSVC_DEF_BY_SIZE): resumed from the size kept before the
+ * request when one may have left, else the size is kept first.
+ */
+static Outcome
+attempt_by_size(PsvcDefCall *c)
+{
+	Outcome		o;
+	Jsonb	   *checkpoint;
+
+	if (c->resume && c->was_sent && c->from_size >= 0)
+	{
+		JsonbValue *mismatch;
+
+		o = attempt(c, "append_upload:resume", resume_sql);
+		mismatch = o.ok && o.answer ?
+			getKeyJsonValueFromContainer(&o.answer->root, "deferred_size_mismatch",
+										 strlen("deferred_size_mismatch"), NULL) : NULL;
+		if (mismatch != NULL)
+		{
+			Jsonb	   *diff = JsonbValueToJsonb(mismatch);
+
+			o.ok = false;
+			o.final = true;
+			o.error = make_error(ERRCODE_CONNECTION_FAILURE,
+								 "the outcome of append_upload is unknown",
+								 psprintf("The file's size changed by %s bytes since the size kept before the request, which is neither none nor part of the chunk: someone else changed the file.",
+										  JsonbToCString(NULL, &diff->root, VARSIZE(diff))),
+								 "Read the file with partner_svc.file_info() and append the rest with partner_svc.append_upload().");
+			o.answer = NULL;
+		}
+		return o;
+	}
+	o = attempt(c, "append_upload:size", size_sql);
+	if (!o.ok)
+		return o;
+	if (o.answer == NULL || !JB_ROOT_IS_SCALAR(o.answer))
+	{
+		o.ok = false;
+		o.error = make_error(ERRCODE_FDW_ERROR, "the file's size could not be read", NULL, NULL);
+		return o;
+	}
+	checkpoint = DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
+													CStringGetDatum(psprintf("{\"size\": %s}",
+																			 JsonbToCString(NULL, &o.answer->root, VARSIZE(o.answer))))));
+	mark_sent(c, checkpoint);
+	return attempt(c, NULL, NULL);
+}
+
 /* Sends c and records what became of it. */
 static void
-send_one(const PsvcDefCall *c)
+send_one(PsvcDefCall *c)
 {
 	const PsvcDefOp *op = psvc_def_op(c->operation);
 	Outcome		o = {0};
@@ -319,9 +396,9 @@ send_one(const PsvcDefCall *c)
 		return;
 	}
 	if (op->recovery == PSVC_DEF_ONCE)
-		mark_sent(c);
+		mark_sent(c, NULL);
 
-	o = attempt(c);
+	o = op->recovery == PSVC_DEF_BY_SIZE ? attempt_by_size(c) : attempt(c, NULL, NULL);
 	if (o.ok)
 	{
 		record(c, "done", &o, GetCurrentTimestamp());

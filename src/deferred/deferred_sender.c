@@ -138,7 +138,8 @@ static const char *const candidates_sql =
  */
 static const char *const claim_sql =
 "WITH c AS ("
-"  SELECT q.id, q.state AS old_state, q.sent_at IS NOT NULL AS was_sent"
+"  SELECT q.id, q.state AS old_state, q.sent_at IS NOT NULL AS was_sent,"
+"         COALESCE((q.checkpoint ->> 'size')::int8, -1) AS from_size"
 "  FROM partner_svc.deferred_queue q"
 "  WHERE q.id = ANY ($4) AND q.origin = $2"
 "    AND ((q.state = 'queued' AND q.next_attempt_at <= pg_catalog.now())"
@@ -149,7 +150,7 @@ static const char *const claim_sql =
 "       next_attempt_at = pg_catalog.clock_timestamp()"
 "  FROM c WHERE q.id = c.id"
 " RETURNING q.id, q.operation, q.args, q.server, q.role, q.attempts,"
-"   c.old_state = 'sending' OR q.attempts > 1, c.was_sent, q.created_at";
+"   c.old_state = 'sending' OR q.attempts > 1, c.was_sent, q.created_at, c.from_size";
 
 /* Clears the slot at every exit. */
 static void
@@ -373,6 +374,7 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms, int *left)
 		c->resume = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
 		c->was_sent = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
 		c->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 9, &isnull));
+		c->from_size = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
 		MemoryContextSwitchTo(old);
 	}
 	*left = Max(0, ncand - n);

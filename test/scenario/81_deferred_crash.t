@@ -8,6 +8,10 @@
 #     pg_ctl stop -m immediate and started again.
 # Each time, after the restart every call is done and the sandbox holds
 # exactly one order per custom id.
+#  3. A deferred append_upload of 3,000 bytes whose sender is killed with
+#     its PUT in flight (held 400 ms by the sandbox) is resumed by the
+#     file's size kept before the request: after the restart the call is
+#     done and the file holds the chunk exactly once.
 use strict;
 use warnings;
 use FindBin;
@@ -82,6 +86,30 @@ ok(sender_in_flight(), 'a create is in flight');
 $node->stop('immediate');
 $node->start;
 check('STOP');
+
+# --- 3. append_upload resumed by size ---
+$sb->clear_faults;
+my $url = $sb->url;
+sql("CREATE SERVER files FOREIGN DATA WRAPPER partner_svc OPTIONS (service 'files', base_url '$url');
+	CREATE USER MAPPING FOR PUBLIC SERVER files OPTIONS (api_key 'sandbox-key')");
+my $file = sql("SELECT partner_svc.create_upload('deferred.bin') ->> 'file_id'");
+ok($file, 'an upload session');
+$sb->fault({ route => 'PUT /uploads/{file_id}', kind => 'latency', value => 400, count => 1 });
+my $aid = sql("SELECT partner_svc.defer('append_upload', jsonb_build_object('file_id', '$file',
+	'chunk', '\\x' || (SELECT string_agg(lpad(to_hex(i % 256), 2, '0'), '') FROM generate_series(1, 3000) i)))");
+my $deadline = time + 30;
+my $put_pid;
+while (time < $deadline && !$put_pid)
+{
+	$put_pid = sql("SELECT pid FROM partner_svc.requests WHERE route = 'PUT /uploads/{file_id}' LIMIT 1");
+	sleep 0.01 unless $put_pid;
+}
+ok($put_pid, 'the append is in flight');
+kill 'KILL', $put_pid if $put_pid;
+ok(wait_done($node, "id = $aid", 60), 'append: finished after the restart');
+is(sql("SELECT state FROM partner_svc.deferred_calls WHERE id = $aid"), 'done', 'append: done');
+is(sql("SELECT partner_svc.file_info('$file') ->> 'size'"), 3000, 'append: the file holds the chunk once');
+note 'append answer: ' . sql("SELECT answer - 'file_id' FROM partner_svc.deferred_calls WHERE id = $aid");
 
 $node->stop;
 done_testing();
