@@ -21,9 +21,12 @@
  * crash, or retried after an attempt whose outcome was unknown) is sent
  * with psvc_settle_resuming set, so the creates and cancels find out what
  * the earlier attempt did (functions_settle.c) instead of doing it again.
- * The functions without such a recovery (PSVC_DEF_ONCE) get one more
- * commit, sent_at, right before their request; one resumed with sent_at
- * set is not sent again but fails with 08006, for someone to decide.
+ * append_upload (PSVC_DEF_BY_SIZE) keeps the file's size in the row,
+ * committed with sent_at, before its request; resumed, it appends what
+ * the file lacks of the chunk.  The functions without any recovery
+ * (PSVC_DEF_ONCE) get one more commit, sent_at, right before their
+ * request; one resumed with sent_at set is not sent again but fails with
+ * 08006, for someone to decide.
  *
  * Retries.  A failure that says nothing was done, or that a resumed
  * attempt can settle, puts the call back in the queue with a backoff of
@@ -128,7 +131,7 @@ static const char *const size_sql =
 static const char *const resume_sql =
 "SELECT CASE WHEN d.done = d.len THEN d.info || '{\"recovered\": true}'::pg_catalog.jsonb"
 "            WHEN d.done >= 0 AND d.done < d.len THEN partner_svc.append_upload(($1 ->> 'file_id'),"
-"              pg_catalog.substring(($1 ->> 'chunk')::pg_catalog.bytea FROM (d.done + 1)::pg_catalog.int4), $2)"
+"              pg_catalog.substr(($1 ->> 'chunk')::pg_catalog.bytea, (d.done + 1)::pg_catalog.int4), $2)"
 "            ELSE pg_catalog.jsonb_build_object('deferred_size_mismatch', d.done) END"
 " FROM (SELECT f.info, (f.info ->> 'size')::pg_catalog.int8 - $3 AS done,"
 "              pg_catalog.octet_length(($1 ->> 'chunk')::pg_catalog.bytea) AS len"

@@ -8,10 +8,11 @@
 #     pg_ctl stop -m immediate and started again.
 # Each time, after the restart every call is done and the sandbox holds
 # exactly one order per custom id.
-#  3. A deferred append_upload of 3,000 bytes whose sender is killed with
-#     its PUT in flight (held 400 ms by the sandbox) is resumed by the
-#     file's size kept before the request: after the restart the call is
-#     done and the file holds the chunk exactly once.
+#  3. A deferred append_upload of 3,000 bytes whose sender is killed after
+#     the sandbox appended and while its answer trickles in is resumed by
+#     the file's size kept before the request: after the restart the call
+#     is done, marked recovered, one PUT reached the sandbox, and the file
+#     holds the chunk exactly once.
 use strict;
 use warnings;
 use FindBin;
@@ -89,12 +90,15 @@ check('STOP');
 
 # --- 3. append_upload resumed by size ---
 $sb->clear_faults;
+$sb->reset_stats;
 my $url = $sb->url;
 sql("CREATE SERVER files FOREIGN DATA WRAPPER partner_svc OPTIONS (service 'files', base_url '$url');
 	CREATE USER MAPPING FOR PUBLIC SERVER files OPTIONS (api_key 'sandbox-key')");
 my $file = sql("SELECT partner_svc.create_upload('deferred.bin') ->> 'file_id'");
 ok($file, 'an upload session');
-$sb->fault({ route => 'PUT /uploads/{file_id}', kind => 'latency', value => 400, count => 1 });
+# the sandbox appends, then sends its answer 16 bytes every 60 ms: the
+# sender is killed after the append and before the answer is in
+$sb->fault({ route => 'PUT /uploads/{file_id}', kind => 'drip', value => 60, count => 1 });
 my $aid = sql("SELECT partner_svc.defer('append_upload', jsonb_build_object('file_id', '$file',
 	'chunk', '\\x' || (SELECT string_agg(lpad(to_hex(i % 256), 2, '0'), '') FROM generate_series(1, 3000) i)))");
 my $deadline = time + 30;
@@ -106,10 +110,15 @@ while (time < $deadline && !$put_pid)
 }
 ok($put_pid, 'the append is in flight');
 kill 'KILL', $put_pid if $put_pid;
+ok($node->poll_query_until('postgres', "SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'partner_svc deferred sender'"),
+	'append: the server is back');
 ok(wait_done($node, "id = $aid", 60), 'append: finished after the restart');
-is(sql("SELECT state FROM partner_svc.deferred_calls WHERE id = $aid"), 'done', 'append: done');
+is(sql("SELECT state FROM partner_svc.deferred_calls WHERE id = $aid"), 'done', 'append: done')
+  or diag sql("SELECT row_to_json(q) FROM partner_svc.deferred_queue q WHERE id = $aid");
 is(sql("SELECT partner_svc.file_info('$file') ->> 'size'"), 3000, 'append: the file holds the chunk once');
-note 'append answer: ' . sql("SELECT answer - 'file_id' FROM partner_svc.deferred_calls WHERE id = $aid");
+is(sql("SELECT answer ->> 'recovered' FROM partner_svc.deferred_calls WHERE id = $aid"), 'true',
+	'append: the resumed call found the chunk arrived, and sent nothing more');
+is(scalar(grep { $_->{method} eq 'PUT' } @{ $sb->requests('/uploads/{file_id}') }), 1, 'append: one PUT reached the sandbox');
 
 $node->stop;
 done_testing();
