@@ -52,6 +52,12 @@ typedef struct PsvcDefShared
 extern PsvcDefShared *psvc_def_shared;	/* NULL unless preloaded */
 /* Sets the latch of one idle sender not yet woken; counts a generation. */
 extern void psvc_def_wake(void);
+/*
+ * The owner of partner_svc.deferred_queue, who reads and writes it for
+ * the callers and the senders (in a transaction; raises when the queue
+ * is missing).
+ */
+extern Oid	psvc_def_queue_owner(void);
 /* "<system identifier>/<database oid>" of this cluster and database. */
 extern char *psvc_def_origin(void);
 

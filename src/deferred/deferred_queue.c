@@ -210,9 +210,8 @@ queue_relid(void)
 	return relid;
 }
 
-/* The owner of the queue, who writes and reads it for the callers. */
-static Oid
-queue_owner(void)
+Oid
+psvc_def_queue_owner(void)
 {
 	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(queue_relid()));
 	Oid			owner;
@@ -295,7 +294,7 @@ psvc_deferred_defer(PG_FUNCTION_ARGS)
 	values[4] = text_array(lanes);
 
 	GetUserIdAndSecContext(&saved_user, &saved_sec);
-	SetUserIdAndSecContext(queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
+	SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
 	PG_TRY();
 	{
 		Oid			types[5] = {TEXTOID, JSONBOID, NAMEOID, NAMEOID, TEXTARRAYOID};
@@ -372,7 +371,7 @@ psvc_deferred_result(PG_FUNCTION_ARGS)
 	GetUserIdAndSecContext(&saved_user, &saved_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	SetUserIdAndSecContext(queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
+	SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
 	plan = SPI_prepare("SELECT state, answer, sqlstate, message, detail, hint, role, xmin, operation "
 					   "FROM partner_svc.deferred_queue WHERE id = $1", 1, types);
 	SetUserIdAndSecContext(saved_user, saved_sec);
@@ -389,7 +388,7 @@ psvc_deferred_result(PG_FUNCTION_ARGS)
 		TransactionId xmin;
 		TimestampTz now;
 
-		SetUserIdAndSecContext(queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
+		SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
 		/* the latest snapshot: a REPEATABLE READ caller sees the call end too */
 		if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
 								 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)

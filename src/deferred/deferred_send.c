@@ -428,6 +428,8 @@ void
 psvc_def_send_calls(PsvcDefCall *calls, int n)
 {
 	TimestampTz last_commit;
+	Oid			saved_user;
+	int			saved_sec;
 
 	if (call_cxt == NULL)
 		call_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc deferred call",
@@ -436,6 +438,9 @@ psvc_def_send_calls(PsvcDefCall *calls, int n)
 	StartTransactionCommand();
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
+	/* the queue is the extension owner's, whatever role the worker has */
+	GetUserIdAndSecContext(&saved_user, &saved_sec);
+	SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
 	last_commit = GetCurrentTimestamp();
 	for (int i = 0; i < n; i++)
 	{
@@ -459,6 +464,7 @@ psvc_def_send_calls(PsvcDefCall *calls, int n)
 			last_commit = GetCurrentTimestamp();
 		}
 	}
+	SetUserIdAndSecContext(saved_user, saved_sec);
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();

@@ -99,6 +99,7 @@ static int	my_slot = -1;
 static MemoryContext claim_cxt = NULL;
 static TimestampTz next_maintenance = 0;
 static TimestampTz last_work = 0;
+static Oid	worker_user = InvalidOid;	/* the role of partner_svc.worker */
 
 /*
  * The claim (see the file header), in two statements.  The candidates
@@ -308,6 +309,9 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms, int *left)
 	int			n = 0;
 	int			ncand;
 	int			batch;
+	Oid			saved_user;
+	int			saved_sec;
+	bool		switched = false;
 
 	*left = 0;
 	*wait_ms = my_slot == 0 ? PSVC_DEF_TICK_MS : PSVC_DEF_IDLE_MS;
@@ -321,6 +325,10 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms, int *left)
 		*wait_ms = 5000;
 		goto out;
 	}
+	/* the queue is the extension owner's, whatever role the worker has */
+	GetUserIdAndSecContext(&saved_user, &saved_sec);
+	SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
+	switched = true;
 	if (first || (my_slot == 0 && GetCurrentTimestamp() >= next_maintenance))
 		orphan_calls();
 	if (my_slot == 0 && GetCurrentTimestamp() >= next_maintenance)
@@ -399,6 +407,8 @@ due:
 		}
 	}
 out:
+	if (switched)
+		SetUserIdAndSecContext(saved_user, saved_sec);
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -417,6 +427,8 @@ recover_from_error(int *errors)
 	MemoryContextSwitchTo(TopMemoryContext);
 	FlushErrorState();
 	AbortCurrentTransaction();
+	/* the worker's own role again (an abort returns to the transaction's) */
+	SetUserIdAndSecContext(worker_user, 0);
 	LWLockReleaseAll();
 	ConditionVariableCancelSleep();
 	pgstat_report_wait_end();
@@ -530,6 +542,7 @@ psvc_deferred_sender_main(Datum arg)
 	BackgroundWorkerInitializeConnection(psvc_guc_worker.database,
 										 psvc_guc_worker.role[0] != '\0' ? psvc_guc_worker.role : NULL, 0);
 	pin_settings();
+	worker_user = GetUserId();
 	claim_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc deferred claim",
 									  ALLOCSET_DEFAULT_SIZES);
 
