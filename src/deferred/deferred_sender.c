@@ -166,6 +166,30 @@ sender_exit(int code, Datum arg)
 	SpinLockRelease(&psvc_def_shared->mutex);
 }
 
+/*
+ * Gives the slot up unless a backend woke this sender since it last
+ * looked for calls (then the wake-up is not lost: it looks again).
+ */
+static bool
+leave_slot(void)
+{
+	PsvcDefSlot *s = &psvc_def_shared->slots[my_slot];
+	bool		left = false;
+
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	if (!s->woken)
+	{
+		s->pid = 0;
+		s->latch = NULL;
+		s->idle = false;
+		left = true;
+	}
+	SpinLockRelease(&psvc_def_shared->mutex);
+	if (left)
+		my_slot = -1;			/* sender_exit has nothing left to clear */
+	return left;
+}
+
 /* Marks the slot busy; returns the generation seen. */
 static uint64
 slot_busy(void)
@@ -591,7 +615,8 @@ psvc_deferred_sender_main(Datum arg)
 		if (my_slot != 0 &&
 			(my_slot >= psvc_guc_tasks.senders ||
 			 TimestampDifferenceExceeds(last_work, GetCurrentTimestamp(),
-										PSVC_DEF_HELPER_IDLE_MS)))
+										PSVC_DEF_HELPER_IDLE_MS)) &&
+			leave_slot())
 			proc_exit(0);
 
 		g = slot_busy();
