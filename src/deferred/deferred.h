@@ -10,7 +10,9 @@
  * The module's files: deferred_ops.c (which functions may be deferred,
  * their arguments checked, the partner objects a call is about),
  * deferred_queue.c (defer(), deferred_result(), deferred_origin(), the
- * wake-up at commit and the senders' shared slots), deferred_sender.c
+ * wake-up at commit and the senders' shared slots), deferred_checks.c
+ * (whether the worker's database can be used, without connecting),
+ * deferred_sender.c
  * (the workers' loop: claiming calls, the maintenance) and
  * deferred_send.c (running one claimed call through the SQL function a
  * direct call uses, and recording its outcome).  Their private

@@ -44,6 +44,8 @@ typedef struct PsvcDefShared
 {
 	slock_t		mutex;
 	uint64		generation;		/* commits that queued calls */
+	bool		db_ok;			/* sender 0 found the worker's database and
+								 * role usable (deferred_checks.c) */
 	PsvcDefSlot slots[PSVC_DEF_MAX_SENDERS];
 } PsvcDefShared;
 
@@ -104,6 +106,16 @@ extern const PsvcDefOp *psvc_def_op(const char *operation);
  * (name), returning the answer as one jsonb column.  CurrentMemoryContext.
  */
 extern char *psvc_def_call_sql(const char *operation);
+
+/* ---- deferred_checks.c ---- */
+
+/*
+ * Why the senders could not connect to database as role ("": the
+ * bootstrap superuser), from the shared catalogues; problem left empty
+ * when both look usable.  Needs a connection to no database.
+ */
+extern void psvc_def_connect_problem(const char *database, const char *role,
+									 char *problem, size_t len);
 
 /* ---- deferred_send.c ---- */
 

@@ -9,7 +9,11 @@
  * Design notes:
  *
  * - Sender 0 is registered by _PG_init when preloaded (backend type
- *   "partner_svc deferred sender") and always runs.  The others, up to
+ *   "partner_svc deferred sender") and always runs.  Until it has seen the
+ *   database and role of partner_svc.worker usable since the server
+ *   started, it looks them up without connecting first, and restarts to
+ *   connect (deferred_checks.c): a missing database costs a WARNING, not a
+ *   FATAL every few seconds.  The others, up to
  *   partner_svc.worker_tasks' senders, are dynamic workers that a sender
  *   starts when the calls it found are more than it takes and no sender
  *   is idle; they exit after PSVC_DEF_HELPER_IDLE_MS without work, so an
@@ -90,6 +94,9 @@
 #define PSVC_DEF_START_WAIT_MS 10000
 #define PSVC_DEF_TICK_MS 1000
 #define PSVC_DEF_ERROR_PAUSE_MAX_MS 5000
+/* Looks for a missing database: after 5 s, doubling up to 60 s. */
+#define PSVC_DEF_CHECK_FIRST_MS 5000
+#define PSVC_DEF_CHECK_MAX_MS 60000
 /* Finished calls removed per statement of the maintenance. */
 #define PSVC_DEF_PRUNE_ROWS 10000
 
@@ -100,6 +107,7 @@ static MemoryContext claim_cxt = NULL;
 static TimestampTz next_maintenance = 0;
 static TimestampTz last_work = 0;
 static Oid	worker_user = InvalidOid;	/* the role of partner_svc.worker */
+static bool in_connect = false;	/* in BackgroundWorkerInitializeConnection */
 
 /*
  * The claim (see the file header), in two statements.  The candidates
@@ -160,6 +168,9 @@ sender_exit(int code, Datum arg)
 	if (psvc_def_shared == NULL || my_slot < 0)
 		return;
 	SpinLockAcquire(&psvc_def_shared->mutex);
+	/* the database or role went away: look before connecting again */
+	if (in_connect && !ProcDiePending)
+		psvc_def_shared->db_ok = false;
 	psvc_def_shared->slots[my_slot].pid = 0;
 	psvc_def_shared->slots[my_slot].latch = NULL;
 	psvc_def_shared->slots[my_slot].idle = false;
@@ -544,6 +555,54 @@ pin_settings(void)
 }
 
 /*
+ * Sender 0 has not seen the database and role of partner_svc.worker usable
+ * since the server started (or a connect failed): connects to no
+ * database and looks them up (deferred_checks.c), again after pauses from
+ * 5 s doubling to 60 s, with one WARNING per problem; once they are
+ * usable, exits (code 1) so that the postmaster starts a sender that
+ * connects.  Never returns.
+ */
+static void
+wait_for_database(void)
+{
+	long		pause_ms = PSVC_DEF_CHECK_FIRST_MS;
+	char		logged[256] = "";
+
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	for (;;)
+	{
+		char		problem[256];
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		psvc_def_connect_problem(psvc_guc_worker.database, psvc_guc_worker.role,
+								 problem, sizeof(problem));
+		if (problem[0] == '\0')
+		{
+			SpinLockAcquire(&psvc_def_shared->mutex);
+			psvc_def_shared->db_ok = true;
+			SpinLockRelease(&psvc_def_shared->mutex);
+			proc_exit(1);
+		}
+		if (strcmp(problem, logged) != 0)
+			ereport(WARNING,
+					(errmsg("partner_svc deferred sender cannot start: %s", problem),
+					 errhint("Deferred calls are sent once the database and role of partner_svc.worker can be used; it checks again after pauses growing to %d seconds.",
+							 PSVC_DEF_CHECK_MAX_MS / 1000)));
+		strlcpy(logged, problem, sizeof(logged));
+		pgstat_report_activity(STATE_IDLE, "waiting for the database of partner_svc.worker");
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 pause_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		pause_ms = Min(pause_ms * 2, PSVC_DEF_CHECK_MAX_MS);
+	}
+}
+
+/*
  * Entry point of a sender (bgw_function_name); arg is its slot.  Returns
  * only through proc_exit.
  */
@@ -554,6 +613,7 @@ psvc_deferred_sender_main(Datum arg)
 	volatile long pause_ms = 0;
 	volatile bool first = true;
 	int			errors = 0;
+	bool		db_ok;
 	PsvcDefCall calls[PSVC_DEF_BATCH];
 
 	my_slot = DatumGetInt32(arg);
@@ -563,8 +623,17 @@ psvc_deferred_sender_main(Datum arg)
 	if (psvc_def_shared == NULL || my_slot < 0 || my_slot >= PSVC_DEF_MAX_SENDERS)
 		proc_exit(0);
 	before_shmem_exit(sender_exit, (Datum) 0);
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	db_ok = psvc_def_shared->db_ok;
+	SpinLockRelease(&psvc_def_shared->mutex);
+	if (!db_ok && my_slot == 0)
+		wait_for_database();	/* does not return */
+	if (!db_ok)
+		proc_exit(0);			/* a helper: sender 0 looks first */
+	in_connect = true;
 	BackgroundWorkerInitializeConnection(psvc_guc_worker.database,
 										 psvc_guc_worker.role[0] != '\0' ? psvc_guc_worker.role : NULL, 0);
+	in_connect = false;
 	pin_settings();
 	worker_user = GetUserId();
 	claim_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc deferred claim",
