@@ -32,6 +32,7 @@
 #include "utils/memutils.h"
 
 #include "cache.h"
+#include "deferred.h"
 #include "guc.h"
 #include "partner_svc.h"
 #include "ratelimit.h"
@@ -62,6 +63,7 @@ _PG_init(void)
 	psvc_inflight_init();
 	psvc_fdw_jit_init();
 	psvc_handoff_init();
+	psvc_deferred_init();
 
 	MarkGUCPrefixReserved("partner_svc");
 }

@@ -112,11 +112,12 @@ typedef struct PsvcSettleCreate
 								 * ("custom_id") */
 	const char *const *same;	/* members an object found must share with
 								 * its item, NULL-terminated */
-	const char *count;			/* a member of the object found... */
+	const char *count;			/* a member of the object found, or NULL... */
 	const char *payload_count;	/* ...with as many elements as this one of
 								 * the payload ("cars", "vehicles") */
-	const char *group;			/* a member every object found has, the
-								 * same in all ("transaction_id") */
+	const char *group;			/* a member the objects found share where
+								 * they have it ("transaction_id"); may be
+								 * absent or null, or NULL: none */
 	const char *exists_code;	/* the error code of a resend refused
 								 * because the key exists */
 	const char *looking;		/* context of the lookups: "looking the
@@ -143,11 +144,13 @@ typedef struct PsvcSettleCreate
 
 /*
  * The lookup after a lost create of partner orders: by the custom ids of
- * the payload's vignettes, with the order members a vignette's order must
- * share with it (docs/sandbox-orders.md, Orders).  create_order and
- * create_transaction both create orders, so both settle this way; each
- * adds its own names, hints and answer.  psvc_order_same is defined in
- * functions_orders.c.
+ * the payload's vignettes.  Only what the orders document shows about an
+ * order is relied on (docs/functions.md): an order found by a vignette's
+ * custom id must have that custom id (psvc_order_same); its transaction
+ * id, which the document does not show, groups the orders when the
+ * service gives it and may be null.  create_order and create_transaction
+ * both create orders, so both settle this way; each adds its own names,
+ * hints and answer.  psvc_order_same is defined in functions_orders.c.
  */
 extern const char *const psvc_order_same[];
 /*
@@ -162,14 +165,28 @@ extern void psvc_orders_created(const PsvcServer *server, Jsonb *answer);
 	.items = "vignettes", \
 	.key = "custom_id", \
 	.same = psvc_order_same, \
-	.count = "cars", \
-	.payload_count = "vehicles", \
+	.count = NULL, \
+	.payload_count = NULL, \
 	.group = "transaction_id", \
 	.exists_code = "custom_id_exists", \
 	.looking = "looking the orders up by custom id", \
 	.none_found = "No order with the custom ids of the payload existed when they were looked up, but the request may still be carried out.", \
 	.some_found = "Orders exist for some of the custom ids of the payload but not for all.", \
-	.differ = "Orders with the custom ids of the payload exist, but they differ from the payload."
+	.differ = "Orders with the custom ids of the payload exist, but they belong to different transactions."
+
+/*
+ * Resuming a call whose earlier attempt may have been carried out (a
+ * deferred call sent again after a crash or a retryable failure,
+ * src/deferred): psvc_settle_create then takes a refusal of an existing
+ * key as that attempt's work and looks the objects up, and raises the
+ * unknown-outcome error at once when it cannot look up; psvc_settle_cancel
+ * takes an object already in the done state as cancelled.  Set by the
+ * caller around one call.  psvc_settle_final is set when a settle raised
+ * an unknown outcome that trying again cannot decide (objects for some
+ * keys only, no keys, a state neither done nor needed).
+ */
+extern bool psvc_settle_resuming;
+extern bool psvc_settle_final;
 
 /*
  * Sends the create (body payload) until it has an answer; a lost answer

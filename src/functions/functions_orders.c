@@ -81,7 +81,11 @@ recovered_answer(const PsvcServer *server, Jsonb *payload, List *found,
 
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "{\"transaction_id\": ");
-	escape_json(&buf, txid);
+	/* null when the orders do not carry it (the document does not show it) */
+	if (txid != NULL)
+		escape_json(&buf, txid);
+	else
+		appendStringInfoString(&buf, "null");
 	appendStringInfoString(&buf, ", \"order_has_been_paid\": ");
 	append_member(&buf, payload, "order_has_been_paid");
 	appendStringInfoString(&buf, ", \"payment_link\": ");
@@ -183,8 +187,13 @@ psvc_orders_created(const PsvcServer *server, Jsonb *answer)
 	}
 }
 
-/* What a vignette's order must share with it (docs/sandbox-orders.md, Orders). */
-const char *const psvc_order_same[] = {"custom_id", "name", "period", "start_date", NULL};
+/*
+ * What a vignette's order must share with it: of the members the order
+ * document shows (id, custom_id, status...), the custom id only.  Name,
+ * period and start date are not shown by the document, and a service may
+ * answer them differently or as null (docs/functions.md).
+ */
+const char *const psvc_order_same[] = {"custom_id", NULL};
 
 /* create_order, and how a lost one is settled (functions_settle.c). */
 static const PsvcSettleCreate order_create = {

@@ -47,6 +47,9 @@
 #include "catalog.h"
 #include "functions.h"
 
+bool		psvc_settle_resuming = false;
+bool		psvc_settle_final = false;
+
 /* Error context of the calls that find out what a lost call did. */
 static void
 settle_context(void *arg)
@@ -75,6 +78,8 @@ static void
 create_unknown(const PsvcSettleCreate *def, const char *failure,
 			   const char *found, bool have_keys)
 {
+	/* nothing found: a later attempt may still settle it */
+	psvc_settle_final = (found != def->none_found);
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
 			 errmsg("the outcome of %s is unknown", def->function),
@@ -126,26 +131,33 @@ item_keys(const PsvcSettleCreate *def, Jsonb *payload, List **items)
 }
 
 /*
- * Whether obj, found by the key of item, is what item of payload makes:
- * the same members, as many elements, and the group of the others.
+ * Whether obj, found by the key of item, is what item of payload makes.
+ * Only what the documents show about the object is compared (its key and
+ * the members of def->same); the group member, which they do not show,
+ * is compared only where the objects have it (a service may leave it
+ * null), and so are the counted arrays when def->count is set.
  */
 static bool
 object_matches(const PsvcSettleCreate *def, Jsonb *obj, Jsonb *item,
 			   Jsonb *payload, const char *group)
 {
-	Jsonb	   *count = psvc_fn_member_jsonb(obj, def->count);
-	Jsonb	   *wanted = psvc_fn_member_jsonb(payload, def->payload_count);
-	char	   *ogroup = psvc_fn_member_text(obj, def->group);
+	char	   *ogroup = def->group ? psvc_fn_member_text(obj, def->group) : NULL;
 
 	for (const char *const *m = def->same; *m; m++)
 		if (!same_text(obj, item, *m))
 			return false;
-	if (ogroup == NULL || (group != NULL && strcmp(ogroup, group) != 0))
+	if (ogroup != NULL && group != NULL && strcmp(ogroup, group) != 0)
 		return false;
-	if (count == NULL || wanted == NULL ||
-		!JB_ROOT_IS_ARRAY(count) || !JB_ROOT_IS_ARRAY(wanted) ||
-		JB_ROOT_COUNT(count) != JB_ROOT_COUNT(wanted))
-		return false;
+	if (def->count != NULL)
+	{
+		Jsonb	   *count = psvc_fn_member_jsonb(obj, def->count);
+		Jsonb	   *wanted = psvc_fn_member_jsonb(payload, def->payload_count);
+
+		if (count == NULL || wanted == NULL ||
+			!JB_ROOT_IS_ARRAY(count) || !JB_ROOT_IS_ARRAY(wanted) ||
+			JB_ROOT_COUNT(count) != JB_ROOT_COUNT(wanted))
+			return false;
+	}
 	return true;
 }
 
@@ -182,7 +194,7 @@ recover_create(const PsvcSettleCreate *def, const PsvcServer *server,
 		nfound++;
 		if (!object_matches(def, obj, lfirst(li), payload, group))
 			differ = true;
-		if (group == NULL)
+		if (group == NULL && def->group != NULL)
 			group = psvc_fn_member_text(obj, def->group);
 	}
 	error_context_stack = errcb.previous;
@@ -209,6 +221,14 @@ create_or_recover(const PsvcSettleCreate *def, const PsvcServer *server,
 	int			resends = 0;
 
 	psvc_exec_set_jsonb_body(call, payload);
+	if (psvc_settle_resuming)
+	{
+		/* an earlier attempt may have created the objects: settle as a resend */
+		if (keys == NIL)
+			create_unknown(def, psprintf("An earlier attempt of %s %s may have been carried out.",
+										 op->method, op->route), NULL, false);
+		resends = 1;
+	}
 	for (;;)
 	{
 		PsvcResult *res = psvc_call_run(call);
@@ -327,6 +347,9 @@ psvc_settle_cancel(const PsvcSettleCancel *def, const PsvcServer *server,
 		if (read == NULL)
 			psvc_call_raise(call, res);
 
+		/* resuming: an earlier attempt may have cancelled it already */
+		if (psvc_settle_resuming && strcmp(state, def->done) == 0)
+			return read;
 		if (res->kind == PSVC_CALL_LOST)
 		{
 			if (strcmp(state, def->done) == 0)
@@ -336,6 +359,7 @@ psvc_settle_cancel(const PsvcSettleCancel *def, const PsvcServer *server,
 				resent = true;
 				continue;
 			}
+			psvc_settle_final = true;
 			ereport(ERROR,
 					(errcode(ERRCODE_CONNECTION_FAILURE),
 					 errmsg("the outcome of %s is unknown", def->function),

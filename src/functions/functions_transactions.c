@@ -111,6 +111,9 @@ recovered_answer(const PsvcServer *server, Jsonb *payload, List *found,
 						 create->method, create->route);
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
+	/* the transaction id, or the id of one of its orders when not given */
+	if (txid == NULL)
+		txid = psvc_fn_member_text((Jsonb *) linitial(found), "id");
 	tx = psvc_exec_send(psvc_call_make(read, server, &txid));
 	error_context_stack = errcb.previous;
 

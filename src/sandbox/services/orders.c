@@ -389,6 +389,7 @@ static const knob_num num_knobs[] = {
 	{"orders.expire_after_min", &sb_orders_knobs_v.expire_after_min},
 	{"orders.auto_pay_after_min", &sb_orders_knobs_v.auto_pay_after_min},
 	{"orders.webhook_timeout_ms", &sb_orders_knobs_v.webhook_timeout_ms},
+	{"orders.unshown_null", &sb_orders_knobs_v.unshown_null},
 	{NULL, NULL}
 };
 

@@ -110,6 +110,8 @@ typedef struct sb_orders_knobs
 	double		expire_after_min;	/* 0: never */
 	double		auto_pay_after_min; /* 0: never */
 	double		webhook_timeout_ms; /* real ms per attempt */
+	double		unshown_null;	/* != 0: the order detail answers null for
+								 * every member the documents do not show */
 	char	   *webhook_secret;
 	char	   *callback_sandbox;	/* defaults for partners without PUT */
 	char	   *callback_production;

@@ -506,6 +506,20 @@ sb_orders_detail_json(int partner, sb_order *o)
 				  "payment_link", payment_link(t),
 				  "cars", cars,
 				  "price", "amount", price, "currency", "EUR");
+	if (sb_orders_knobs_v.unshown_null != 0)
+	{
+		/*
+		 * A service that fills only what the order document shows (id,
+		 * custom_id, email, created_date, provider_id, status, cars): every
+		 * other member is null, so that a client can be checked to rely on
+		 * the documented ones only.
+		 */
+		static const char *const unshown[] = {"name", "period", "start_date",
+			"transaction_id", "subaccount", "payment_link", "price", NULL};
+
+		for (const char *const *m = unshown; *m; m++)
+			json_object_set_new(d, *m, json_null());
+	}
 	if (!o->flex)
 	{
 		json_object_set_new(d, "flex", json_null());

@@ -1,0 +1,126 @@
+--
+-- deferred: the SQL surface of deferred calls (docs/deferred-calls.md).
+-- The senders work in the database of partner_svc.worker (postgres), not
+-- in this one, so nothing queued here is ever sent: this file checks what
+-- defer() refuses before anything is queued, who sees which call in
+-- deferred_calls, and what deferred_result() answers or raises.  Sending
+-- is tested end to end by test/scenario/80_deferred_commit.t and the
+-- other 8x scenarios.
+--
+SET search_path = public;
+\set VERBOSITY default
+
+-- refused at once, naming what is wrong; nothing is queued
+SELECT partner_svc.defer('create_orders', '{}');
+SELECT partner_svc.defer('order_detail', '{"id": "A-1"}');
+SELECT partner_svc.defer('validate_order', '{"payload": {}}');
+SELECT partner_svc.defer('create_order', '[1, 2]');
+SELECT partner_svc.defer('create_order', '{}');
+SELECT partner_svc.defer('create_order', '{"payload": {}, "paylod": {}}');
+SELECT partner_svc.defer('create_order', '{"payload": {}, "server": "orders"}');
+SELECT partner_svc.defer('create_order', '{"payload": null}');
+SELECT partner_svc.defer('cancel_pending', '{"id": 17}');
+SELECT partner_svc.defer('run_job', '{"job_id": "seven"}');
+SELECT partner_svc.defer('run_job', '{"job_id": 1.5}');
+SELECT partner_svc.defer('run_job', '{"job_id": true}');
+SELECT partner_svc.defer('append_upload', '{"file_id": "f", "chunk": "\\xZZ"}');
+SELECT partner_svc.defer('cancel_pending', '{"id": "A-1"}', 'no_such_server');
+SELECT partner_svc.defer(NULL);
+SELECT count(*) FROM partner_svc.deferred_queue;
+
+-- a read-only transaction: 25006, as PostgreSQL refuses an INSERT
+BEGIN READ ONLY;
+SELECT partner_svc.defer('cancel_pending', '{"id": "A-1"}');
+ROLLBACK;
+
+-- accepted: bigint as a number or a string, bytea in its text form
+BEGIN;
+SELECT partner_svc.defer('run_job', '{"job_id": 7}') > 0 AS queued;
+SELECT partner_svc.defer('stop_job', '{"job_id": "7"}') > 0 AS queued;
+SELECT partner_svc.defer('append_upload', '{"file_id": "f-1", "chunk": "\\x0102"}') > 0 AS queued;
+SELECT partner_svc.defer('create_order', '{"payload": {"vignettes": [{"custom_id": "D-1"}, {"custom_id": "D-2"}]}}') > 0 AS queued;
+SELECT partner_svc.defer('cancel_pending', '{"id": "D-1"}', 'orders') > 0 AS queued;
+-- each call is about its partner objects (lanes) and its transaction
+SELECT operation, args, server, role, state, attempts, answer, sqlstate, message, done_at, held,
+       created_at = now() AS created_now
+FROM partner_svc.deferred_calls ORDER BY id;
+SELECT operation, array_length(lanes, 1) AS n,
+       (SELECT array_agg(l ORDER BY l) FROM unnest(lanes) l WHERE l NOT LIKE 'xact:%') AS objects,
+       (SELECT count(DISTINCT l) FROM partner_svc.deferred_queue q2, unnest(q2.lanes) l WHERE l LIKE 'xact:%') AS xacts
+FROM partner_svc.deferred_queue ORDER BY id;
+-- asked for before COMMIT: it is sent only after
+SELECT partner_svc.deferred_result(max(id)) FROM partner_svc.deferred_queue;
+ROLLBACK;
+SELECT count(*) FROM partner_svc.deferred_queue;
+
+-- who sees which call: a role its own; superusers and pg_read_all_stats all
+CREATE ROLE regress_def_alice;
+CREATE ROLE regress_def_bob;
+CREATE ROLE regress_def_stats IN ROLE pg_read_all_stats;
+GRANT USAGE ON SCHEMA partner_svc TO regress_def_alice, regress_def_bob, regress_def_stats;
+SET ROLE regress_def_alice;
+SELECT partner_svc.defer('run_job', '{"job_id": 1}') > 0 AS queued;
+-- the queue itself is not readable; the view is
+SELECT count(*) FROM partner_svc.deferred_queue;
+RESET ROLE;
+SELECT id AS alice_call FROM partner_svc.deferred_queue \gset
+SET ROLE regress_def_bob;
+SELECT partner_svc.defer('run_job', '{"job_id": 2}') > 0 AS queued;
+SELECT role, args FROM partner_svc.deferred_calls ORDER BY id;
+-- another role's call does not exist for deferred_result() either
+SELECT partner_svc.deferred_result(:alice_call) IS NULL;
+RESET ROLE;
+SET ROLE regress_def_alice;
+SELECT role, args FROM partner_svc.deferred_calls ORDER BY id;
+RESET ROLE;
+SET ROLE regress_def_stats;
+SELECT role, args FROM partner_svc.deferred_calls ORDER BY id;
+RESET ROLE;
+SELECT role, args FROM partner_svc.deferred_calls ORDER BY id;
+
+-- deferred_result(): a call not finished within wait is a timeout error
+SET ROLE regress_def_bob;
+SELECT partner_svc.deferred_result(id, '50 ms') FROM partner_svc.deferred_calls;
+RESET ROLE;
+SELECT partner_svc.deferred_result(-1);
+-- the answer of a done call; the error of a failed one, as it was raised
+UPDATE partner_svc.deferred_queue SET state = 'done', answer = '{"executionId": 11}', done_at = now()
+WHERE role = 'regress_def_alice';
+UPDATE partner_svc.deferred_queue SET state = 'failed', sqlstate = 'P0002',
+  message = 'GET /api/user-jobs/run/{jobId} failed with HTTP status 404',
+  detail = 'The service reported error "not_found".', done_at = now()
+WHERE role = 'regress_def_bob';
+SET ROLE regress_def_alice;
+SELECT partner_svc.deferred_result(id) FROM partner_svc.deferred_calls;
+RESET ROLE;
+SET ROLE regress_def_bob;
+SELECT partner_svc.deferred_result(id, '1 s') FROM partner_svc.deferred_calls;
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+
+-- a queue from another cluster or database (restored from a dump) is
+-- held until a superuser releases or cancels its calls
+DELETE FROM partner_svc.deferred_queue;
+SET ROLE regress_def_alice;
+SELECT partner_svc.defer('run_job', '{"job_id": 3}') > 0 AS queued;
+SELECT partner_svc.defer('run_job', '{"job_id": 4}') > 0 AS queued;
+RESET ROLE;
+UPDATE partner_svc.deferred_queue SET origin = '1/1';
+SELECT args, state, held FROM partner_svc.deferred_calls ORDER BY id;
+SET ROLE regress_def_alice;
+SELECT partner_svc.deferred_release();
+SELECT partner_svc.deferred_cancel();
+RESET ROLE;
+SELECT partner_svc.deferred_cancel(ARRAY[min(id)]) FROM partner_svc.deferred_queue;
+SELECT partner_svc.deferred_release();
+SELECT args, state, sqlstate, message, held FROM partner_svc.deferred_calls ORDER BY id;
+SELECT origin = partner_svc.deferred_origin() AS ours FROM partner_svc.deferred_queue ORDER BY id;
+
+-- the queue and its sequence are dumped with the extension's data
+SELECT c.relname, e.extconfig IS NOT NULL AS dumped
+FROM pg_extension e, unnest(e.extconfig) x(oid) JOIN pg_class c ON c.oid = x.oid
+WHERE e.extname = 'partner_svc' AND c.relname LIKE 'deferred%' ORDER BY 1;
+
+DELETE FROM partner_svc.deferred_queue;
+REVOKE USAGE ON SCHEMA partner_svc FROM regress_def_alice, regress_def_bob, regress_def_stats;
+DROP ROLE regress_def_alice, regress_def_bob, regress_def_stats;

@@ -1,0 +1,455 @@
+/*-------------------------------------------------------------------------
+ *
+ * deferred_queue.c
+ *		  The queuing side of deferred calls: partner_svc.defer(),
+ *		  deferred_result() and deferred_origin(); the wake-up of a sender
+ *		  at COMMIT; the senders' shared slots and their registration.
+ *
+ * defer() checks the call (deferred_ops.c) and inserts its row into
+ * partner_svc.deferred_queue in the caller's transaction, so a rollback
+ * (of the transaction or of a subtransaction) takes the call back with
+ * it; the row is written as the table's owner, the caller's role is
+ * recorded in it.  A transaction callback then sets, at XACT_EVENT_COMMIT
+ * (after the commit is visible to others), the latch of one idle sender
+ * (deferred_int.h has the protocol); a transaction that queued nothing
+ * costs nothing at commit.
+ *
+ * Each row records its origin, the system identifier of the cluster and
+ * the OID of the database it was queued in.  A queue restored from a dump
+ * into another cluster or database has another origin, and the senders
+ * hold its calls until deferred_release() or deferred_cancel()
+ * (docs/backups.md).
+ *
+ * deferred_result() reads the row with the latest snapshot, whatever the
+ * isolation level, so a REPEATABLE READ transaction sees the call finish
+ * too; it waits on its latch in short sleeps.
+ *
+ * Memory: CurrentMemoryContext of the SQL function; shared memory for
+ * the slots.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/deferred/deferred_queue.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "foreign/foreign.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "deferred.h"
+#include "deferred_int.h"
+#include "guc.h"
+
+/* How long deferred_result() sleeps between two reads, at most. */
+#define PSVC_DEF_RESULT_SLEEP_MS 2
+
+PsvcDefShared *psvc_def_shared = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static bool xact_callback_registered = false;
+static bool queued_in_xact = false;
+
+PG_FUNCTION_INFO_V1(psvc_deferred_defer);
+PG_FUNCTION_INFO_V1(psvc_deferred_result);
+PG_FUNCTION_INFO_V1(psvc_deferred_origin);
+
+static void
+def_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(PsvcDefShared)));
+}
+
+static void
+def_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	psvc_def_shared = ShmemInitStruct("partner_svc deferred senders",
+									  sizeof(PsvcDefShared), &found);
+	if (!found)
+	{
+		memset(psvc_def_shared, 0, sizeof(PsvcDefShared));
+		SpinLockInit(&psvc_def_shared->mutex);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+psvc_deferred_init(void)
+{
+	BackgroundWorker w;
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = def_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = def_shmem_startup;
+
+	/*
+	 * Sender 0 always runs; it and the others start more senders as
+	 * dynamic workers while there is work for them (deferred_sender.c),
+	 * so idle senders hold no slot of max_worker_processes.
+	 */
+	memset(&w, 0, sizeof(w));
+	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc deferred sender 0");
+	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc deferred sender");
+	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	w.bgw_restart_time = 1;
+	w.bgw_main_arg = Int32GetDatum(0);
+	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
+	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
+	RegisterBackgroundWorker(&w);
+}
+
+void
+psvc_def_wake(void)
+{
+	Latch	   *latch = NULL;
+
+	if (psvc_def_shared == NULL)
+		return;
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	psvc_def_shared->generation++;
+	for (int i = 0; i < PSVC_DEF_MAX_SENDERS; i++)
+	{
+		PsvcDefSlot *s = &psvc_def_shared->slots[i];
+
+		if (s->pid != 0 && s->idle && !s->woken && i < psvc_guc_tasks.senders)
+		{
+			s->woken = true;
+			latch = s->latch;
+			break;
+		}
+	}
+	SpinLockRelease(&psvc_def_shared->mutex);
+	if (latch != NULL)
+		SetLatch(latch);
+}
+
+char *
+psvc_def_origin(void)
+{
+	return psprintf(UINT64_FORMAT "/%u", GetSystemIdentifier(), MyDatabaseId);
+}
+
+/* deferred_origin() RETURNS text */
+Datum
+psvc_deferred_origin(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(psvc_def_origin()));
+}
+
+/* At commit, wakes a sender when this transaction queued calls. */
+static void
+def_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+			if (queued_in_xact)
+				psvc_def_wake();
+			queued_in_xact = false;
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			queued_in_xact = false;
+			break;
+		default:
+			break;
+	}
+}
+
+/* The OID of partner_svc.<name>, a relation of the extension. */
+static Oid
+queue_relid(void)
+{
+	Oid			nsp = get_namespace_oid("partner_svc", false);
+	Oid			relid = get_relname_relid("deferred_queue", nsp);
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("partner_svc.deferred_queue does not exist"),
+				 errhint("Update the extension: ALTER EXTENSION partner_svc UPDATE.")));
+	return relid;
+}
+
+Oid
+psvc_def_queue_owner(void)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(queue_relid()));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for partner_svc.deferred_queue");
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/* A text[] of the strings of list. */
+static Datum
+text_array(List *list)
+{
+	int			n = list_length(list);
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	ListCell   *lc;
+
+	foreach(lc, list)
+		elems[foreach_current_index(lc)] = CStringGetTextDatum((char *) lfirst(lc));
+	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * defer(operation text, args jsonb DEFAULT '{}', server name DEFAULT NULL)
+ * RETURNS bigint
+ */
+Datum
+psvc_deferred_defer(PG_FUNCTION_ARGS)
+{
+	char	   *operation;
+	Jsonb	   *args;
+	char	   *server = NULL;
+	List	   *lanes;
+	Oid			saved_user;
+	int			saved_sec;
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	volatile int64 id = 0;
+
+	/* it writes: refused where PostgreSQL refuses an INSERT */
+	PreventCommandIfReadOnly("partner_svc.defer()");
+	PreventCommandDuringRecovery("partner_svc.defer()");
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the operation of defer() must not be null")));
+	operation = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	args = PG_ARGISNULL(1) ?
+		DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"))) :
+		PG_GETARG_JSONB_P(1);
+	(void) psvc_def_check(operation, args, &lanes);
+	if (!PG_ARGISNULL(2))
+	{
+		/* a server that does not exist or may not be used is refused now */
+		ForeignServer *fs;
+		AclResult	aclresult;
+
+		server = pstrdup(NameStr(*PG_GETARG_NAME(2)));
+		fs = GetForeignServerByName(server, false);
+		aclresult = pg_foreign_server_aclcheck(fs->serverid, GetUserId(), ACL_USAGE);
+		if (aclresult != ACLCHECK_OK)
+			aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server);
+	}
+	if (psvc_def_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("deferred calls need partner_svc in shared_preload_libraries"),
+				 errhint("Add partner_svc to shared_preload_libraries and restart the server.")));
+
+	/* the calls of one transaction go one after the other, in order */
+	lanes = lappend(lanes, psprintf("xact:%u", XidFromFullTransactionId(GetTopFullTransactionId())));
+
+	values[0] = CStringGetTextDatum(operation);
+	values[1] = JsonbPGetDatum(args);
+	values[2] = server ? DirectFunctionCall1(namein, CStringGetDatum(server)) : (Datum) 0;
+	nulls[2] = server ? ' ' : 'n';
+	values[3] = DirectFunctionCall1(namein, CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
+	values[4] = text_array(lanes);
+
+	GetUserIdAndSecContext(&saved_user, &saved_sec);
+	SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
+	PG_TRY();
+	{
+		Oid			types[5] = {TEXTOID, JSONBOID, NAMEOID, NAMEOID, TEXTARRAYOID};
+		bool		isnull;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (SPI_execute_with_args("INSERT INTO partner_svc.deferred_queue "
+								  "(operation, args, server, role, lanes) "
+								  "VALUES ($1, $2, $3, $4, $5) RETURNING id",
+								  5, types, values, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
+			SPI_processed != 1)
+			elog(ERROR, "could not queue the deferred call");
+		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		SPI_finish();
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(saved_user, saved_sec);
+	}
+	PG_END_TRY();
+
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(def_xact_callback, NULL);
+		xact_callback_registered = true;
+	}
+	queued_in_xact = true;
+	PG_RETURN_INT64(id);
+}
+
+/* The SQLSTATE text s (five characters) as an error code. */
+static int
+sqlstate_code(const char *s)
+{
+	if (s == NULL || strlen(s) != 5)
+		return ERRCODE_INTERNAL_ERROR;
+	return MAKE_SQLSTATE(s[0], s[1], s[2], s[3], s[4]);
+}
+
+/* The text of column col of the row read, or NULL. */
+static char *
+col_text(HeapTuple tup, TupleDesc desc, int col)
+{
+	return SPI_getvalue(tup, desc, col);
+}
+
+/*
+ * deferred_result(id bigint, wait interval DEFAULT '0') RETURNS jsonb
+ *
+ * The answer of a done call; the stored error of a failed one, raised;
+ * for one not finished within wait, 55000 (a timeout).  A call the caller
+ * may not see does not exist for it.
+ */
+Datum
+psvc_deferred_result(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	Interval   *wait = PG_GETARG_INTERVAL_P(1);
+	const char *me = GetUserNameFromId(GetUserId(), false);
+	bool		see_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	TimestampTz deadline;
+	Oid			saved_user;
+	int			saved_sec;
+	SPIPlanPtr	plan;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+	int64		wait_us;
+
+	wait_us = wait->time + (int64) wait->day * USECS_PER_DAY +
+		(int64) wait->month * 30 * USECS_PER_DAY;
+	deadline = GetCurrentTimestamp() + Max(wait_us, 0);
+
+	GetUserIdAndSecContext(&saved_user, &saved_sec);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
+	plan = SPI_prepare("SELECT state, answer, sqlstate, message, detail, hint, role, xmin, operation "
+					   "FROM partner_svc.deferred_queue WHERE id = $1", 1, types);
+	SetUserIdAndSecContext(saved_user, saved_sec);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed");
+
+	for (;;)
+	{
+		HeapTuple	tup;
+		TupleDesc	desc;
+		char	   *state;
+		char	   *role;
+		bool		isnull;
+		TransactionId xmin;
+		TimestampTz now;
+
+		SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
+		/* the latest snapshot: a REPEATABLE READ caller sees the call end too */
+		if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+								 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the deferred call");
+		SetUserIdAndSecContext(saved_user, saved_sec);
+		if (SPI_processed == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("deferred call " INT64_FORMAT " does not exist", id)));
+		tup = SPI_tuptable->vals[0];
+		desc = SPI_tuptable->tupdesc;
+		role = col_text(tup, desc, 7);
+		if (!see_all && strcmp(role, me) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("deferred call " INT64_FORMAT " does not exist", id)));
+		state = col_text(tup, desc, 1);
+		if (strcmp(state, "done") == 0)
+		{
+			Datum		answer = SPI_getbinval(tup, desc, 2, &isnull);
+			Jsonb	   *result = isnull ? NULL : DatumGetJsonbPCopy(answer);
+
+			SPI_finish();
+			if (result == NULL)
+				PG_RETURN_NULL();
+			PG_RETURN_JSONB_P(result);
+		}
+		if (strcmp(state, "failed") == 0)
+		{
+			char	   *sqlstate = col_text(tup, desc, 3);
+			char	   *message = col_text(tup, desc, 4);
+			char	   *detail = col_text(tup, desc, 5);
+			char	   *hint = col_text(tup, desc, 6);
+
+			ereport(ERROR,
+					(errcode(sqlstate_code(sqlstate)),
+					 errmsg("%s", message ? message : "deferred call failed"),
+					 detail ? errdetail("%s", detail) : 0,
+					 hint ? errhint("%s", hint) : 0,
+					 errcontext("deferred call " INT64_FORMAT " of %s", id,
+								col_text(tup, desc, 9))));
+		}
+		xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, 8, &isnull));
+		if (TransactionIdIsCurrentTransactionId(xmin))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("deferred call " INT64_FORMAT " is sent only after this transaction commits", id),
+					 errhint("Ask for its result after COMMIT.")));
+		now = GetCurrentTimestamp();
+		if (now >= deadline)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("timed out waiting for deferred call " INT64_FORMAT, id),
+					 errdetail("The call is %s.", state),
+					 errhint("Wait longer with the argument \"wait\", or LISTEN partner_svc_deferred: its payload is the id of each call that ends.")));
+		SPI_freetuptable(SPI_tuptable);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Min(PSVC_DEF_RESULT_SLEEP_MS,
+							 Max(1, (deadline - now) / 1000)),
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}

@@ -1,0 +1,714 @@
+/*-------------------------------------------------------------------------
+ *
+ * deferred_sender.c
+ *		  The senders of deferred calls: background workers that claim
+ *		  committed calls from partner_svc.deferred_queue and send them
+ *		  (deferred_send.c); the first of them also gives up on calls past
+ *		  give_up and removes finished ones past keep_calls.
+ *
+ * Design notes:
+ *
+ * - Sender 0 is registered by _PG_init when preloaded (backend type
+ *   "partner_svc deferred sender") and always runs.  Until it has seen the
+ *   database and role of partner_svc.worker usable since the server
+ *   started, it looks them up without connecting first, and restarts to
+ *   connect (deferred_checks.c): a missing database costs a WARNING, not a
+ *   FATAL every few seconds.  The others, up to
+ *   partner_svc.worker_tasks' senders, are dynamic workers that a sender
+ *   starts when the calls it found are more than it takes and no sender
+ *   is idle; they exit after PSVC_DEF_HELPER_IDLE_MS without work, so an
+ *   idle queue holds one slot of max_worker_processes.  All connect to
+ *   the database and as the role of partner_svc.worker, and wait while the
+ *   extension (at 0.3) is not there.
+ * - A sender sleeps on its latch; a committing backend that queued calls
+ *   sets it (deferred_queue.c, deferred_int.h).  Sender 0 also wakes for
+ *   calls waiting for a retry and for its maintenance, at most every
+ *   second; the others sleep up to 10 s when idle.
+ * - Claiming: the candidates are the calls that are due and the first
+ *   unfinished call of every lane they are in (a lane is a partner object,
+ *   or the queuing transaction); a sender takes its share of them (the
+ *   candidates divided by senders, 1 to PSVC_DEF_BATCH), in id order, with
+ *   FOR UPDATE SKIP LOCKED, marks them sending (attempts + 1, the
+ *   sender's slot) and commits: that commit is the durable mark that a
+ *   request may leave.  When candidates are left it wakes an idle sender,
+ *   or starts one.
+ * - Calls left sending by a sender that is gone are given up (sender =
+ *   NULL) by sender 0 when it starts and every second after, and by a
+ *   sender that starts for its own slot; a call sending with no sender is
+ *   claimed again and sent as a resumption (deferred_send.c).  After a
+ *   crash of any process the postmaster restarts sender 0 only (with
+ *   shared memory anew), so such calls are those in flight.
+ * - Only calls of this cluster and database are claimed (origin); held
+ *   ones wait for deferred_release() or deferred_cancel().
+ * - An ERROR outside a call (a call's own errors are caught and recorded)
+ *   is reported, the transaction aborted, and the loop goes on after a
+ *   pause growing to 5 s, as the webhook worker does.
+ *
+ * Copyright (c) 2026, The partner_svc Developers
+ *
+ * IDENTIFICATION
+ *		  src/deferred/deferred_sender.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/async.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/condition_variable.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "deferred_int.h"
+#include "guc.h"
+
+/* Calls claimed at once by one sender. */
+#define PSVC_DEF_BATCH 16
+/* Candidates read at once: enough for every sender's batch, twice. */
+#define PSVC_DEF_CANDIDATES 1024
+/* Unfinished calls the candidates are looked for among, first. */
+#define PSVC_DEF_WINDOW 2048
+#define PSVC_DEF_IDLE_MS 10000
+/* A sender other than 0 exits after this long without work. */
+#define PSVC_DEF_HELPER_IDLE_MS 10000
+/* A helper asked for and not started after this long is asked for again. */
+#define PSVC_DEF_START_WAIT_MS 10000
+#define PSVC_DEF_TICK_MS 1000
+#define PSVC_DEF_ERROR_PAUSE_MAX_MS 5000
+/* Looks for a missing database: after 5 s, doubling up to 60 s. */
+#define PSVC_DEF_CHECK_FIRST_MS 5000
+#define PSVC_DEF_CHECK_MAX_MS 60000
+/* Finished calls removed per statement of the maintenance. */
+#define PSVC_DEF_PRUNE_ROWS 10000
+
+PGDLLEXPORT void psvc_deferred_sender_main(Datum arg);
+
+static int	my_slot = -1;
+static MemoryContext claim_cxt = NULL;
+static TimestampTz next_maintenance = 0;
+static TimestampTz last_work = 0;
+static Oid	worker_user = InvalidOid;	/* the role of partner_svc.worker */
+static bool in_connect = false;	/* in BackgroundWorkerInitializeConnection */
+
+/*
+ * The claim (see the file header), in two statements.  The candidates
+ * ($1 the origin): a lane's head is its unfinished call with the smallest
+ * id, and the calls that are the heads of all their lanes and due are
+ * the candidates; every step is a sort or a hash over the unfinished
+ * calls' lanes, never a scan per call.  They are looked for among the
+ * first $2 unfinished calls (by id), which is exact for those (an earlier
+ * call of a lane has a smaller id, so it is among them too) and keeps a
+ * claim's cost bounded however long the queue; when none of them is a
+ * candidate although there are more, among all ($2 NULL).  Calls held
+ * from another origin are not in any lane.  The candidates are read
+ * without locks, so that a row another sender claims meanwhile is
+ * rechecked by the cheap second statement only, never by this one
+ * (EvalPlanQual would run it again per row).
+ */
+static const char *const candidates_sql =
+"WITH w AS MATERIALIZED ("
+"  SELECT u.id, u.lanes FROM partner_svc.deferred_queue u"
+"  WHERE u.state IN ('queued', 'sending') AND u.origin = $1"
+"  ORDER BY u.id LIMIT $2)"
+"SELECT (SELECT pg_catalog.array_agg(x.id ORDER BY x.id) FROM (SELECT e.id FROM ("
+"  SELECT ul.id FROM ("
+"    SELECT s.id, pg_catalog.min(s.id) OVER (PARTITION BY s.l) AS head"
+"    FROM (SELECT w.id, pg_catalog.unnest(w.lanes) AS l FROM w) s) ul"
+"  GROUP BY ul.id HAVING pg_catalog.bool_and(ul.head = ul.id)) e"
+" JOIN partner_svc.deferred_queue q ON q.id = e.id"
+" WHERE ((q.state = 'queued' AND q.next_attempt_at <= pg_catalog.now())"
+"     OR (q.state = 'sending' AND q.sender IS NULL))"
+" ORDER BY e.id LIMIT " CppAsString2(PSVC_DEF_CANDIDATES) ") x),"
+" (SELECT pg_catalog.count(*) FROM w)";
+
+/*
+ * Claims candidates ($4) that are still claimable: a row claimed by
+ * another sender since the candidates were read is locked (skipped) or
+ * no longer matches when rechecked.
+ */
+static const char *const claim_sql =
+"WITH c AS ("
+"  SELECT q.id, q.state AS old_state, q.sent_at IS NOT NULL AS was_sent,"
+"         COALESCE((q.checkpoint ->> 'size')::int8, -1) AS from_size"
+"  FROM partner_svc.deferred_queue q"
+"  WHERE q.id = ANY ($4) AND q.origin = $2"
+"    AND ((q.state = 'queued' AND q.next_attempt_at <= pg_catalog.now())"
+"      OR (q.state = 'sending' AND q.sender IS NULL))"
+"  ORDER BY q.id LIMIT $3 FOR UPDATE OF q SKIP LOCKED)"
+" UPDATE partner_svc.deferred_queue q"
+"   SET state = 'sending', attempts = q.attempts + 1, sender = $1,"
+"       next_attempt_at = pg_catalog.clock_timestamp()"
+"  FROM c WHERE q.id = c.id"
+" RETURNING q.id, q.operation, q.args, q.server, q.role, q.attempts,"
+"   c.old_state = 'sending' OR q.attempts > 1, c.was_sent, q.created_at, c.from_size";
+
+/* Clears the slot at every exit. */
+static void
+sender_exit(int code, Datum arg)
+{
+	if (psvc_def_shared == NULL || my_slot < 0)
+		return;
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	/* the database or role went away: look before connecting again */
+	if (in_connect && !ProcDiePending)
+		psvc_def_shared->db_ok = false;
+	psvc_def_shared->slots[my_slot].pid = 0;
+	psvc_def_shared->slots[my_slot].latch = NULL;
+	psvc_def_shared->slots[my_slot].idle = false;
+	SpinLockRelease(&psvc_def_shared->mutex);
+}
+
+/*
+ * Gives the slot up unless a backend woke this sender since it last
+ * looked for calls (then the wake-up is not lost: it looks again).
+ */
+static bool
+leave_slot(void)
+{
+	PsvcDefSlot *s = &psvc_def_shared->slots[my_slot];
+	bool		left = false;
+
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	if (!s->woken)
+	{
+		s->pid = 0;
+		s->latch = NULL;
+		s->idle = false;
+		left = true;
+	}
+	SpinLockRelease(&psvc_def_shared->mutex);
+	if (left)
+		my_slot = -1;			/* sender_exit has nothing left to clear */
+	return left;
+}
+
+/* Marks the slot busy; returns the generation seen. */
+static uint64
+slot_busy(void)
+{
+	uint64		g;
+	PsvcDefSlot *s = &psvc_def_shared->slots[my_slot];
+
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	s->idle = false;
+	s->woken = false;
+	g = psvc_def_shared->generation;
+	SpinLockRelease(&psvc_def_shared->mutex);
+	return g;
+}
+
+/* Marks the slot idle unless a commit came since generation g. */
+static bool
+slot_idle(uint64 g)
+{
+	bool		ok;
+
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	ok = (psvc_def_shared->generation == g);
+	if (ok)
+		psvc_def_shared->slots[my_slot].idle = true;
+	SpinLockRelease(&psvc_def_shared->mutex);
+	return ok;
+}
+
+/* Whether partner_svc with its queue is in this database. */
+static bool
+queue_exists(void)
+{
+	Oid			nsp;
+
+	if (!OidIsValid(get_extension_oid("partner_svc", true)))
+		return false;
+	nsp = get_namespace_oid("partner_svc", true);
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid("deferred_queue", nsp));
+}
+
+/* Runs sql with SPI (inside a transaction), expecting ok. */
+static void
+run(const char *sql, int nargs, Oid *types, Datum *values, int ok)
+{
+	if (SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0) != ok)
+		elog(ERROR, "partner_svc deferred sender: failed: %s", sql);
+}
+
+/* The slots whose sender runs, as an int4[]. */
+static Datum
+alive_slots(void)
+{
+	Datum		elems[PSVC_DEF_MAX_SENDERS];
+	int			n = 0;
+
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	for (int i = 0; i < PSVC_DEF_MAX_SENDERS; i++)
+		if (psvc_def_shared->slots[i].pid > 0)
+			elems[n++] = Int32GetDatum(i);
+	SpinLockRelease(&psvc_def_shared->mutex);
+	return PointerGetDatum(construct_array(elems, n, INT4OID, 4, true, TYPALIGN_INT));
+}
+
+/*
+ * The calls left sending by senders that are gone become the senders' to
+ * resume: sender 0's those of every slot without a sender, another
+ * sender's its own slot's (it has just started in it).
+ */
+static void
+orphan_calls(void)
+{
+	Oid			types[4] = {INT4OID, TEXTOID, INT4ARRAYOID, TIMESTAMPTZOID};
+	Datum		values[4];
+
+	/*
+	 * A sender that starts after the slots are read claims after then: its
+	 * calls' next_attempt_at (the claim's time) is later than $4, so they
+	 * are not taken from it.
+	 */
+	values[3] = TimestampTzGetDatum(GetCurrentTimestamp());
+	values[0] = Int32GetDatum(my_slot);
+	values[1] = CStringGetTextDatum(psvc_def_origin());
+	values[2] = alive_slots();
+	run("UPDATE partner_svc.deferred_queue SET sender = NULL"
+		" WHERE state = 'sending' AND origin = $2 AND sender IS NOT NULL"
+		"   AND (sender = $1 OR ($1 = 0 AND NOT (sender = ANY ($3)) AND next_attempt_at < $4))",
+		4, types, values, SPI_OK_UPDATE);
+}
+
+/*
+ * Sender 0's maintenance: calls queued past give_up (partners' clock)
+ * fail with their last error; finished calls past keep_calls go.
+ */
+static void
+maintenance(void)
+{
+	Oid			types[2] = {TEXTOID, FLOAT8OID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(psvc_def_origin());
+	values[1] = Float8GetDatum(psvc_guc_tasks.give_up * psvc_guc_time_scale);
+	if (SPI_execute_with_args(
+							  "UPDATE partner_svc.deferred_queue"
+							  "   SET state = 'failed', done_at = pg_catalog.clock_timestamp(),"
+							  "       sqlstate = COALESCE(sqlstate, '57014'),"
+							  "       message = COALESCE(message, 'deferred call not sent before give_up'),"
+							  "       detail = 'It was given up after ' || $2 || ' seconds.'"
+							  " WHERE state = 'queued' AND origin = $1"
+							  "   AND created_at + $2 * interval '1 second' < pg_catalog.now()"
+							  " RETURNING id", 2, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "partner_svc deferred sender: give-up failed");
+	for (uint64 i = 0; i < SPI_processed; i++)
+		Async_Notify("partner_svc_deferred",
+					 SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	if (psvc_guc_tasks.keep_calls > 0)
+	{
+		Oid			t[1] = {INT4OID};
+		Datum		v[1] = {Int32GetDatum(psvc_guc_tasks.keep_calls)};
+
+		run("DELETE FROM partner_svc.deferred_queue WHERE id IN ("
+			" SELECT id FROM partner_svc.deferred_queue"
+			" WHERE done_at IS NOT NULL AND state IN ('done', 'failed')"
+			"   AND done_at < pg_catalog.now() - $1 * interval '1 second'"
+			" LIMIT " CppAsString2(PSVC_DEF_PRUNE_ROWS) ")",
+			1, t, v, SPI_OK_DELETE);
+	}
+}
+
+/*
+ * Claims up to PSVC_DEF_BATCH calls into calls (claim_cxt) and commits;
+ * also runs the first-time and periodic duties.  Returns how many; *wait_ms
+ * receives how long to sleep when none.
+ */
+static int
+claim(PsvcDefCall *calls, bool first, long *wait_ms, int *left)
+{
+	Oid			types[4] = {INT4OID, TEXTOID, INT4OID, INT8ARRAYOID};
+	Datum		values[4];
+	bool		cand_null;
+	int			n = 0;
+	int			ncand;
+	int			batch;
+	Oid			saved_user;
+	int			saved_sec;
+	bool		switched = false;
+
+	*left = 0;
+	*wait_ms = my_slot == 0 ? PSVC_DEF_TICK_MS : PSVC_DEF_IDLE_MS;
+	MemoryContextReset(claim_cxt);
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (!queue_exists())
+	{
+		*wait_ms = 5000;
+		goto out;
+	}
+	/* the queue is the extension owner's, whatever role the worker has */
+	GetUserIdAndSecContext(&saved_user, &saved_sec);
+	SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
+	switched = true;
+	if (first || (my_slot == 0 && GetCurrentTimestamp() >= next_maintenance))
+		orphan_calls();
+	if (my_slot == 0 && GetCurrentTimestamp() >= next_maintenance)
+	{
+		maintenance();
+		next_maintenance = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PSVC_DEF_TICK_MS);
+	}
+	values[0] = Int32GetDatum(my_slot);
+	values[1] = CStringGetTextDatum(psvc_def_origin());
+	values[2] = Int32GetDatum(PSVC_DEF_BATCH);
+	for (int pass = 0; pass < 2; pass++)
+	{
+		Oid			ct[2] = {TEXTOID, INT4OID};
+		Datum		cv[2] = {values[1], Int32GetDatum(PSVC_DEF_WINDOW)};
+		char		cn[2] = {' ', pass == 0 ? ' ' : 'n'};
+		bool		isnull;
+		int64		in_window;
+
+		if (SPI_execute_with_args(candidates_sql, 2, ct, cv, cn, true, 1) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "partner_svc deferred sender: reading the candidates failed");
+		values[3] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &cand_null);
+		in_window = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+		if (!cand_null || in_window < PSVC_DEF_WINDOW)
+			break;
+	}
+	if (cand_null)
+		goto due;
+	/* this sender's share, so that the others get theirs at once */
+	ncand = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(values[3])),
+						   ARR_DIMS(DatumGetArrayTypeP(values[3])));
+	batch = Max(1, Min(PSVC_DEF_BATCH,
+					   (ncand + psvc_guc_tasks.senders - 1) / Max(psvc_guc_tasks.senders, 1)));
+	values[2] = Int32GetDatum(batch);
+	if (SPI_execute_with_args(claim_sql, 4, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "partner_svc deferred sender: the claim failed");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		PsvcDefCall *c = &calls[n++];
+		bool		isnull;
+		MemoryContext old = MemoryContextSwitchTo(claim_cxt);
+
+		c->id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+		c->operation = SPI_getvalue(tup, desc, 2);
+		c->args = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 3, &isnull));
+		c->server = SPI_getvalue(tup, desc, 4);
+		c->role = SPI_getvalue(tup, desc, 5);
+		c->attempts = DatumGetInt32(SPI_getbinval(tup, desc, 6, &isnull));
+		c->resume = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
+		c->was_sent = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
+		c->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 9, &isnull));
+		c->from_size = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+		MemoryContextSwitchTo(old);
+	}
+	*left = Max(0, ncand - n);
+due:
+	/* sender 0 wakes for the next retry that is due */
+	if (n == 0 && my_slot == 0)
+	{
+		Oid			t[1] = {TEXTOID};
+		Datum		v[1] = {values[1]};
+
+		if (SPI_execute_with_args("SELECT pg_catalog.ceil(1000 * EXTRACT(epoch FROM"
+								  " pg_catalog.min(next_attempt_at) - pg_catalog.clock_timestamp()))::int8"
+								  " FROM partner_svc.deferred_queue"
+								  " WHERE state = 'queued' AND origin = $1",
+								  1, t, v, NULL, true, 1) == SPI_OK_SELECT && SPI_processed == 1)
+		{
+			bool		isnull;
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+			if (!isnull)
+				*wait_ms = Max(1, Min(*wait_ms, DatumGetInt64(d)));
+		}
+	}
+out:
+	if (switched)
+		SetUserIdAndSecContext(saved_user, saved_sec);
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return n;
+}
+
+/* The error recovery of the loop; returns the pause before going on. */
+static long
+recover_from_error(int *errors)
+{
+	error_context_stack = NULL;
+	HOLD_INTERRUPTS();
+	disable_all_timeouts(false);
+	QueryCancelPending = false;
+	EmitErrorReport();
+	MemoryContextSwitchTo(TopMemoryContext);
+	FlushErrorState();
+	AbortCurrentTransaction();
+	/* the worker's own role again (an abort returns to the transaction's) */
+	SetUserIdAndSecContext(worker_user, 0);
+	LWLockReleaseAll();
+	ConditionVariableCancelSleep();
+	pgstat_report_wait_end();
+	RESUME_INTERRUPTS();
+	(*errors)++;
+	return Min(100L << Min(*errors - 1, 6), (long) PSVC_DEF_ERROR_PAUSE_MAX_MS);
+}
+
+/*
+ * Starts the sender of slot as a dynamic worker; false when PostgreSQL has
+ * no room for it (max_worker_processes), which is logged once.
+ */
+static bool
+start_sender(int slot)
+{
+	static bool warned = false;
+	BackgroundWorker w;
+	BackgroundWorkerHandle *handle;
+
+	memset(&w, 0, sizeof(w));
+	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc deferred sender %d", slot);
+	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc deferred sender");
+	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	w.bgw_restart_time = BGW_NEVER_RESTART;
+	w.bgw_main_arg = Int32GetDatum(slot);
+	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
+	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
+	if (RegisterDynamicBackgroundWorker(&w, &handle))
+		return true;
+	if (!warned)
+		ereport(LOG,
+				(errmsg("partner_svc deferred sender could not start sender %d: no free background worker slot", slot),
+				 errhint("Raise max_worker_processes to run up to the senders of partner_svc.worker_tasks at once.")));
+	warned = true;
+	return false;
+}
+
+/*
+ * There are calls left for other senders: wakes an idle one, or else
+ * starts one in a free slot below senders.
+ */
+static void
+wake_another(void)
+{
+	Latch	   *latch = NULL;
+	int			start = -1;
+	TimestampTz now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	for (int i = 0; i < PSVC_DEF_MAX_SENDERS && i < psvc_guc_tasks.senders; i++)
+	{
+		PsvcDefSlot *s = &psvc_def_shared->slots[i];
+
+		if (i != my_slot && s->pid != 0 && s->idle && !s->woken)
+		{
+			s->woken = true;
+			latch = s->latch;
+			break;
+		}
+		if (start < 0 && s->pid == 0 &&
+			(s->starting == 0 ||
+			 TimestampDifferenceExceeds(s->starting, now, PSVC_DEF_START_WAIT_MS)))
+			start = i;
+	}
+	if (latch == NULL && start >= 0)
+		psvc_def_shared->slots[start].starting = now;
+	SpinLockRelease(&psvc_def_shared->mutex);
+	if (latch != NULL)
+		SetLatch(latch);
+	else if (start >= 0 && !start_sender(start))
+	{
+		SpinLockAcquire(&psvc_def_shared->mutex);
+		psvc_def_shared->slots[start].starting = 0;
+		SpinLockRelease(&psvc_def_shared->mutex);
+	}
+}
+
+/* Settings of the senders' own transactions, whatever the role's defaults. */
+static void
+pin_settings(void)
+{
+	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET,
+					PGC_S_OVERRIDE);
+	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
+}
+
+/*
+ * Sender 0 has not seen the database and role of partner_svc.worker usable
+ * since the server started (or a connect failed): connects to no
+ * database and looks them up (deferred_checks.c), again after pauses from
+ * 5 s doubling to 60 s, with one WARNING per problem; once they are
+ * usable, exits (code 1) so that the postmaster starts a sender that
+ * connects.  Never returns.
+ */
+static void
+wait_for_database(void)
+{
+	long		pause_ms = PSVC_DEF_CHECK_FIRST_MS;
+	char		logged[256] = "";
+
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	for (;;)
+	{
+		char		problem[256];
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		psvc_def_connect_problem(psvc_guc_worker.database, psvc_guc_worker.role,
+								 problem, sizeof(problem));
+		if (problem[0] == '\0')
+		{
+			SpinLockAcquire(&psvc_def_shared->mutex);
+			psvc_def_shared->db_ok = true;
+			SpinLockRelease(&psvc_def_shared->mutex);
+			proc_exit(1);
+		}
+		if (strcmp(problem, logged) != 0)
+			ereport(WARNING,
+					(errmsg("partner_svc deferred sender cannot start: %s", problem),
+					 errhint("Deferred calls are sent once the database and role of partner_svc.worker can be used; it checks again after pauses growing to %d seconds.",
+							 PSVC_DEF_CHECK_MAX_MS / 1000)));
+		strlcpy(logged, problem, sizeof(logged));
+		pgstat_report_activity(STATE_IDLE, "waiting for the database of partner_svc.worker");
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 pause_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		pause_ms = Min(pause_ms * 2, PSVC_DEF_CHECK_MAX_MS);
+	}
+}
+
+/*
+ * Entry point of a sender (bgw_function_name); arg is its slot.  Returns
+ * only through proc_exit.
+ */
+void
+psvc_deferred_sender_main(Datum arg)
+{
+	sigjmp_buf	local_sigjmp_buf;
+	volatile long pause_ms = 0;
+	volatile bool first = true;
+	int			errors = 0;
+	bool		db_ok;
+	PsvcDefCall calls[PSVC_DEF_BATCH];
+
+	my_slot = DatumGetInt32(arg);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	if (psvc_def_shared == NULL || my_slot < 0 || my_slot >= PSVC_DEF_MAX_SENDERS)
+		proc_exit(0);
+	before_shmem_exit(sender_exit, (Datum) 0);
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	db_ok = psvc_def_shared->db_ok;
+	SpinLockRelease(&psvc_def_shared->mutex);
+	if (!db_ok && my_slot == 0)
+		wait_for_database();	/* does not return */
+	if (!db_ok)
+		proc_exit(0);			/* a helper: sender 0 looks first */
+	in_connect = true;
+	BackgroundWorkerInitializeConnection(psvc_guc_worker.database,
+										 psvc_guc_worker.role[0] != '\0' ? psvc_guc_worker.role : NULL, 0);
+	in_connect = false;
+	pin_settings();
+	worker_user = GetUserId();
+	claim_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc deferred claim",
+									  ALLOCSET_DEFAULT_SIZES);
+
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	if (psvc_def_shared->slots[my_slot].pid != 0)
+	{
+		/* a sender runs in this slot already */
+		SpinLockRelease(&psvc_def_shared->mutex);
+		my_slot = -1;
+		proc_exit(0);
+	}
+	psvc_def_shared->slots[my_slot].pid = MyProcPid;
+	psvc_def_shared->slots[my_slot].latch = MyLatch;
+	psvc_def_shared->slots[my_slot].idle = false;
+	psvc_def_shared->slots[my_slot].woken = false;
+	psvc_def_shared->slots[my_slot].starting = 0;
+	SpinLockRelease(&psvc_def_shared->mutex);
+	last_work = GetCurrentTimestamp();
+
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+		pause_ms = recover_from_error(&errors);
+	PG_exception_stack = &local_sigjmp_buf;
+
+	for (;;)
+	{
+		uint64		g;
+		int			n;
+		int			left;
+		long		wait_ms;
+
+		if (pause_ms > 0)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 pause_ms, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			pause_ms = 0;
+		}
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			pin_settings();
+		}
+		/* a sender beyond the setting, or one without work for long, goes */
+		if (my_slot != 0 &&
+			(my_slot >= psvc_guc_tasks.senders ||
+			 TimestampDifferenceExceeds(last_work, GetCurrentTimestamp(),
+										PSVC_DEF_HELPER_IDLE_MS)) &&
+			leave_slot())
+			proc_exit(0);
+
+		g = slot_busy();
+		n = claim(calls, first, &wait_ms, &left);
+		first = false;
+		if (n > 0)
+		{
+			if (left > 0)
+				wake_another();
+			pgstat_report_activity(STATE_RUNNING, "sending deferred calls");
+			psvc_def_send_calls(calls, n);
+			errors = 0;
+			last_work = GetCurrentTimestamp();
+			continue;
+		}
+		errors = 0;
+		if (!slot_idle(g))
+			continue;
+		if (my_slot != 0)
+			wait_ms = Min(wait_ms, PSVC_DEF_HELPER_IDLE_MS);
+		pgstat_report_activity(STATE_IDLE, "waiting for deferred calls");
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 wait_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}

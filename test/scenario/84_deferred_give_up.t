@@ -1,0 +1,63 @@
+# 84_deferred_give_up.t: a deferred call gives up after max_attempts and
+# after give_up, with its last error; finished calls are removed after
+# keep_calls (partner_svc.worker_tasks, docs/deferred-calls.md).
+#
+#  1. max_attempts=3, the server at a closed loopback port: the call is
+#     tried three times (a refused connection is retried), then failed with
+#     the connection error (HV00N).
+#  2. give_up=2s of the partners' clock at time_scale 1: a call whose
+#     retries keep failing fails once it is older than that, even with
+#     attempts left.
+#  3. keep_calls=1s: both finished calls are gone a few seconds later.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use DeferredTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(sleep time);
+
+my $closed = PostgreSQL::Test::Cluster::get_free_port();
+my ($node, $sb) = deferred_setup('deferred_give_up',
+	conf => "partner_svc.worker_tasks = 'max_attempts=3 give_up=1d keep_calls=0'\n");
+sub sql { $node->safe_psql('postgres', $_[0]) }
+sql("ALTER SERVER orders OPTIONS (SET base_url 'http://127.0.0.1:$closed')");
+
+sub defer_order
+{
+	my ($cid) = @_;
+	my $p = order_payload($cid);
+	$p =~ s/'/''/g;
+	return sql("SELECT partner_svc.defer('create_order', jsonb_build_object('payload', '$p'::jsonb))");
+}
+
+# --- 1. max_attempts ---
+my $id = defer_order('GU-1');
+ok(wait_done($node, "id = $id", 60), 'max_attempts: finished');
+is(sql("SELECT state || ' ' || attempts || ' ' || sqlstate FROM partner_svc.deferred_calls WHERE id = $id"),
+	'failed 3 HV00N', 'max_attempts: failed after 3 attempts with the connection error');
+like(sql("SELECT message FROM partner_svc.deferred_calls WHERE id = $id"), qr/connect/i, 'max_attempts: its message');
+
+# --- 2. give_up, of the partners' clock ---
+$node->append_conf('postgresql.conf', "partner_svc.time_scale = 1\npartner_svc.worker_tasks = 'max_attempts=1000 give_up=2s keep_calls=0'\n");
+$node->reload;
+sleep 1;
+my $t0 = time;
+$id = defer_order('GU-2');
+ok(wait_done($node, "id = $id", 60), 'give_up: finished');
+cmp_ok(time - $t0, '>=', 1.5, 'give_up: not before give_up');
+is(sql("SELECT state || ' ' || sqlstate FROM partner_svc.deferred_calls WHERE id = $id"), 'failed HV00N',
+	'give_up: failed with the last error');
+cmp_ok(sql("SELECT attempts FROM partner_svc.deferred_calls WHERE id = $id"), '<', 1000, 'give_up: with attempts left');
+
+# --- 3. keep_calls ---
+is(sql("SELECT count(*) FROM partner_svc.deferred_calls"), 2, 'keep_calls=0 keeps them');
+$node->append_conf('postgresql.conf', "partner_svc.worker_tasks = 'keep_calls=1s'\n");
+$node->reload;
+ok($node->poll_query_until('postgres', 'SELECT count(*) = 0 FROM partner_svc.deferred_calls'),
+	'keep_calls=1s: the finished calls are removed');
+
+$node->stop;
+done_testing();
