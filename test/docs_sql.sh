@@ -97,27 +97,14 @@ psql_as_postgres()
 psql_as_postgres -d postgres -c 'CREATE DATABASE docs_template' >/dev/null || exit 1
 psql_as_postgres -d docs_template -v sandbox_url="$SANDBOX_URL" >"$work/preamble.log" 2>&1 <<'SQL' ||
 CREATE EXTENSION partner_svc;
-CREATE SERVER movies FOREIGN DATA WRAPPER partner_svc
-  OPTIONS (service 'movies', base_url :'sandbox_url');
-CREATE USER MAPPING FOR CURRENT_USER SERVER movies OPTIONS (api_key 'sandbox-key');
-CREATE SERVER orders FOREIGN DATA WRAPPER partner_svc
-  OPTIONS (service 'orders', base_url :'sandbox_url', tier 'standard');
-CREATE USER MAPPING FOR CURRENT_USER SERVER orders OPTIONS (api_key 'sandbox-key');
-CREATE SERVER catalog FOREIGN DATA WRAPPER partner_svc
-  OPTIONS (service 'catalog', base_url :'sandbox_url');
-CREATE USER MAPPING FOR CURRENT_USER SERVER catalog OPTIONS (api_key 'sandbox-key');
-CREATE SERVER scheduler FOREIGN DATA WRAPPER partner_svc
-  OPTIONS (service 'scheduler', base_url :'sandbox_url');
-CREATE USER MAPPING FOR CURRENT_USER SERVER scheduler OPTIONS (api_key 'sandbox-key');
-CREATE SERVER files FOREIGN DATA WRAPPER partner_svc
-  OPTIONS (service 'files', base_url :'sandbox_url');
-CREATE USER MAPPING FOR CURRENT_USER SERVER files OPTIONS (api_key 'sandbox-key');
-CREATE SERVER generation FOREIGN DATA WRAPPER partner_svc
-  OPTIONS (service 'generation', base_url :'sandbox_url');
-CREATE USER MAPPING FOR CURRENT_USER SERVER generation OPTIONS (api_key 'sandbox-key');
-CREATE SERVER todos FOREIGN DATA WRAPPER partner_svc
-  OPTIONS (service 'todos', base_url :'sandbox_url');
-CREATE USER MAPPING FOR CURRENT_USER SERVER todos;
+-- one server per service, named after it, each with the sandbox's key
+-- (todos takes none); the orders server on the standard tier
+SELECT format('CREATE SERVER %I FOREIGN DATA WRAPPER partner_svc OPTIONS (service %L, base_url %L%s)',
+              s, s, :'sandbox_url', CASE s WHEN 'orders' THEN ', tier ''standard''' ELSE '' END),
+       format('CREATE USER MAPPING FOR CURRENT_USER SERVER %I%s',
+              s, CASE s WHEN 'todos' THEN '' ELSE ' OPTIONS (api_key ''sandbox-key'')' END)
+FROM unnest(ARRAY['movies', 'orders', 'catalog', 'scheduler', 'files', 'generation', 'todos']) AS s
+\gexec
 IMPORT FOREIGN SCHEMA movies FROM SERVER movies INTO public;
 IMPORT FOREIGN SCHEMA orders FROM SERVER orders INTO public;
 IMPORT FOREIGN SCHEMA catalog FROM SERVER catalog INTO public;

@@ -573,23 +573,15 @@ check_file_path(DefElem *def)
 static void
 check_default(DefElem *def)
 {
-	const char *value = defGetString(def);
-	bool		b;
-
 	if (!psvc_options_decides_default(GetUserId()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to set option \"%s\"", def->defname),
 				 errdetail("Which server of a service the functions use when none is named is decided only by superusers and the owner of the extension partner_svc.")));
-	if (!parse_bool(value, &b))
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-				 errmsg("invalid value for option \"%s\": \"%s\"",
-						def->defname, value),
-				 errhint("Give a boolean value such as \"true\" or \"false\".")));
+	check_boolean(def);
 }
 
-/* async_capable: a boolean (server_options.c reads it). */
+/* default and async_capable: a boolean (server_options.c reads them). */
 static void
 check_boolean(DefElem *def)
 {

@@ -203,11 +203,33 @@ log_once(const char *what, const char *msg)
 	ereport(LOG, (errmsg("partner_svc webhook worker: %s", buf)));
 }
 
-/* The extension is there: the statements may run. */
+/*
+ * Starts a transaction with SPI and a snapshot for the statements of one
+ * turn; false, with nothing left open, when the extension is not there
+ * (dropped since the worker's last check): the statements could not run.
+ */
 static bool
-extension_present(void)
+begin_turn(void)
 {
-	return OidIsValid(get_extension_oid("partner_svc", true));
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	if (!OidIsValid(get_extension_oid("partner_svc", true)))
+	{
+		CommitTransactionCommand();
+		return false;
+	}
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	return true;
+}
+
+static void
+end_turn(void)
+{
+	PopActiveSnapshot();
+	SPI_finish();
+	CommitTransactionCommand();
 }
 
 /*
@@ -223,17 +245,9 @@ psvc_wh_reconcile_record(void)
 
 	if (n == 0)
 		return;
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	if (!extension_present())
-	{
-		/* nowhere to write them: they are lost, as webhooks would be */
-		CommitTransactionCommand();
+	/* without the extension there is nowhere to write them: they are lost, as webhooks would be */
+	if (!begin_turn())
 		return;
-	}
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	PushActiveSnapshot(GetTransactionSnapshot());
 	for (int i = 0; i < n; i++)
 	{
 		PsvcCreated *c = &recs[i];
@@ -253,9 +267,7 @@ psvc_wh_reconcile_record(void)
 		if (SPI_execute_plan(record_plan[k], args, nulls, false, 0) < 0)
 			elog(ERROR, "the reconciler could not record a created object");
 	}
-	PopActiveSnapshot();
-	SPI_finish();
-	CommitTransactionCommand();
+	end_turn();
 }
 
 /* Reads the due rows into a new round's list (in rc_cxt). */
@@ -436,16 +448,8 @@ psvc_wh_reconcile_step(void)
 									   ALLOCSET_SMALL_SIZES);
 
 	cxt = CurrentMemoryContext;
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	if (!extension_present())
-	{
-		CommitTransactionCommand();
+	if (!begin_turn())
 		return;
-	}
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	PushActiveSnapshot(GetTransactionSnapshot());
 	if (due == NIL)
 	{
 		MemoryContextReset(rc_cxt);
@@ -463,9 +467,7 @@ psvc_wh_reconcile_step(void)
 		poll_guarded(it);
 		polled++;
 	}
-	PopActiveSnapshot();
-	SPI_finish();
-	CommitTransactionCommand();
+	end_turn();
 	MemoryContextSwitchTo(cxt);
 }
 
