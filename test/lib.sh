@@ -5,11 +5,19 @@ PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 export PATH="$PG_BIN:$PATH"
 
 # build_install ROOT: builds the extension and the sandbox, installs both.
+# Only an install into Debian's own PostgreSQL (PG_BIN under
+# /usr/lib/postgresql) links partner_svc_sandbox and partner_svc_regress
+# into /usr/local/bin; an install into a major built by test/pg_build.sh,
+# or a private copy, leaves those links alone (PATH_BINDIR=).
 build_install()
 {
-	local root=$1
+	local root=$1 links=()
+	case "$PG_BIN" in
+		/usr/lib/postgresql/*) ;;
+		*) links=(PATH_BINDIR=) ;;
+	esac
 	make -C "$root" -s -j2 PG_CONFIG="$PG_BIN/pg_config" >/dev/null
-	make -C "$root" -s install PG_CONFIG="$PG_BIN/pg_config" >/dev/null
+	make -C "$root" -s install PG_CONFIG="$PG_BIN/pg_config" "${links[@]}" >/dev/null
 }
 
 # start_sandbox WORKDIR ARGS...: starts the installed sandbox as the postgres
