@@ -25,8 +25,7 @@ SELECT length(partner_svc.movie_summary('inception', 'movies')) > 0 AS summary;
 SELECT length(partner_svc.movie_summary('inception', 'movies')) > 0 AS summary;
 SELECT method, path, status FROM sandbox.requests();
 -- EXPLAIN ANALYZE: the page came from the cache, no request was sent
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-SELECT * FROM c.movie_themes WHERE movie = 'inception';
+SELECT * FROM sandbox.explain_analyze($$SELECT * FROM c.movie_themes WHERE movie = 'inception'$$) AS "QUERY PLAN";
 SELECT count(*) AS requests FROM sandbox.requests();
 -- partner_svc.stats counts hits and misses per route
 SELECT server, method, route, requests, cache_hits, cache_misses
@@ -45,7 +44,7 @@ SELECT count(*) AS statuses FROM c.product_status;
 SELECT p.country, s.status FROM c.products p JOIN c.product_status s USING (id)
 ORDER BY 1 LIMIT 3;
 SELECT method, path, status FROM sandbox.requests();
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM c.products;
+SELECT * FROM sandbox.explain_analyze($$SELECT * FROM c.products$$) AS "QUERY PLAN";
 -- past its TTL, an answer that came with an ETag is revalidated: the
 -- request is sent with If-None-Match, the sandbox answers 304 Not
 -- Modified, and the cached rows are used

@@ -16,11 +16,16 @@ WHERE e.extname = 'partner_svc';
 SELECT fdwname, fdwhandler::regproc, fdwvalidator::regproc, fdwoptions
 FROM pg_foreign_data_wrapper WHERE fdwname = 'partner_svc';
 
--- every object of the extension
+-- every object of the extension (but the row types of its tables and
+-- views, and their array types, which 17 and later record as members too)
 SELECT pg_describe_object(classid, objid, objsubid) AS object
-FROM pg_depend
+FROM pg_depend d
 WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'partner_svc')
+  AND NOT EXISTS (SELECT 1 FROM pg_type t
+                  LEFT JOIN pg_type elem ON elem.oid = t.typelem
+                  WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid
+                    AND (t.typrelid <> 0 OR elem.typrelid <> 0))
 ORDER BY 1;
 
 -- the library and the installed SQL agree on the version

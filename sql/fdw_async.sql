@@ -181,8 +181,7 @@ CALL sandbox.clear_faults();
 WITH c AS MATERIALIZED (SELECT * FROM a.content) SELECT count(*) FROM c;
 
 -- EXPLAIN ANALYZE: every scan counts its own pages and requests
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-SELECT * FROM a.content;
+SELECT * FROM sandbox.explain_analyze($$SELECT * FROM a.content$$) AS "QUERY PLAN";
 
 -- a rescan: the Append is the inner side of a nested loop, run once per
 -- movie

@@ -89,8 +89,7 @@ SELECT count(*) > 0 AS some FROM inception_themes WHERE movie IN ('frozen-statio
 RESET ROLE;
 SELECT path, status FROM sandbox.requests() ORDER BY seq;
 SET ROLE regress_psvc_cond_reader;
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
-SELECT * FROM inception_themes WHERE movie = ANY ('{frozen-station}');
+SELECT * FROM sandbox.explain_analyze($$SELECT * FROM inception_themes WHERE movie = ANY ('{frozen-station}')$$) AS "QUERY PLAN";
 RESET ROLE;
 -- a view whose conditions on movie are all sent: the reader's leakproof
 -- condition still chooses the request, within the view's values
@@ -128,8 +127,7 @@ EXPLAIN (VERBOSE, COSTS OFF)
 SELECT title FROM incep_themes WHERE movie = 'frozen-station';
 EXPLAIN (VERBOSE, COSTS OFF)
 SELECT title FROM incep_themes WHERE movie IN ('frozen-station', 'inception');
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
-SELECT * FROM incep_themes WHERE movie = 'frozen-station';
+SELECT * FROM sandbox.explain_analyze($$SELECT * FROM incep_themes WHERE movie = 'frozen-station'$$) AS "QUERY PLAN";
 -- a value known only when the scan starts cannot be checked against the
 -- view's condition when planning: it is not sent (the scan has no movie)
 SET plan_cache_mode = force_generic_plan;

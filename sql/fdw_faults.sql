@@ -14,8 +14,7 @@ SELECT query LIKE 'limit=100&cursor=%SPOILED' AS spoiled_cursor, status FROM san
 -- two 503s, then success: retried, counted in EXPLAIN ANALYZE
 CALL sandbox.reset_stats();
 CALL sandbox.fault('{"route": "GET /v1/movies/{movie}/content/themes", "kind": "error", "count": 2}');
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-SELECT * FROM movie_themes WHERE movie = 'inception';
+SELECT * FROM sandbox.explain_analyze($$SELECT * FROM movie_themes WHERE movie = 'inception'$$) AS "QUERY PLAN";
 SELECT status FROM sandbox.requests();
 
 -- a 5xx that does not recover

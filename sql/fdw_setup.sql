@@ -74,6 +74,19 @@ EXCEPTION WHEN OTHERS THEN
   RETURN SQLSTATE;
 END $$;
 
+-- EXPLAIN ANALYZE of a query, free of what differs between runs and
+-- PostgreSQL majors: no costs, times or buffers (shown by default from
+-- 18), and a node's rows as a whole number (18 prints "rows=5.00" where
+-- 15 prints "rows=5"), so that one expected file serves every major
+CREATE FUNCTION sandbox.explain_analyze(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
+    RETURN NEXT regexp_replace(l, '(rows=[0-9]+)\.00( |\))', '\1\2', 'g');
+  END LOOP;
+END $$;
+
 -- the SQLSTATE and message of a statement's error, and whether its
 -- detail says the outcome is unknown
 CREATE FUNCTION sandbox.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$

@@ -22,9 +22,13 @@ RESET partner_svc.connect_timeout;
 RESET partner_svc.request_timeout;
 RESET partner_svc.max_retries;
 
--- bounds
+-- bounds (the two settings with units as SQLSTATEs only: from 16 the
+-- message prints the range with its unit, "(1 ms .. 600000 ms)"; the
+-- bounds themselves are pg_settings' min_val and max_val above)
+\set VERBOSITY sqlstate
 SET partner_svc.connect_timeout = 0;
 SET partner_svc.request_timeout = '2h';
+\set VERBOSITY default
 SET partner_svc.max_retries = 11;
 SET partner_svc.max_retries = -1;
 

@@ -92,7 +92,10 @@ WHERE e.extname = 'partner_svc' ORDER BY u.rel::regclass::text;
 CREATE ROLE webhook_reader;
 SELECT has_function_privilege('webhook_reader', 'partner_svc.webhook_status()', 'EXECUTE');
 SET ROLE webhook_reader;
+-- (the SQLSTATE only: 16 reworded PostgreSQL's own message)
+\set VERBOSITY sqlstate
 SHOW partner_svc.webhook_secret;
+\set VERBOSITY default
 RESET ROLE;
 -- members of pg_monitor may call webhook_status() and quota_status()
 GRANT pg_monitor TO webhook_reader;

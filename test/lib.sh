@@ -16,7 +16,13 @@ build_install()
 		/usr/lib/postgresql/*) ;;
 		*) links=(PATH_BINDIR=) ;;
 	esac
-	make -C "$root" -s -j2 PG_CONFIG="$PG_BIN/pg_config" >/dev/null
+	# Objects built against another major are not reused: PGXS tracks no
+	# PostgreSQL header, so the tree is cleaned when the pg_config changes.
+	if [ "$(cat "$root/.built_with" 2>/dev/null)" != "$PG_BIN/pg_config" ]; then
+		make -C "$root" -s clean PG_CONFIG="$PG_BIN/pg_config" >/dev/null 2>&1
+	fi
+	make -C "$root" -s -j2 PG_CONFIG="$PG_BIN/pg_config" >/dev/null || return 1
+	echo "$PG_BIN/pg_config" >"$root/.built_with"
 	make -C "$root" -s install PG_CONFIG="$PG_BIN/pg_config" "${links[@]}" >/dev/null
 }
 

@@ -45,7 +45,7 @@ chmod 755 "$tmp"
 mkdir -p "$tmp/repo" "$tmp/home"
 tar -C "$root" --exclude=./.git --exclude=./tmp_check --exclude=./results -cf - . | tar -C "$tmp/repo" -xf -
 
-clean_env=(env -i HOME="$tmp/home" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+clean_env=(env -i HOME="$tmp/home" PATH=${PG_BIN:+$PG_BIN:}/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	LANG=C.UTF-8 TERM=dumb)
 [ -z "${PG_BIN:-}" ] || clean_env+=(PG_BIN="$PG_BIN")
 

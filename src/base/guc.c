@@ -51,6 +51,7 @@
 #include "guc.h"
 #include "guc_keys.h"
 #include "options.h"
+#include "pg_compat.h"
 
 int			psvc_guc_connect_timeout = 5000;
 int			psvc_guc_request_timeout = 30000;
@@ -344,9 +345,9 @@ check_webhook_secret(char **newval, void **extra, GucSource source)
 	for (const char *c = s; *c; c++)
 		if (*c == ',')
 			max_n++;
-	/* the GUC machinery frees an extra with free() */
-	ex = (SecretsExtra *) malloc(MAXALIGN(sizeof(SecretsExtra)) +
-								 MAXALIGN(sizeof(char *) * max_n) + len + 1);
+	/* the GUC machinery frees an extra: pg_compat.h */
+	ex = (SecretsExtra *) psvc_guc_extra_alloc(MAXALIGN(sizeof(SecretsExtra)) +
+											   MAXALIGN(sizeof(char *) * max_n) + len + 1);
 	if (ex == NULL)
 	{
 		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);

@@ -37,6 +37,7 @@
 
 #include "guc.h"
 #include "guc_keys.h"
+#include "pg_compat.h"
 
 /* One key of a list: an int (with a unit) or a string. */
 typedef struct GucKey
@@ -271,8 +272,8 @@ keys_check(const GucKeyList *list, char **newval, void **extra)
 	char	   *p;
 	bool	   *seen = palloc0(sizeof(bool) * list->nkeys);
 
-	/* the GUC machinery frees an extra with free() */
-	block = malloc(head + strlen(s) + 1);
+	/* the GUC machinery frees an extra: pg_compat.h */
+	block = psvc_guc_extra_alloc(head + strlen(s) + 1);
 	if (block == NULL)
 	{
 		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
@@ -335,7 +336,7 @@ keys_check(const GucKeyList *list, char **newval, void **extra)
 
 fail:
 	pfree(seen);
-	free(block);
+	psvc_guc_extra_free(block);
 	return false;
 }
 

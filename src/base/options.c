@@ -78,6 +78,7 @@
 #include "catalog.h"
 #include "guc.h"
 #include "options.h"
+#include "pg_compat.h"
 #include "ratelimit.h"
 
 typedef void (*option_check_fn) (DefElem *def);
@@ -104,8 +105,8 @@ static void check_file_path(DefElem *def);
 static void check_proxy(DefElem *def);
 static void check_default(DefElem *def);
 static void check_boolean(DefElem *def);
-static void report_bad_base_url(const char *url, const char *reason) pg_attribute_noreturn();
-static void report_unknown_option(const char *name, Oid catalog) pg_attribute_noreturn();
+pg_noreturn static void report_bad_base_url(const char *url, const char *reason);
+pg_noreturn static void report_unknown_option(const char *name, Oid catalog);
 
 /*
  * The row that stands for the settings a server option overrides: guc.c's

@@ -35,6 +35,7 @@
 #include "deferred.h"
 #include "guc.h"
 #include "partner_svc.h"
+#include "pg_compat.h"
 #include "ratelimit.h"
 #include "webhook.h"
 #include "estimates.h"
@@ -42,7 +43,7 @@
 #include "fdw.h"
 #include "handoff.h"
 
-PG_MODULE_MAGIC;
+PSVC_MODULE_MAGIC;
 
 PG_FUNCTION_INFO_V1(psvc_module_version);
 

@@ -65,6 +65,7 @@
 #include "catalog.h"
 #include "guc.h"
 #include "options.h"
+#include "pg_compat.h"
 
 /* The GUC's current value of a setting (a bool as 0 or 1). */
 static int

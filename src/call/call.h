@@ -49,6 +49,8 @@
 #include "nodes/pg_list.h"
 #include "utils/palloc.h"
 
+#include "pg_compat.h"
+
 struct PsvcOperation;			/* catalog.h */
 struct PsvcServer;				/* options.h */
 struct PsvcCacheProbe;			/* cache.h */
@@ -255,7 +257,7 @@ extern size_t psvc_call_decoded_room(const PsvcResult *res);
  * or failure, the service's error in the detail, the method and route
  * template in the context, never the key or the URL.
  */
-extern void psvc_call_raise(const PsvcCall *call, const PsvcResult *res) pg_attribute_noreturn();
+pg_noreturn extern void psvc_call_raise(const PsvcCall *call, const PsvcResult *res);
 /*
  * The error code of an error answer's body ({"error": {"code"}} or
  * {"error": "..."}), or NULL.  CurrentMemoryContext.

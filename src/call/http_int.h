@@ -326,10 +326,10 @@ extern const PsvcFailureRule *psvc_http_failure_rule(PsvcOutcome outcome);
  * after retries: by status_rules[], with the service's error (body) in
  * the detail (psvc_call_raise).
  */
-extern void psvc_http_report_status(const char *method, const char *route,
+pg_noreturn extern void psvc_http_report_status(const char *method, const char *route,
 									const struct PsvcServer *server,
 									long status, const char *body,
-									size_t len, int retries) pg_attribute_noreturn();
+									size_t len, int retries);
 
 /*
  * The ERROR of t's last attempt, which ended without an HTTP status, for

@@ -75,6 +75,7 @@
 
 #include "http_int.h"
 #include "inflight.h"
+#include "pg_compat.h"
 
 /* Idle easy handles kept for reuse; more are closed when they come back. */
 #define PSVC_HTTP_POOL_SIZE			8
@@ -597,7 +598,7 @@ build_wait_set(void)
 	watched = MemoryContextAlloc(TopMemoryContext,
 								 Max(n_sockets, 1) * sizeof(PsvcWatched));
 
-	wait_set = CreateWaitEventSet(TopMemoryContext, n_sockets + 2);
+	wait_set = psvc_wait_set_create(n_sockets + 2);
 	AddWaitEventToSet(wait_set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 	/* as WaitLatch does: a single-user backend has no postmaster to watch */
 	if (IsUnderPostmaster)
@@ -688,7 +689,7 @@ psvc_http_wait(void)
 		build_wait_set();
 
 	nevents = WaitEventSetWait(wait_set, timeout, events, lengthof(events),
-							   PG_WAIT_EXTENSION);
+							   psvc_wait_event(PSVC_WAIT_TRANSFER));
 	ResetLatch(MyLatch);
 	for (i = 0; i < nevents; i++)
 	{

@@ -66,6 +66,7 @@
 #include "deferred.h"
 #include "deferred_int.h"
 #include "guc.h"
+#include "pg_compat.h"
 
 /* How long deferred_result() sleeps between two reads, at most. */
 #define PSVC_DEF_RESULT_SLEEP_MS 2
@@ -273,7 +274,7 @@ psvc_deferred_defer(PG_FUNCTION_ARGS)
 
 		server = pstrdup(NameStr(*PG_GETARG_NAME(2)));
 		fs = GetForeignServerByName(server, false);
-		aclresult = pg_foreign_server_aclcheck(fs->serverid, GetUserId(), ACL_USAGE);
+		aclresult = psvc_server_aclcheck(fs->serverid, GetUserId(), ACL_USAGE);
 		if (aclresult != ACLCHECK_OK)
 			aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, server);
 	}
@@ -363,6 +364,7 @@ psvc_deferred_result(PG_FUNCTION_ARGS)
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(id)};
 	int64		wait_us;
+	MemoryContext caller_cxt = CurrentMemoryContext;
 
 	wait_us = wait->time + (int64) wait->day * USECS_PER_DAY +
 		(int64) wait->month * 30 * USECS_PER_DAY;
@@ -409,7 +411,16 @@ psvc_deferred_result(PG_FUNCTION_ARGS)
 		if (strcmp(state, "done") == 0)
 		{
 			Datum		answer = SPI_getbinval(tup, desc, 2, &isnull);
-			Jsonb	   *result = isnull ? NULL : DatumGetJsonbPCopy(answer);
+			Jsonb	   *result = NULL;
+
+			/* the copy outlives SPI_finish: made in the caller's context */
+			if (!isnull)
+			{
+				MemoryContext spi_cxt = MemoryContextSwitchTo(caller_cxt);
+
+				result = DatumGetJsonbPCopy(answer);
+				MemoryContextSwitchTo(spi_cxt);
+			}
 
 			SPI_finish();
 			if (result == NULL)
@@ -448,7 +459,7 @@ psvc_deferred_result(PG_FUNCTION_ARGS)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Min(PSVC_DEF_RESULT_SLEEP_MS,
 							 Max(1, (deadline - now) / 1000)),
-						 PG_WAIT_EXTENSION);
+						 psvc_wait_event(PSVC_WAIT_DEFERRED_RESULT));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}

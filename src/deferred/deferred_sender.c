@@ -80,6 +80,7 @@
 
 #include "deferred_int.h"
 #include "guc.h"
+#include "pg_compat.h"
 
 /* Calls claimed at once by one sender. */
 #define PSVC_DEF_BATCH 16
@@ -596,7 +597,7 @@ wait_for_database(void)
 		strlcpy(logged, problem, sizeof(logged));
 		pgstat_report_activity(STATE_IDLE, "waiting for the database of partner_svc.worker");
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 pause_ms, PG_WAIT_EXTENSION);
+						 pause_ms, psvc_wait_event(PSVC_WAIT_SENDER_IDLE));
 		ResetLatch(MyLatch);
 		pause_ms = Min(pause_ms * 2, PSVC_DEF_CHECK_MAX_MS);
 	}
@@ -669,7 +670,7 @@ psvc_deferred_sender_main(Datum arg)
 		if (pause_ms > 0)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 pause_ms, PG_WAIT_EXTENSION);
+							 pause_ms, psvc_wait_event(PSVC_WAIT_SENDER_IDLE));
 			ResetLatch(MyLatch);
 			pause_ms = 0;
 		}
@@ -708,7 +709,7 @@ psvc_deferred_sender_main(Datum arg)
 			wait_ms = Min(wait_ms, PSVC_DEF_HELPER_IDLE_MS);
 		pgstat_report_activity(STATE_IDLE, "waiting for deferred calls");
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 wait_ms, PG_WAIT_EXTENSION);
+						 wait_ms, psvc_wait_event(PSVC_WAIT_SENDER_IDLE));
 		ResetLatch(MyLatch);
 	}
 }

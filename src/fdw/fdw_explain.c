@@ -34,6 +34,7 @@
 
 #include "fdw.h"
 #include "fdw_scan_int.h"
+#include "pg_compat.h"
 
 /*
  * The number of distinct values of a closed filter's constant array that

@@ -58,6 +58,7 @@
 
 #include "fdw_modify_int.h"
 #include "options.h"
+#include "pg_compat.h"
 #include "xact_writes.h"
 
 /* Names of our junk columns in the subplan of UPDATE and DELETE. */
@@ -265,7 +266,6 @@ static PsvcModifyState *
 create_state(EState *estate, ResultRelInfo *rinfo, CmdType op, List *target_attrs)
 {
 	Relation	rel = rinfo->ri_RelationDesc;
-	Index		rti = rinfo->ri_RangeTableIndex;
 	PsvcModifyState *st = palloc0(sizeof(PsvcModifyState));
 	TupleDesc	desc = RelationGetDescr(rel);
 	AttrNumber	keyno;
@@ -278,18 +278,9 @@ create_state(EState *estate, ResultRelInfo *rinfo, CmdType op, List *target_attr
 	/*
 	 * The key is that of the role the table is checked as (the view owner
 	 * through a view), as for scans; a partition reached by tuple routing
-	 * has no range table entry of its own and uses its root's.
+	 * is checked as its root.
 	 */
-	if (rti == 0 && rinfo->ri_RootResultRelInfo)
-		rti = rinfo->ri_RootResultRelInfo->ri_RangeTableIndex;
-	if (rti > 0)
-	{
-		RangeTblEntry *rte = exec_rt_fetch(rti, estate);
-
-		st->server->userid = OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
-	}
-	else
-		st->server->userid = GetUserId();
+	st->server->userid = psvc_modify_user(rinfo, estate);
 	st->md = st->ep->modify;
 	st->rd = op_request(st->md, op);
 	if (st->rd == NULL)

@@ -94,6 +94,7 @@
 #include "fdw.h"
 #include "options.h"
 #include "estimates.h"
+#include "pg_compat.h"
 
 /* A condition the service can apply. */
 typedef struct PushedQual
@@ -577,7 +578,7 @@ psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	 * documented error at its first row (see the header comment).
 	 */
 	add_path(baserel, (Path *)
-			 create_foreignscan_path(root, baserel, NULL, baserel->rows,
+			 psvc_create_foreignscan_path(root, baserel, NULL, baserel->rows,
 									 REQUEST_COST + (info->missing ? disable_cost : 0),
 									 scan_cost(baserel->rows, info->server) + (info->missing ? disable_cost : 0),
 									 NIL, baserel->lateral_relids, NULL,
@@ -619,7 +620,7 @@ psvc_fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		if (learned)
 			rows = clamp_row_est(rows * info->local_sel);
 		add_path(baserel, (Path *)
-				 create_foreignscan_path(root, baserel, NULL, rows,
+				 psvc_create_foreignscan_path(root, baserel, NULL, rows,
 										 REQUEST_COST, scan_cost(rows, info->server),
 										 NIL, ppi->ppi_req_outer, NULL,
 										 list_make1(makeString(desc))));

@@ -70,6 +70,7 @@
 #include "estimates.h"
 #include "fdw.h"
 #include "fdw_scan_int.h"
+#include "pg_compat.h"
 
 /* Starts the first pages of streams until fanout are in flight. */
 static void
@@ -464,11 +465,7 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 	 * the view owner through a view, else the current user (as
 	 * postgres_fdw chooses its connection's user mapping).
 	 */
-	{
-		RangeTblEntry *rte = exec_rt_fetch(plan->scan.scanrelid, node->ss.ps.state);
-
-		st->server->userid = OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
-	}
+	st->server->userid = psvc_scan_user(plan, node->ss.ps.state);
 
 	st->scan_cxt = AllocSetContextCreate(node->ss.ps.state->es_query_cxt,
 										 "partner_svc scan", ALLOCSET_DEFAULT_SIZES);

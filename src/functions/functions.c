@@ -57,6 +57,7 @@
 
 #include "functions.h"
 #include "json.h"
+#include "pg_compat.h"
 #include "xact_writes.h"
 
 /* Services whose server is kept; more than there are services. */
@@ -309,7 +310,7 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 		serverid = default_server(service);
 	}
 
-	aclresult = pg_foreign_server_aclcheck(serverid, GetUserId(), ACL_USAGE);
+	aclresult = psvc_server_aclcheck(serverid, GetUserId(), ACL_USAGE);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, GetForeignServer(serverid)->servername);
 

@@ -63,6 +63,7 @@
 
 #include "catalog.h"
 #include "functions.h"
+#include "pg_compat.h"
 
 PG_FUNCTION_INFO_V1(psvc_files_append_upload);
 PG_FUNCTION_INFO_V1(psvc_files_upload_file);
@@ -128,7 +129,7 @@ resend_backoff(int n)
 	ceiling = Min(ceiling, PSVC_UPLOAD_BACKOFF_CAP_MS);
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					 (long) (pg_prng_double(&pg_global_prng_state) * ceiling) + 1,
-					 PG_WAIT_EXTENSION);
+					 psvc_wait_event(PSVC_WAIT_UPLOAD));
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
 }
@@ -175,7 +176,7 @@ append_piece(Upload *up, const char *data, int len, MemoryContext up_cxt)
 	/* {"data":"<Base64>"}: Base64 needs no JSON escaping */
 	body = palloc(sizeof(head) - 1 + b64len + sizeof(tail));
 	memcpy(body, head, sizeof(head) - 1);
-	n = pg_b64_encode(data, len, body + sizeof(head) - 1, b64len);
+	n = psvc_b64_encode(data, len, body + sizeof(head) - 1, b64len);
 	if (n < 0)
 		elog(ERROR, "could not encode %d bytes as Base64", len);
 	memcpy(body + sizeof(head) - 1 + n, tail, sizeof(tail));

@@ -142,7 +142,7 @@ typedef struct DecodeState
 	int			problem_index;
 } DecodeState;
 
-static void report_shape(DecodeState *st, const char *what) pg_attribute_noreturn();
+pg_noreturn static void report_shape(DecodeState *st, const char *what);
 static void note_problem(DecodeState *st, ShapeProblem problem,
 						 JsonTokenType token);
 static char *copy_value(DecodeState *st, const char *start, const char *end,
@@ -153,19 +153,19 @@ static bool name_is(DecodeState *st, const char *name, int len,
 static int	match_field(DecodeState *st, const char *name, int len);
 static void begin_item(DecodeState *st, const char *start, JsonTokenType token);
 static void end_item(DecodeState *st, const char *end);
-static void on_object_start(void *state);
-static void on_field_start(void *state, char *fname, bool isnull);
-static void on_field_end(void *state, char *fname, bool isnull);
-static void on_element_start(void *state, bool isnull);
-static void on_element_end(void *state, bool isnull);
+static psvc_json_action on_object_start(void *state);
+static psvc_json_action on_field_start(void *state, char *fname, bool isnull);
+static psvc_json_action on_field_end(void *state, char *fname, bool isnull);
+static psvc_json_action on_element_start(void *state, bool isnull);
+static psvc_json_action on_element_end(void *state, bool isnull);
 static void items_member_start(DecodeState *st);
-static void jb_object_start(void *state);
-static void jb_object_end(void *state);
-static void jb_array_start(void *state);
-static void jb_array_end(void *state);
-static void jb_field_start(void *state, char *fname, bool isnull);
-static void jb_element_start(void *state, bool isnull);
-static void jb_scalar(void *state, char *token, JsonTokenType tokentype);
+static psvc_json_action jb_object_start(void *state);
+static psvc_json_action jb_object_end(void *state);
+static psvc_json_action jb_array_start(void *state);
+static psvc_json_action jb_array_end(void *state);
+static psvc_json_action jb_field_start(void *state, char *fname, bool isnull);
+static psvc_json_action jb_element_start(void *state, bool isnull);
+static psvc_json_action jb_scalar(void *state, char *token, JsonTokenType tokentype);
 static void pagination_member_start(DecodeState *st);
 
 /*
@@ -361,12 +361,13 @@ end_item(DecodeState *st, const char *end)
  * errors (interrupts, encoding): the parser holds no resource.
  */
 
-static void
+static psvc_json_action
 on_object_start(void *state)
 {
 	DecodeState *st = (DecodeState *) state;
 
 	st->name_from = st->lex->token_start + 1;
+	return PSVC_JSON_OK;
 }
 
 /* The member items_key of the top-level object begins. */
@@ -424,7 +425,7 @@ pagination_member_start(DecodeState *st)
 	}
 }
 
-static void
+static psvc_json_action
 on_field_start(void *state, char *fname, bool isnull)
 {
 	DecodeState *st = (DecodeState *) state;
@@ -437,7 +438,7 @@ on_field_start(void *state, char *fname, bool isnull)
 		int			i;
 
 		if (!st->want_members)
-			return;
+			return PSVC_JSON_OK;
 		member_name(st, &name, &len);
 		i = match_field(st, name, len);
 		if (i >= 0)
@@ -480,9 +481,10 @@ on_field_start(void *state, char *fname, bool isnull)
 	}
 	else if (level == st->depth + 2 && st->in_pagination)
 		pagination_member_start(st);
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 on_field_end(void *state, char *fname, bool isnull)
 {
 	DecodeState *st = (DecodeState *) state;
@@ -494,7 +496,7 @@ on_field_end(void *state, char *fname, bool isnull)
 	if (st->capture == CAPTURE_NONE)
 	{
 		if (st->items_key == NULL)
-			return;
+			return PSVC_JSON_OK;
 		if (level == st->depth + 1 && st->entered == st->depth)
 		{
 			if (st->in_item)	/* single: the items member ends */
@@ -504,7 +506,7 @@ on_field_end(void *state, char *fname, bool isnull)
 		}
 		else if (level <= st->depth && st->entered == level)
 			st->entered = level - 1;	/* left an object of the path */
-		return;
+		return PSVC_JSON_OK;
 	}
 	if (st->capture >= 0 && st->in_item && level == st->item_level + 1)
 	{
@@ -520,32 +522,35 @@ on_field_end(void *state, char *fname, bool isnull)
 										  st->value_token);
 		st->capture = CAPTURE_NONE;
 	}
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 on_element_start(void *state, bool isnull)
 {
 	DecodeState *st = (DecodeState *) state;
 
 	if (st->lex->lex_level != st->item_level || st->single)
-		return;
+		return PSVC_JSON_OK;
 	if (st->items_key != NULL ? !st->in_items : st->problem != SHAPE_OK)
-		return;
+		return PSVC_JSON_OK;
 	if (st->want_members && st->lex->token_type != JSON_TOKEN_OBJECT_START)
 	{
 		note_problem(st, SHAPE_ELEMENT_NOT_OBJECT, st->lex->token_type);
-		return;
+		return PSVC_JSON_OK;
 	}
 	begin_item(st, st->lex->token_start, st->lex->token_type);
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 on_element_end(void *state, bool isnull)
 {
 	DecodeState *st = (DecodeState *) state;
 
 	if (st->in_item && st->lex->lex_level == st->item_level && !st->single)
 		end_item(st, st->lex->prev_token_terminator);
+	return PSVC_JSON_OK;
 }
 
 /*
@@ -557,7 +562,7 @@ on_element_end(void *state, bool isnull)
  * where each member or element begins, to prev_token_terminator.
  */
 
-static void
+static psvc_json_action
 jb_object_start(void *state)
 {
 	DecodeState *st = (DecodeState *) state;
@@ -565,36 +570,40 @@ jb_object_start(void *state)
 	on_object_start(state);
 	if (st->in_item)
 		psvc_json_jb_container(&st->jb, WJB_BEGIN_OBJECT);
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 jb_object_end(void *state)
 {
 	DecodeState *st = (DecodeState *) state;
 
 	if (st->in_item)
 		psvc_json_jb_container(&st->jb, WJB_END_OBJECT);
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 jb_array_start(void *state)
 {
 	DecodeState *st = (DecodeState *) state;
 
 	if (st->in_item)
 		psvc_json_jb_container(&st->jb, WJB_BEGIN_ARRAY);
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 jb_array_end(void *state)
 {
 	DecodeState *st = (DecodeState *) state;
 
 	if (st->in_item)
 		psvc_json_jb_container(&st->jb, WJB_END_ARRAY);
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 jb_field_start(void *state, char *fname, bool isnull)
 {
 	DecodeState *st = (DecodeState *) state;
@@ -603,7 +612,7 @@ jb_field_start(void *state, char *fname, bool isnull)
 	/* A member of the item, or the envelope's member that is the item. */
 	on_field_start(state, fname, isnull);
 	if (!st->in_item)
-		return;
+		return PSVC_JSON_OK;
 	if (inside)
 	{
 		const char *name;
@@ -613,9 +622,10 @@ jb_field_start(void *state, char *fname, bool isnull)
 		psvc_json_jb_key(&st->jb, name - 1, len + 2);
 	}
 	st->scalar_start = st->lex->token_start;
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 jb_element_start(void *state, bool isnull)
 {
 	DecodeState *st = (DecodeState *) state;
@@ -623,9 +633,10 @@ jb_element_start(void *state, bool isnull)
 	on_element_start(state, isnull);
 	if (st->in_item)
 		st->scalar_start = st->lex->token_start;
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 jb_scalar(void *state, char *token, JsonTokenType tokentype)
 {
 	DecodeState *st = (DecodeState *) state;
@@ -635,6 +646,7 @@ jb_scalar(void *state, char *token, JsonTokenType tokentype)
 							st->lex->prev_token_terminator, token, tokentype);
 	if (token != NULL)
 		pfree(token);
+	return PSVC_JSON_OK;
 }
 
 /*
@@ -776,8 +788,7 @@ decode_page(const char *body, size_t len,
 	else
 		st.item_level = items_key ? 2 + st.depth : 1;
 
-	st.lex = makeJsonLexContextCstringLen(unconstify(char *, text), (int) len,
-										  GetDatabaseEncoding(), false);
+	st.lex = psvc_json_lexer(text, len, GetDatabaseEncoding(), false);
 
 	first = text;
 	while (first < text + len &&

@@ -24,6 +24,7 @@
 #include "utils/jsonb.h"
 
 #include "json.h"
+#include "pg_compat.h"
 
 /* What was wrong with the shape of a well-formed body. */
 typedef enum ShapeProblem
@@ -79,16 +80,16 @@ extern void psvc_json_jb_scalar(PsvcItemJsonb *b, const char *start,
 								JsonTokenType type);
 
 /* Raises the error for a body that the parser rejected. */
-extern void psvc_json_report_invalid(JsonParseErrorType error,
+pg_noreturn extern void psvc_json_report_invalid(JsonParseErrorType error,
 									 JsonLexContext *lex,
-									 const char *what) pg_attribute_noreturn();
+									 const char *what);
 
 /*
  * Raises the error for a shape problem: found is the token where another
  * was expected, key the items member (or NULL), index the element's.
  */
-extern void psvc_json_report_shape(ShapeProblem problem, JsonTokenType found,
+pg_noreturn extern void psvc_json_report_shape(ShapeProblem problem, JsonTokenType found,
 								   const char *key, int index,
-								   const char *what) pg_attribute_noreturn();
+								   const char *what);
 
 #endif							/* PSVC_JSON_DECODE_INT_H */

@@ -297,34 +297,38 @@ typedef struct WholeText
 	const char *scalar_start;
 } WholeText;
 
-static void
+static psvc_json_action
 whole_object_start(void *state)
 {
 	WholeText  *w = (WholeText *) state;
 
 	w->name_from = w->lex->token_start + 1;
 	psvc_json_jb_container(&w->jb, WJB_BEGIN_OBJECT);
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 whole_object_end(void *state)
 {
 	psvc_json_jb_container(&((WholeText *) state)->jb, WJB_END_OBJECT);
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 whole_array_start(void *state)
 {
 	psvc_json_jb_container(&((WholeText *) state)->jb, WJB_BEGIN_ARRAY);
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 whole_array_end(void *state)
 {
 	psvc_json_jb_container(&((WholeText *) state)->jb, WJB_END_ARRAY);
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 whole_field_start(void *state, char *fname, bool isnull)
 {
 	WholeText  *w = (WholeText *) state;
@@ -338,25 +342,28 @@ whole_field_start(void *state, char *fname, bool isnull)
 	while (*close != '"');
 	psvc_json_jb_key(&w->jb, open, close - open + 1);
 	w->scalar_start = w->lex->token_start;
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 whole_field_end(void *state, char *fname, bool isnull)
 {
 	WholeText  *w = (WholeText *) state;
 
 	w->name_from = w->lex->token_start + 1;
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 whole_element_start(void *state, bool isnull)
 {
 	WholeText  *w = (WholeText *) state;
 
 	w->scalar_start = w->lex->token_start;
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 whole_scalar(void *state, char *token, JsonTokenType tokentype)
 {
 	WholeText  *w = (WholeText *) state;
@@ -365,6 +372,7 @@ whole_scalar(void *state, char *token, JsonTokenType tokentype)
 						token, tokentype);
 	if (token != NULL)
 		pfree(token);
+	return PSVC_JSON_OK;
 }
 
 /*
@@ -396,8 +404,7 @@ psvc_json_to_jsonb(const char *text, size_t len)
 		return NULL;			/* a NUL byte: not JSON text */
 
 	memset(&w, 0, sizeof(w));
-	w.lex = makeJsonLexContextCstringLen(conv, (int) len,
-										 GetDatabaseEncoding(), false);
+	w.lex = psvc_json_lexer(conv, len, GetDatabaseEncoding(), false);
 	w.scalar_start = conv;
 	while (*w.scalar_start == ' ' || *w.scalar_start == '\t' ||
 		   *w.scalar_start == '\n' || *w.scalar_start == '\r')
@@ -426,7 +433,7 @@ psvc_json_to_jsonb(const char *text, size_t len)
 		return jb;
 
 	/* left to jsonb_in: first what only the de-escaping lexer rejects */
-	lex = makeJsonLexContextCstringLen(conv, (int) len, GetDatabaseEncoding(), true);
+	lex = psvc_json_lexer(conv, len, GetDatabaseEncoding(), true);
 	if (pg_parse_json(lex, &nullSemAction) != JSON_SUCCESS)
 		return NULL;
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(conv)));

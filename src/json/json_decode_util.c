@@ -83,8 +83,7 @@ psvc_json_unescape(const char *token, int len, const char *what, bool report)
 	errcallback.previous = error_context_stack;
 	error_context_stack = &errcallback;
 
-	lex = makeJsonLexContextCstringLen(unconstify(char *, token), len,
-									   GetDatabaseEncoding(), true);
+	lex = psvc_json_lexer(token, len, GetDatabaseEncoding(), true);
 	error = json_lex(lex);
 
 	error_context_stack = errcallback.previous;

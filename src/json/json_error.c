@@ -32,6 +32,7 @@
 #include "utils/memutils.h"
 
 #include "json.h"
+#include "pg_compat.h"
 
 /* Bodies nested deeper than this are not parsed. */
 #define PSVC_JSON_ERROR_DEPTH	32
@@ -45,7 +46,7 @@ typedef struct ErrorWalk
 	PsvcJsonErrorBody *eb;
 } ErrorWalk;
 
-static void
+static psvc_json_action
 ew_object_start(void *state)
 {
 	ErrorWalk  *ew = (ErrorWalk *) state;
@@ -56,9 +57,10 @@ ew_object_start(void *state)
 		ew->field[ew->depth] = NULL;
 		ew->array[ew->depth] = false;
 	}
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 ew_array_start(void *state)
 {
 	ErrorWalk  *ew = (ErrorWalk *) state;
@@ -69,24 +71,27 @@ ew_array_start(void *state)
 		ew->field[ew->depth] = NULL;
 		ew->array[ew->depth] = true;
 	}
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 ew_end(void *state)
 {
 	((ErrorWalk *) state)->depth--;
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 ew_field(void *state, char *fname, bool isnull)
 {
 	ErrorWalk  *ew = (ErrorWalk *) state;
 
 	if (ew->depth < lengthof(ew->field))
 		ew->field[ew->depth] = fname;
+	return PSVC_JSON_OK;
 }
 
-static void
+static psvc_json_action
 ew_scalar(void *state, char *token, JsonTokenType type)
 {
 	ErrorWalk  *ew = (ErrorWalk *) state;
@@ -94,7 +99,7 @@ ew_scalar(void *state, char *token, JsonTokenType type)
 	const char *f;
 
 	if (type == JSON_TOKEN_NULL)
-		return;
+		return PSVC_JSON_OK;
 	if (ew->depth == 1 && !ew->array[1] && (f = ew->field[1]) != NULL)
 	{
 		if (strcmp(f, "error") == 0)
@@ -121,6 +126,7 @@ ew_scalar(void *state, char *token, JsonTokenType type)
 		else if (strcmp(f, "message") == 0)
 			eb->message = token;
 	}
+	return PSVC_JSON_OK;
 }
 
 /* Nesting depth of a JSON text, strings skipped; stops past limit. */
@@ -187,8 +193,7 @@ psvc_json_error_body(const char *body, size_t len, int encoding,
 	sem.array_end = ew_end;
 	sem.object_field_start = ew_field;
 	sem.scalar = ew_scalar;
-	lex = makeJsonLexContextCstringLen(unconstify(char *, body), (int) len,
-									   encoding, true);
+	lex = psvc_json_lexer(body, len, encoding, true);
 	if (pg_parse_json(lex, &sem) != JSON_SUCCESS)
 	{
 		memset(eb, 0, sizeof(*eb));

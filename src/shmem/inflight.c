@@ -38,7 +38,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
-#include "storage/backendid.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -48,6 +47,7 @@
 #include "utils/tuplestore.h"
 
 #include "inflight.h"
+#include "pg_compat.h"
 
 #define PSVC_INFLIGHT_ROUTE	160
 #define PSVC_INFLIGHT_PATH	256
@@ -138,10 +138,9 @@ own_slot(void)
 {
 	if (my_slot != NULL)
 		return my_slot;
-	if (slots == NULL || MyBackendId == InvalidBackendId ||
-		MyBackendId < 1 || MyBackendId > MaxBackends)
+	if (slots == NULL || psvc_backend_index() < 0)
 		return NULL;
-	my_slot = &slots[MyBackendId - 1];
+	my_slot = &slots[psvc_backend_index()];
 	BEGIN_WRITE(my_slot);
 	my_slot->pid = MyProcPid;
 	my_slot->dbid = MyDatabaseId;

@@ -70,6 +70,7 @@
 #include "utils/timestamp.h"
 
 #include "guc.h"
+#include "pg_compat.h"
 #include "ratelimit_int.h"
 
 /* A registered worker that has not started within this is registered again. */
@@ -293,10 +294,11 @@ psvc_quota_wake_worker(void)
 void
 psvc_quota_set_waiting(bool waiting)
 {
-	if (psvc_quota_shared == NULL || MyProc == NULL ||
-		MyProc->pgprocno >= psvc_quota_shared->nprocs)
+	int			me = psvc_proc_index();
+
+	if (psvc_quota_shared == NULL || me < 0 || me >= psvc_quota_shared->nprocs)
 		return;
-	psvc_quota_shared->waiting[MyProc->pgprocno] = waiting;
+	psvc_quota_shared->waiting[me] = waiting;
 }
 
 /*

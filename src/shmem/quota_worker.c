@@ -51,6 +51,7 @@
 #include "utils/wait_event.h"
 
 #include "guc.h"
+#include "pg_compat.h"
 #include "ratelimit_int.h"
 
 #define CYCLE_MS			100
@@ -250,7 +251,7 @@ wait_socket(int events, int64 deadline)
 	timeout = (long) ((deadline - now + 999) / 1000);
 	rc = WaitLatchOrSocket(MyLatch,
 						   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events,
-						   PQsocket(conn), timeout, PG_WAIT_EXTENSION);
+						   PQsocket(conn), timeout, psvc_wait_event(PSVC_WAIT_QUOTA));
 	if (rc & WL_LATCH_SET)
 		ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
@@ -860,7 +861,7 @@ psvc_quota_worker_main(Datum arg)
 			break;
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 timeout, PG_WAIT_EXTENSION);
+						 timeout, psvc_wait_event(PSVC_WAIT_QUOTA));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}

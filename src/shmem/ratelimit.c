@@ -54,9 +54,9 @@
  * Waiting (ratelimit_request.c).  An attempt without budget waits on its
  * latch with a timeout
  * until the time its budget frees (computed from the buckets: nothing but
- * time frees budget, so no one needs to wake a waiter), with wait event
- * class PG_WAIT_EXTENSION (PostgreSQL 15 has no named wait events for
- * extensions), and the query text in pg_stat_activity is prefixed with
+ * time frees budget, so no one needs to wake a waiter), with the wait
+ * event PartnerSvcRateLimit (from PostgreSQL 17; "Extension" before, which
+ * has no named wait events for extensions), and the query text in pg_stat_activity is prefixed with
  * "partner_svc: waiting for rate limit of ..." while it waits, then
  * restored.  CHECK_FOR_INTERRUPTS after every wakeup, so statement_timeout
  * and cancel end the wait at once.  When the budget would free later than

@@ -40,6 +40,7 @@
 
 #include "guc.h"
 #include "options.h"
+#include "pg_compat.h"
 #include "ratelimit_int.h"
 
 StaticAssertDecl(PSVC_RL_ACCOUNT_LEN == PSVC_ACCOUNT_LEN + 1,
@@ -344,7 +345,7 @@ psvc_rl_acquire(PsvcRlLease *lease)
 			error_context_stack = &waitcxt;
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 timeout_ms, PG_WAIT_EXTENSION);
+							 timeout_ms, psvc_wait_event(PSVC_WAIT_RATE_LIMIT));
 			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
 			error_context_stack = waitcxt.previous;

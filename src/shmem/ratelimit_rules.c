@@ -42,6 +42,7 @@
 
 #include "catalog.h"
 #include "options.h"
+#include "pg_compat.h"
 #include "ratelimit_int.h"
 
 /* Largest limit an override may set. */
@@ -444,7 +445,7 @@ psvc_rl_rules(PG_FUNCTION_ARGS)
 	int			nrows;
 	int			service;
 
-	aclresult = pg_foreign_server_aclcheck(fs->serverid, GetUserId(), ACL_USAGE);
+	aclresult = psvc_server_aclcheck(fs->serverid, GetUserId(), ACL_USAGE);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, fs->servername);
 	server = psvc_options_server(fs->serverid);

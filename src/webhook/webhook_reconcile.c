@@ -82,6 +82,7 @@
 #include "guc.h"
 #include "handoff.h"
 #include "options.h"
+#include "pg_compat.h"
 #include "webhook_int.h"
 
 /* Polls per turn of the worker's loop, and rows per round at most. */
@@ -326,7 +327,7 @@ poll_server(const RcItem *it)
 		if (strcmp(server->service, psvc_services[PSVC_SVC_ORDERS].name) != 0)
 			fs = NULL;
 		else if (OidIsValid(roleid) &&
-				 pg_foreign_server_aclcheck(fs->serverid, roleid, ACL_USAGE) == ACLCHECK_OK)
+				 psvc_server_aclcheck(fs->serverid, roleid, ACL_USAGE) == ACLCHECK_OK)
 			server->userid = roleid;
 	}
 	if (fs == NULL)

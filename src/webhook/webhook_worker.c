@@ -116,6 +116,7 @@
 
 #include "guc.h"
 #include "handoff.h"
+#include "pg_compat.h"
 #include "webhook.h"
 #include "webhook_int.h"
 
@@ -397,7 +398,7 @@ wait_for_database(void)
 		publish("failed");
 		pgstat_report_activity(STATE_IDLE, "waiting for the webhook database");
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 pause_ms, PG_WAIT_EXTENSION);
+						 pause_ms, psvc_wait_event(PSVC_WAIT_WORKER));
 		ResetLatch(MyLatch);
 		pause_ms = Min(pause_ms * 2, PSVC_WH_CHECK_MAX_MS);
 	}
@@ -707,7 +708,7 @@ psvc_worker_main(Datum arg)
 		if (pause_ms > 0)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 pause_ms, PG_WAIT_EXTENSION);
+							 pause_ms, psvc_wait_event(PSVC_WAIT_WORKER));
 			ResetLatch(MyLatch);
 			pause_ms = 0;
 		}
@@ -735,7 +736,7 @@ psvc_worker_main(Datum arg)
 			if (wait_set)
 				FreeWaitEventSet(wait_set);
 			wait_set = NULL;
-			wait_set = CreateWaitEventSet(TopMemoryContext, 3);
+			wait_set = psvc_wait_set_create(3);
 			AddWaitEventToSet(wait_set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 			AddWaitEventToSet(wait_set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
 			wait_set_fd = psvc_wh_http_fd();
@@ -757,7 +758,7 @@ psvc_worker_main(Datum arg)
 		if (connected && !extension_missing && timeout != 0)
 			timeout = tasks_timeout(timeout);
 
-		nev = WaitEventSetWait(wait_set, timeout, ev, lengthof(ev), PG_WAIT_EXTENSION);
+		nev = WaitEventSetWait(wait_set, timeout, ev, lengthof(ev), psvc_wait_event(PSVC_WAIT_WORKER));
 		for (int i = 0; i < nev; i++)
 			if (ev[i].events & WL_LATCH_SET)
 				ResetLatch(MyLatch);
