@@ -131,7 +131,7 @@ done
 
 # --- docs name nothing outside the repository ---
 docs=(README.md docs/*.md test/downstream/README.md)
-if grep -nE '(^|[^[:alnum:]_.])(/work/|/usr/|/opt/|/root/|/home/|/etc/)|shared/|DESIGN(\.md)?|STYLE\.md|spec/[[:alnum:]]|/spec\b' "${docs[@]}"; then
+if grep -nE '(^|[^[:alnum:]_.])(/work/|/usr/|/opt/|/root/|/home/|/etc/|/var/)|shared/|DESIGN(\.md)?|STYLE\.md|spec/[[:alnum:]]|/spec\b' "${docs[@]}"; then
 	bad "the lines above name files outside the repository (or machine paths)"
 fi
 
