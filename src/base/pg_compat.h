@@ -12,6 +12,11 @@
  * change) and are not built here; 15 and 18 are built and tested
  * (docs/testing.md, "Majors").
  *
+ * 19 needs nothing here: its signal handlers take two arguments, and
+ * every handler of ours is declared with SIGNAL_ARGS (never SIG_IGN
+ * through pqsignal); its StaticAssert macros need C11, and the Makefile
+ * never asks for an older -std than the compiler's default (gnu17).
+ *
  * Include it after postgres.h and after the PostgreSQL headers whose
  * difference it covers (the EXPLAIN part keys on commands/explain.h).
  *
