@@ -146,6 +146,21 @@ extern bool psvc_fdw_in_barrier_subquery(PlannerInfo *root);
 extern bool psvc_fdw_barrier_values(PlannerInfo *root, RelOptInfo *baserel,
 									AttrNumber attno, List *merged, bool known,
 									Expr **value, bool *is_array);
+/*
+ * The clauses of a foreign partition's bound that use column attno (NIL
+ * when the table is no partition).  Allocates in CurrentMemoryContext.
+ */
+extern List *psvc_fdw_partition_bounds(PlannerInfo *root, RelOptInfo *baserel,
+									   AttrNumber attno);
+/*
+ * Reduces a pushed value (*value, *is_array; known: the whole value, not
+ * one to intersect at run time) to the values that pass every clause of
+ * bounds, evaluated on the value itself; false when that cannot be told
+ * when planning.  Allocates in CurrentMemoryContext.
+ */
+extern bool psvc_fdw_values_passing(PlannerInfo *root, RelOptInfo *baserel,
+									AttrNumber attno, List *bounds, bool known,
+									Expr **value, bool *is_array);
 
 /* in fdw_scan.c */
 extern void psvc_fdw_begin(ForeignScanState *node, int eflags);

@@ -32,6 +32,15 @@
  * intersection of all of them, the view's included; fdw_plan.c), nothing
  * changes.
  *
+ * The same evaluation keeps a foreign partition to its bound
+ * (psvc_fdw_partition_bounds, psvc_fdw_values_passing): a condition on
+ * the partitioned table reaches every partition whole, so a partition
+ * bounded to movie 'a' would otherwise also send 'b' of "movie IN ('a',
+ * 'b')", and, since a path column is not rechecked (its rows carry the
+ * value sent), return b's rows beside the partition that holds them.  A
+ * value known only when the scan starts is checked against the bound
+ * locally instead (fdw_plan.c).
+ *
  * Memory: CurrentMemoryContext (the planner's).
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -43,13 +52,17 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
 #include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
+#include "utils/partcache.h"
+#include "utils/rel.h"
 
 #include "fdw.h"
 
@@ -171,23 +184,8 @@ bool
 psvc_fdw_barrier_values(PlannerInfo *root, RelOptInfo *baserel, AttrNumber attno,
 						List *merged, bool known, Expr **value, bool *is_array)
 {
-	RangeTblEntry *rte = planner_rt_fetch(baserel->relid, root);
 	List	   *bounds = NIL;
 	ListCell   *lc;
-	Expr	   *v = *value;
-	Oid			atttype,
-				attcollid,
-				elemtype;
-	int32		atttypmod;
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	Datum	   *keep;
-	int			nkeep = 0;
-	BarrierSubst s;
 
 	/* the conditions on the column the service does not apply */
 	foreach(lc, baserel->baserestrictinfo)
@@ -204,6 +202,57 @@ psvc_fdw_barrier_values(PlannerInfo *root, RelOptInfo *baserel, AttrNumber attno
 			return false;
 	if (barrier_joined(root, baserel, attno))
 		return false;
+	return psvc_fdw_values_passing(root, baserel, attno, bounds, known, value, is_array);
+}
+
+/*
+ * A foreign partition's bound, as clauses on the relation as planned:
+ * those that use column attno.  NIL for a table that is no partition.
+ */
+List *
+psvc_fdw_partition_bounds(PlannerInfo *root, RelOptInfo *baserel, AttrNumber attno)
+{
+	RangeTblEntry *rte = planner_rt_fetch(baserel->relid, root);
+	Relation	rel;
+	List	   *qual;
+	List	   *bounds = NIL;
+	ListCell   *lc;
+
+	if (!get_rel_relispartition(rte->relid))
+		return NIL;
+	rel = table_open(rte->relid, NoLock);
+	/* a copy (with the ancestors' bounds), its columns numbered as rel's */
+	qual = copyObject(RelationGetPartitionQual(rel));
+	table_close(rel, NoLock);
+	if (baserel->relid != 1)
+		ChangeVarNodes((Node *) qual, 1, baserel->relid, 0);
+	foreach(lc, qual)
+		if (barrier_uses_column(lfirst(lc), baserel->relid, attno))
+			bounds = lappend(bounds, lfirst(lc));
+	return bounds;
+}
+
+bool
+psvc_fdw_values_passing(PlannerInfo *root, RelOptInfo *baserel, AttrNumber attno,
+						List *bounds, bool known, Expr **value, bool *is_array)
+{
+	RangeTblEntry *rte = planner_rt_fetch(baserel->relid, root);
+	ListCell   *lc;
+	Expr	   *v = *value;
+	Oid			atttype,
+				attcollid,
+				elemtype;
+	int32		atttypmod;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	Datum	   *keep;
+	int			nkeep = 0;
+	BarrierSubst s;
+
 	if (bounds == NIL)
 		return true;
 

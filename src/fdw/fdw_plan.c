@@ -127,6 +127,9 @@ typedef struct PsvcRelInfo
 	char	   *estimate;		/* the plain path's row estimate, as
 								 * EXPLAIN VERBOSE shows it */
 	bool		async_capable;	/* option async_capable (fdw_scan_async.c) */
+	List	   *bound_quals;	/* clauses of a partition's bound that the
+								 * values sent could not be checked against
+								 * when planning: filtered locally */
 } PsvcRelInfo;
 
 /* Estimates, in the planner's cost units, of one HTTP request and a row. */
@@ -438,6 +441,22 @@ choose_pushed(PlannerInfo *root, RelOptInfo *baserel, Oid relid, PsvcRelInfo *in
 				info->detail = false;
 			pushed = foreach_delete_current(pushed, lc);
 		}
+
+	/*
+	 * A foreign partition sends only the values its bound admits
+	 * (fdw_barrier.c); a value known only when the scan starts is checked
+	 * against the bound locally.
+	 */
+	foreach(lc, pushed)
+	{
+		PushedQual *pq = lfirst(lc);
+		List	   *bounds = psvc_fdw_partition_bounds(root, baserel, pq->attno);
+
+		if (bounds != NIL &&
+			!psvc_fdw_values_passing(root, baserel, pq->attno, bounds,
+									 pq->also == NIL, &pq->value, &pq->is_array))
+			info->bound_quals = list_concat(info->bound_quals, bounds);
+	}
 	return pushed;
 }
 
@@ -717,7 +736,13 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 		if (!is_pushed)
 			local = lappend(local, rinfo);
 	}
-	local_exprs = extract_actual_clauses(local, false);
+	local_exprs = list_concat(extract_actual_clauses(local, false), info->bound_quals);
+	/* a path value a join gives a partition: rows outside its bound filtered */
+	foreach(lc, pushed)
+		if (!list_member_ptr(info->pushed, lfirst(lc)))
+			local_exprs = list_concat(local_exprs,
+									  psvc_fdw_partition_bounds(root, baserel,
+																((PushedQual *) lfirst(lc))->attno));
 
 	foreach(lc, pushed)
 	{
