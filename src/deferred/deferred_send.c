@@ -85,6 +85,15 @@ static CallPlan plans[PSVC_DEF_MAX_PLANS];
 static int	nplans = 0;
 static MemoryContext call_cxt = NULL;
 
+/*
+ * The worker's own role and security context, under which
+ * psvc_def_send_calls runs as the queue's owner; a transaction boundary
+ * (next_transaction) is crossed in the worker's own, since no security
+ * context may span one (StartTransaction asserts it).
+ */
+static Oid	send_saved_user;
+static int	send_saved_sec;
+
 /* What became of one attempt. */
 typedef struct Outcome
 {
@@ -292,10 +301,14 @@ record(const PsvcDefCall *c, const char *state, const Outcome *o,
 		Async_Notify("partner_svc_deferred", psprintf(INT64_FORMAT, c->id));
 }
 
-/* Commits the sender's transaction and starts the next one. */
+/*
+ * Commits the sender's transaction and starts the next one, as the
+ * queue's owner again.
+ */
 static void
 next_transaction(void)
 {
+	SetUserIdAndSecContext(send_saved_user, send_saved_sec);
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -303,6 +316,7 @@ next_transaction(void)
 	StartTransactionCommand();
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
+	SetUserIdAndSecContext(psvc_def_queue_owner(), send_saved_sec | SECURITY_LOCAL_USERID_CHANGE);
 }
 
 /*
@@ -428,8 +442,6 @@ void
 psvc_def_send_calls(PsvcDefCall *calls, int n)
 {
 	TimestampTz last_commit;
-	Oid			saved_user;
-	int			saved_sec;
 
 	if (call_cxt == NULL)
 		call_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc deferred call",
@@ -439,8 +451,8 @@ psvc_def_send_calls(PsvcDefCall *calls, int n)
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	/* the queue is the extension owner's, whatever role the worker has */
-	GetUserIdAndSecContext(&saved_user, &saved_sec);
-	SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
+	GetUserIdAndSecContext(&send_saved_user, &send_saved_sec);
+	SetUserIdAndSecContext(psvc_def_queue_owner(), send_saved_sec | SECURITY_LOCAL_USERID_CHANGE);
 	last_commit = GetCurrentTimestamp();
 	for (int i = 0; i < n; i++)
 	{
@@ -464,7 +476,7 @@ psvc_def_send_calls(PsvcDefCall *calls, int n)
 			last_commit = GetCurrentTimestamp();
 		}
 	}
-	SetUserIdAndSecContext(saved_user, saved_sec);
+	SetUserIdAndSecContext(send_saved_user, send_saved_sec);
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
