@@ -23,6 +23,7 @@
 #   - no call to a partner service built, and no field of a catalogue row
 #     re-encoded, outside the call module; the HTTP transport private to
 #     it (test/call_check.sh);
+#   - no test of the PostgreSQL version outside src/base/pg_compat.h;
 #   - comments cite docs/ pages, never the specification documents;
 #   - no C file of the extension (the sandbox apart) is longer than 900
 #     lines: a file that needs a table of contents wants splitting by
@@ -152,6 +153,13 @@ done
 # --- layering: one header per module, no cycle of uses, no header that
 # most files include, the sandbox apart (test/include_graph.pl) ---
 perl test/include_graph.pl -q || bad "the include graph is broken (perl test/include_graph.pl prints it)"
+
+# --- the differences between PostgreSQL majors are in src/base/pg_compat.h
+# only: no version test anywhere else in the extension ---
+if grep -nE '^\s*#\s*(if|elif|ifdef|ifndef).*(PG_VERSION_NUM|PSVC_PG[0-9]+_GTE|PG_MODULE_MAGIC_EXT)' \
+	$(find src -name '*.[ch]' ! -path 'src/sandbox/*' ! -name pg_compat.h); then
+	bad "the lines above test the PostgreSQL version outside src/base/pg_compat.h"
+fi
 
 # --- no route of a partner service outside the operation catalogue ---
 bash test/route_strings.sh "$root" || bad "route strings outside the catalogue (test/route_strings.sh)"
