@@ -78,11 +78,23 @@ trap 'rm -rf "$apt_dir"' EXIT
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/parts" "$apt_dir/src"
 echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main" >"$apt_dir/sources.list"
 apt_opts=(-o "Dir::Etc::sourcelist=$apt_dir/sources.list" -o "Dir::Etc::sourceparts=$apt_dir/parts"
-	-o "Dir::State::Lists=$apt_dir/lists" -o "APT::Get::List-Cleanup=0" -o "Debug::NoLocking=1")
-apt-get "${apt_opts[@]}" update -qq >&2
-version=$(apt-cache "${apt_opts[@]}" showsrc "postgresql-$major" 2>/dev/null |
-	sed -n 's/^Version: //p' | sort -V | tail -n 1)
-[ -n "$version" ] || { echo "pg_build.sh: suite $suite lists no source package postgresql-$major" >&2; exit 1; }
+	-o "Dir::State::Lists=$apt_dir/lists" -o "APT::Get::List-Cleanup=0" -o "Debug::NoLocking=1"
+	-o "APT::Sandbox::User=root")
+version=
+if apt-get "${apt_opts[@]}" update -qq >&2; then
+	version=$(apt-cache "${apt_opts[@]}" showsrc "postgresql-$major" 2>/dev/null |
+		sed -n 's/^Version: //p' | sort -V | tail -n 1)
+fi
+if [ -z "$version" ]; then
+	# the mirror cannot say: a build already in the cache serves
+	if [ -x "$dest/bin/pg_config" ] && [ -s "$dest/.stamp" ]; then
+		echo "pg_build.sh: suite $suite lists no postgresql-$major now; using the cached $(cut -d' ' -f2 "$dest/.stamp")" >&2
+		echo "$dest/bin"
+		exit 0
+	fi
+	echo "pg_build.sh: suite $suite lists no source package postgresql-$major" >&2
+	exit 1
+fi
 
 stamp="postgresql-$major $version ${configure_opts[*]}"
 if [ -x "$dest/bin/pg_config" ] && [ "$(cat "$dest/.stamp" 2>/dev/null)" = "$stamp" ]; then
