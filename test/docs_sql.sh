@@ -17,6 +17,13 @@
 #       <!-- after the block above -->   run, and pass, after the block
 #                                         above it in the same file, in the
 #                                         same database (a continuation);
+#       <!-- run in the worker's database -->  run, and pass, in the
+#                                         database of partner_svc.worker
+#                                         (docs_worker, made from the
+#                                         template at the start), where the
+#                                         deferred senders and the webhook
+#                                         worker work; such blocks share it,
+#                                         in the order of the files;
 #       <!-- not run: REASON -->          not run; REASON must not be empty.
 #
 # The preamble is what a reader has after README's quick start and its
@@ -62,9 +69,11 @@ perl -e '
 				($kind, $arg) = ("error", $1);
 			} elsif ($prev =~ /^<!--\s*run in an empty database\s*-->\s*$/) {
 				($kind, $arg) = ("empty", "");
+			} elsif ($prev =~ /^<!--\s*run in the worker\x27s database\s*-->\s*$/) {
+				($kind, $arg) = ("worker", "");
 			} elsif ($prev =~ /^<!--\s*after the block above\s*-->\s*$/) {
 				# it runs where the block above runs; never after one not run
-				if (@last && ($lastkind eq "run" || $lastkind eq "empty")) {
+				if (@last && ($lastkind eq "run" || $lastkind eq "empty" || $lastkind eq "worker")) {
 					($kind, $arg) = ($lastkind, "");
 				} else {
 					($kind, $arg) = ("bad", "after the block above, but none above is run");
@@ -73,7 +82,8 @@ perl -e '
 				($kind, $arg) = ("bad", $prev);
 				chomp $arg;
 			}
-			my @body = $kind ne "bad" && $prev =~ /after the block above/ ? @last : ();
+			# a continuation in the shared worker database ran its first part already
+			my @body = $kind ne "bad" && $kind ne "worker" && $prev =~ /after the block above/ ? @last : ();
 			for ($i++; $i < @l && $l[$i] !~ /^```/; $i++) { push @body, $l[$i]; }
 			$n++;
 			open(my $out, ">", "$dir/$n.sql") or die;
@@ -113,6 +123,14 @@ IMPORT FOREIGN SCHEMA todos FROM SERVER todos INTO public;
 SQL
 	{ echo "docs_sql: the preamble failed"; cat "$work/preamble.log"; exit 1; }
 
+# The database of partner_svc.worker, for the blocks that need the
+# deferred senders or the webhook worker: made before the restart that
+# names it, so that they find it at once.
+psql_as_postgres -d postgres -c 'CREATE DATABASE docs_worker TEMPLATE docs_template' >/dev/null || exit 1
+echo "partner_svc.worker = 'database=docs_worker'" >>"$CLUSTER_DIR/data/postgresql.conf"
+runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/postgres.log" -w restart >/dev/null ||
+	{ echo "docs_sql: the cluster did not restart"; tail -n 20 "$CLUSTER_DIR/postgres.log"; exit 1; }
+
 fail=0
 ran=0
 errors=0
@@ -141,12 +159,18 @@ while IFS=$'\t' read -r n where kind arg; do
 	esac
 	template=docs_template
 	[ "$kind" = empty ] && template=template1
-	psql_as_postgres -d postgres -c "CREATE DATABASE docs_$n TEMPLATE $template" >/dev/null || { fail=1; continue; }
-	psql_as_postgres -d "docs_$n" -v VERBOSITY=verbose \
-		-f "$work/blocks/$n.sql" >"$work/blocks/$n.out" 2>&1 </dev/null
-	rc=$?
-	psql_as_postgres -d postgres -c "DROP DATABASE docs_$n WITH (FORCE)" >/dev/null
-	if [ "$kind" = run ] || [ "$kind" = empty ]; then
+	if [ "$kind" = worker ]; then
+		psql_as_postgres -d docs_worker -v VERBOSITY=verbose \
+			-f "$work/blocks/$n.sql" >"$work/blocks/$n.out" 2>&1 </dev/null
+		rc=$?
+	else
+		psql_as_postgres -d postgres -c "CREATE DATABASE docs_$n TEMPLATE $template" >/dev/null || { fail=1; continue; }
+		psql_as_postgres -d "docs_$n" -v VERBOSITY=verbose \
+			-f "$work/blocks/$n.sql" >"$work/blocks/$n.out" 2>&1 </dev/null
+		rc=$?
+		psql_as_postgres -d postgres -c "DROP DATABASE docs_$n WITH (FORCE)" >/dev/null
+	fi
+	if [ "$kind" = run ] || [ "$kind" = empty ] || [ "$kind" = worker ]; then
 		if [ "$rc" -eq 0 ]; then
 			ran=$((ran + 1))
 			echo "ok $where"

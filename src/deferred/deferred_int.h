@@ -62,6 +62,12 @@ extern void psvc_def_wake(void);
 extern Oid	psvc_def_queue_owner(void);
 /* "<system identifier>/<database oid>" of this cluster and database. */
 extern char *psvc_def_origin(void);
+/*
+ * The database the senders connect to (the key database of
+ * partner_svc.worker): the one place that reads it, so that a setting of
+ * its own needs a change here only.
+ */
+extern const char *psvc_def_database(void);
 
 /* ---- deferred_ops.c ---- */
 

@@ -579,7 +579,7 @@ wait_for_database(void)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		psvc_def_connect_problem(psvc_guc_worker.database, psvc_guc_worker.role,
+		psvc_def_connect_problem(psvc_def_database(), psvc_guc_worker.role,
 								 problem, sizeof(problem));
 		if (problem[0] == '\0')
 		{
@@ -631,7 +631,7 @@ psvc_deferred_sender_main(Datum arg)
 	if (!db_ok)
 		proc_exit(0);			/* a helper: sender 0 looks first */
 	in_connect = true;
-	BackgroundWorkerInitializeConnection(psvc_guc_worker.database,
+	BackgroundWorkerInitializeConnection(psvc_def_database(),
 										 psvc_guc_worker.role[0] != '\0' ? psvc_guc_worker.role : NULL, 0);
 	in_connect = false;
 	pin_settings();
