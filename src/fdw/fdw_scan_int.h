@@ -150,6 +150,8 @@ typedef struct PsvcScanState
 	int64		n_pages;
 	int64		n_requests;
 	int64		n_retries;
+	int64		n_not_found;	/* first pages answered by a 404 "nothing
+								 * here": a key the service does not hold */
 	int64		n_bytes;
 	double		wait_ms;
 	double		rl_wait_ms;		/* of that, waiting for rate-limit budget */
