@@ -50,6 +50,13 @@ CALL sandbox.set('{"short_page_rate": 0}');
 SELECT * FROM movie_themes;
 SELECT * FROM movie_themes WHERE title = 'x';
 SELECT count(*) FROM movie_timeline WHERE movie <> 'inception';
+-- the hint names the condition on the column that cannot be sent: an OR
+-- across columns, a LIKE, a function of the column
+SELECT count(*) FROM movie_faqs WHERE movie = 'inception' OR section = 'ending';
+SELECT count(*) FROM movie_themes WHERE movie LIKE 'incep%';
+SELECT count(*) FROM movie_themes WHERE movie ILIKE 'INCEP%';
+SELECT count(*) FROM movie_themes WHERE lower(movie) = 'inception';
+SELECT count(*) FROM movie_themes WHERE upper(movie) LIKE 'INCEP%' AND title <> 'x';
 
 -- fan-out: one stream per distinct movie; a movie without themes gives none
 CALL sandbox.reset_stats();

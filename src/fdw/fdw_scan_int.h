@@ -125,6 +125,8 @@ typedef struct PsvcScanState
 	PushedValue *pushed;
 	ExprState  *recheck;		/* pushed conditions, rechecked per row */
 	const char *missing;		/* required path column without a value */
+	const char *missing_hint;	/* its hint when the query has a condition
+								 * on it that cannot be sent, or NULL */
 	MemoryContext scan_cxt;
 	MemoryContext run_cxt;		/* child of scan_cxt: what one (re)scan
 								 * makes (values, streams, cursors); reset
