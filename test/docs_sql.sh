@@ -22,9 +22,18 @@
 #                                         (docs_worker, made from the
 #                                         template at the start), where the
 #                                         deferred senders and the webhook
-#                                         worker work; such blocks share it,
-#                                         in the order of the files;
+#                                         worker work (its listener on a
+#                                         free port, the sandbox's callback
+#                                         orders.callback_sandbox at it);
+#                                         such blocks share it, in the
+#                                         order of the files;
 #       <!-- not run: REASON -->          not run; REASON must not be empty.
+#
+# A plain ``` block marked <!-- output of the block above --> on the line
+# before its fence shows what the sql block above it prints: each of its
+# non-empty lines, without leading and trailing white space, must be a
+# line of that block's output, in the same order (other lines may come
+# between them).
 #
 # The preamble is what a reader has after README's quick start and its
 # session (docs/testing.md, "The docs' SQL blocks"): the extension, one
@@ -42,7 +51,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 source test/lib.sh
 
-start_stack --key sandbox-key=standard --seed 1 || exit 1
+# the webhook listener's port, for the sandbox's callbacks: the worker of
+# the cluster listens on it once the cluster restarts (below)
+wh_port=$(free_port)
+start_stack --key sandbox-key=standard --seed 1 \
+	--set "orders.callback_sandbox=http://127.0.0.1:$wh_port/webhooks/sandbox" || exit 1
 chmod 755 "$work"
 
 # Extract the blocks: one file per block, and a manifest line
@@ -58,6 +71,21 @@ perl -e '
 		my @l = <$in>;
 		@last = ();
 		for (my $i = 0; $i < @l; $i++) {
+			if ($l[$i] =~ /^```\s*$/ && $i > 0 && $l[$i - 1] =~ /^<!--\s*output of the block above\s*-->\s*$/) {
+				my @want;
+				for ($i++; $i < @l && $l[$i] !~ /^```/; $i++) { push @want, $l[$i]; }
+				if ($n == 0 || !@last || $lastkind !~ /^(run|empty|worker)$/) {
+					$n++;
+					open(my $out, ">", "$dir/$n.sql") or die;
+					close $out;
+					print $man "$n\t$f:" . ($i + 1) . "\tbad\toutput of the block above, but none above is run\n";
+				} else {
+					open(my $out, ">", "$dir/$n.expect") or die;
+					print $out @want;
+					close $out;
+				}
+				next;
+			}
 			next unless $l[$i] =~ /^```sql\s*$/;
 			my $start = $i + 1;
 			my $prev = $i > 0 ? $l[$i - 1] : "";
@@ -125,9 +153,11 @@ SQL
 
 # The database of partner_svc.worker, for the blocks that need the
 # deferred senders or the webhook worker: made before the restart that
-# names it, so that they find it at once.
+# names it, so that they find it at once; the listener on the port the
+# sandbox's callbacks name.
 psql_as_postgres -d postgres -c 'CREATE DATABASE docs_worker TEMPLATE docs_template' >/dev/null || exit 1
-echo "partner_svc.worker = 'database=docs_worker'" >>"$CLUSTER_DIR/data/postgresql.conf"
+printf '%s\n' "partner_svc.worker = 'database=docs_worker'" \
+	"partner_svc.webhook_listener = 'port=$wh_port'" >>"$CLUSTER_DIR/data/postgresql.conf"
 runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/postgres.log" -w restart >/dev/null ||
 	{ echo "docs_sql: the cluster did not restart"; tail -n 20 "$CLUSTER_DIR/postgres.log"; exit 1; }
 
@@ -171,7 +201,22 @@ while IFS=$'\t' read -r n where kind arg; do
 		psql_as_postgres -d postgres -c "DROP DATABASE docs_$n WITH (FORCE)" >/dev/null
 	fi
 	if [ "$kind" = run ] || [ "$kind" = empty ] || [ "$kind" = worker ]; then
-		if [ "$rc" -eq 0 ]; then
+		if [ "$rc" -eq 0 ] && [ -f "$work/blocks/$n.expect" ] &&
+			! perl -e '
+				open(my $w, "<", $ARGV[0]) or die; open(my $o, "<", $ARGV[1]) or die;
+				my @out = map { s/^\s+|\s+$//gr } <$o>;
+				my $k = 0;
+				for my $line (<$w>) {
+					$line =~ s/^\s+|\s+$//g;
+					next if $line eq "";
+					$k++ while $k < @out && $out[$k] ne $line;
+					if ($k >= @out) { print "    not in its output (in this order): $line\n"; exit 1; }
+					$k++;
+				}' "$work/blocks/$n.expect" "$work/blocks/$n.out"; then
+			echo "FAILED $where: its output is not the one shown below it:"
+			sed 's/^/    /' "$work/blocks/$n.out" | head -n 20
+			fail=1
+		elif [ "$rc" -eq 0 ]; then
 			ran=$((ran + 1))
 			echo "ok $where"
 		else
