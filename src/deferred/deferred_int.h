@@ -30,6 +30,8 @@
 #include "utils/timestamp.h"
 
 #define PSVC_DEF_MAX_SENDERS 64
+/* Seconds after which the postmaster starts sender 0 again (bgw_restart_time). */
+#define PSVC_DEF_SENDER0_RESTART_S 1
 
 typedef struct PsvcDefSlot
 {

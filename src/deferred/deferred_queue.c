@@ -130,7 +130,7 @@ psvc_deferred_init(void)
 	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc deferred sender");
 	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	w.bgw_restart_time = 1;
+	w.bgw_restart_time = PSVC_DEF_SENDER0_RESTART_S;
 	w.bgw_main_arg = Int32GetDatum(0);
 	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
 	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");

@@ -12,6 +12,10 @@
 #  3. In the served database, defer() is accepted: bigint as a number or
 #     a string, bytea in its text form, the partner objects of each call
 #     (lanes) and its transaction; a committed call is sent and done.
+#  4. The start logged no "background worker ... exited with exit code"
+#     of a partner_svc worker (sender 0 hands over to a connected sender
+#     and exits with code 0); a terminated sender 0 is started again and
+#     sends.
 use strict;
 use warnings;
 use FindBin;
@@ -79,6 +83,20 @@ $id = $node->safe_psql('postgres', "SELECT partner_svc.defer('create_order', jso
 ok(wait_done($node, "id = $id", 60), 'served database: the committed call finished');
 is($node->safe_psql('postgres', "SELECT state FROM partner_svc.deferred_calls WHERE id = $id"), 'done',
 	'served database: it is done');
+
+# --- 4. a normal start logs no exit of a partner_svc worker ---
+# (the sender is connected: the call above was sent)
+is($node->safe_psql('postgres', "SELECT count(*) >= 1 FROM pg_stat_activity WHERE backend_type = 'partner_svc deferred sender' AND datname = 'postgres'"),
+	't', 'start: a sender is connected to the served database');
+unlike(slurp_file($node->logfile), qr/background worker "partner_svc[^"]*" \(PID \d+\) exited with exit code/,
+	'start: no partner_svc worker exited');
+# terminated (exit code 1): the postmaster starts sender 0 again, connected
+$node->safe_psql('postgres', "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'partner_svc deferred sender'");
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'partner_svc deferred sender' AND datname = 'postgres'"),
+	'a terminated sender 0 is started again, connected');
+$id = $node->safe_psql('postgres', "SELECT partner_svc.defer('create_order', jsonb_build_object('payload', '" . order_payload('DB-2') =~ s/'/''/gr . "'::jsonb))");
+ok(wait_done($node, "id = $id", 60), 'after the restart: a call is sent');
 
 $node->stop;
 done_testing();
