@@ -264,7 +264,7 @@ static const char *const order_not_found[] = {"order_not_found", NULL};
 
 /*
  * A movie's content lists: content the movie lacks, and a movie the
- * service does not know (the sandbox's code; document 001 names no other),
+ * service does not know (docs/sandbox-movies.md: the sandbox's code),
  * give no rows for that movie, as a table gives none for a key it does
  * not hold; the scan counts them for EXPLAIN ANALYZE (Partner Not Found).
  * The movie functions keep an unknown movie an error (their own rows).
