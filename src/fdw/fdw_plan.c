@@ -807,12 +807,16 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 		}
 		item[PSVC_PRIV_MISSING] = (Node *) makeString(pstrdup(missing));
 	}
-	/* why the query's own condition on that column could not be sent */
+	/*
+	 * Why the query's own condition on that column could not be sent; not
+	 * inside a security_barrier view, whose conditions its readers do not
+	 * see
+	 */
 	{
 		const char *missing = strVal(item[PSVC_PRIV_MISSING]);
 		char	   *hint = NULL;
 
-		if (missing[0] != '\0')
+		if (missing[0] != '\0' && !psvc_fdw_in_barrier_subquery(root))
 			hint = psvc_fdw_unsent_hint(local_exprs, baserel->relid,
 										get_attnum(foreigntableid, missing), missing);
 		item[PSVC_PRIV_MISSING_HINT] = (Node *) makeString(hint ? hint : pstrdup(""));
