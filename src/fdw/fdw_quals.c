@@ -14,7 +14,9 @@
  * exactly: a built-in operator under a deterministic collation, the
  * column's or the default (not citext, not a case-insensitive
  * collation).  psvc_fdw_intersect_consts intersects the constant values
- * of several such conditions on one column.
+ * of several such conditions on one column.  psvc_fdw_unsent_hint names,
+ * for the error of a required column without a value, the query's
+ * condition on it that is none of these shapes.
  *
  * Memory: CurrentMemoryContext (the planner's).
  *
@@ -370,7 +372,6 @@ psvc_fdw_intersect_consts(List *values, List *arrays, bool *is_array)
 															  typlen, typbyval, typalign)),
 							  false, false);
 }
-
 
 /* Whether node is column attno of relation relid, under binary coercions. */
 static bool
