@@ -1,11 +1,12 @@
 --
 -- deferred: the SQL surface of deferred calls (docs/deferred-calls.md).
 -- The senders work in the database of partner_svc.worker (postgres), not
--- in this one, so nothing queued here is ever sent: this file checks what
--- defer() refuses before anything is queued, who sees which call in
--- deferred_calls, and what deferred_result() answers or raises.  Sending
--- is tested end to end by test/scenario/80_deferred_commit.t and the
--- other 8x scenarios.
+-- in this one, so defer() refuses every call here (55000): this file
+-- checks what defer() refuses before anything is queued, and, on calls
+-- written into the queue by hand, who sees which call in deferred_calls
+-- and what deferred_result() answers or raises.  What defer() queues, and
+-- sending, are tested by test/scenario/85_deferred_database.t,
+-- 80_deferred_commit.t and the other 8x scenarios.
 --
 SET search_path = public;
 \set VERBOSITY default
@@ -33,23 +34,11 @@ BEGIN READ ONLY;
 SELECT partner_svc.defer('cancel_pending', '{"id": "A-1"}');
 ROLLBACK;
 
--- accepted: bigint as a number or a string, bytea in its text form
+-- a valid call: refused here, naming the database the senders serve
+SELECT partner_svc.defer('cancel_pending', '{"id": "A-1"}');
+\echo :LAST_ERROR_SQLSTATE
 BEGIN;
-SELECT partner_svc.defer('run_job', '{"job_id": 7}') > 0 AS queued;
-SELECT partner_svc.defer('stop_job', '{"job_id": "7"}') > 0 AS queued;
-SELECT partner_svc.defer('append_upload', '{"file_id": "f-1", "chunk": "\\x0102"}') > 0 AS queued;
-SELECT partner_svc.defer('create_order', '{"payload": {"vignettes": [{"custom_id": "D-1"}, {"custom_id": "D-2"}]}}') > 0 AS queued;
-SELECT partner_svc.defer('cancel_pending', '{"id": "D-1"}', 'orders') > 0 AS queued;
--- each call is about its partner objects (lanes) and its transaction
-SELECT operation, args, server, role, state, attempts, answer, sqlstate, message, done_at, held,
-       created_at = now() AS created_now
-FROM partner_svc.deferred_calls ORDER BY id;
-SELECT operation, array_length(lanes, 1) AS n,
-       (SELECT array_agg(l ORDER BY l) FROM unnest(lanes) l WHERE l NOT LIKE 'xact:%') AS objects,
-       (SELECT count(DISTINCT l) FROM partner_svc.deferred_queue q2, unnest(q2.lanes) l WHERE l LIKE 'xact:%') AS xacts
-FROM partner_svc.deferred_queue ORDER BY id;
--- asked for before COMMIT: it is sent only after
-SELECT partner_svc.deferred_result(max(id)) FROM partner_svc.deferred_queue;
+SELECT partner_svc.defer('run_job', '{"job_id": 7}');
 ROLLBACK;
 SELECT count(*) FROM partner_svc.deferred_queue;
 
@@ -58,14 +47,17 @@ CREATE ROLE regress_def_alice;
 CREATE ROLE regress_def_bob;
 CREATE ROLE regress_def_stats IN ROLE pg_read_all_stats;
 GRANT USAGE ON SCHEMA partner_svc TO regress_def_alice, regress_def_bob, regress_def_stats;
+-- calls queued as defer() queues them, written by hand
+INSERT INTO partner_svc.deferred_queue (operation, args, role, lanes)
+VALUES ('run_job', '{"job_id": 1}', 'regress_def_alice', '{job:1}');
 SET ROLE regress_def_alice;
-SELECT partner_svc.defer('run_job', '{"job_id": 1}') > 0 AS queued;
 -- the queue itself is not readable; the view is
 SELECT count(*) FROM partner_svc.deferred_queue;
 RESET ROLE;
 SELECT id AS alice_call FROM partner_svc.deferred_queue \gset
+INSERT INTO partner_svc.deferred_queue (operation, args, role, lanes)
+VALUES ('run_job', '{"job_id": 2}', 'regress_def_bob', '{job:2}');
 SET ROLE regress_def_bob;
-SELECT partner_svc.defer('run_job', '{"job_id": 2}') > 0 AS queued;
 SELECT role, args FROM partner_svc.deferred_calls ORDER BY id;
 -- another role's call does not exist for deferred_result() either
 SELECT partner_svc.deferred_result(:alice_call) IS NULL;
@@ -78,7 +70,8 @@ SELECT role, args FROM partner_svc.deferred_calls ORDER BY id;
 RESET ROLE;
 SELECT role, args FROM partner_svc.deferred_calls ORDER BY id;
 
--- deferred_result(): a call not finished within wait is a timeout error
+-- deferred_result(): a call not finished within wait is a timeout error;
+-- in a queue no sender reads, it says so instead of "Wait longer"
 SET ROLE regress_def_bob;
 SELECT partner_svc.deferred_result(id, '50 ms') FROM partner_svc.deferred_calls;
 RESET ROLE;
@@ -101,10 +94,9 @@ RESET ROLE;
 -- a queue from another cluster or database (restored from a dump) is
 -- held until a superuser releases or cancels its calls
 DELETE FROM partner_svc.deferred_queue;
-SET ROLE regress_def_alice;
-SELECT partner_svc.defer('run_job', '{"job_id": 3}') > 0 AS queued;
-SELECT partner_svc.defer('run_job', '{"job_id": 4}') > 0 AS queued;
-RESET ROLE;
+INSERT INTO partner_svc.deferred_queue (operation, args, role, lanes)
+VALUES ('run_job', '{"job_id": 3}', 'regress_def_alice', '{job:3}'),
+       ('run_job', '{"job_id": 4}', 'regress_def_alice', '{job:4}');
 UPDATE partner_svc.deferred_queue SET origin = '1/1';
 SELECT args, state, held FROM partner_svc.deferred_calls ORDER BY id;
 SET ROLE regress_def_alice;

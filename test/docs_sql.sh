@@ -17,7 +17,23 @@
 #       <!-- after the block above -->   run, and pass, after the block
 #                                         above it in the same file, in the
 #                                         same database (a continuation);
+#       <!-- run in the worker's database -->  run, and pass, in the
+#                                         database of partner_svc.worker
+#                                         (docs_worker, made from the
+#                                         template at the start), where the
+#                                         deferred senders and the webhook
+#                                         worker work (its listener on a
+#                                         free port, the sandbox's callback
+#                                         orders.callback_sandbox at it);
+#                                         such blocks share it, in the
+#                                         order of the files;
 #       <!-- not run: REASON -->          not run; REASON must not be empty.
+#
+# A plain ``` block marked <!-- output of the block above --> on the line
+# before its fence shows what the sql block above it prints: each of its
+# non-empty lines, without leading and trailing white space, must be a
+# line of that block's output, in the same order (other lines may come
+# between them).
 #
 # The preamble is what a reader has after README's quick start and its
 # session (docs/testing.md, "The docs' SQL blocks"): the extension, one
@@ -35,7 +51,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 source test/lib.sh
 
-start_stack --key sandbox-key=standard --seed 1 || exit 1
+# the webhook listener's port, for the sandbox's callbacks: the worker of
+# the cluster listens on it once the cluster restarts (below)
+wh_port=$(free_port)
+start_stack --key sandbox-key=standard --seed 1 \
+	--set "orders.callback_sandbox=http://127.0.0.1:$wh_port/webhooks/sandbox" || exit 1
 chmod 755 "$work"
 
 # Extract the blocks: one file per block, and a manifest line
@@ -51,6 +71,21 @@ perl -e '
 		my @l = <$in>;
 		@last = ();
 		for (my $i = 0; $i < @l; $i++) {
+			if ($l[$i] =~ /^```\s*$/ && $i > 0 && $l[$i - 1] =~ /^<!--\s*output of the block above\s*-->\s*$/) {
+				my @want;
+				for ($i++; $i < @l && $l[$i] !~ /^```/; $i++) { push @want, $l[$i]; }
+				if ($n == 0 || !@last || $lastkind !~ /^(run|empty|worker)$/) {
+					$n++;
+					open(my $out, ">", "$dir/$n.sql") or die;
+					close $out;
+					print $man "$n\t$f:" . ($i + 1) . "\tbad\toutput of the block above, but none above is run\n";
+				} else {
+					open(my $out, ">", "$dir/$n.expect") or die;
+					print $out @want;
+					close $out;
+				}
+				next;
+			}
 			next unless $l[$i] =~ /^```sql\s*$/;
 			my $start = $i + 1;
 			my $prev = $i > 0 ? $l[$i - 1] : "";
@@ -62,9 +97,11 @@ perl -e '
 				($kind, $arg) = ("error", $1);
 			} elsif ($prev =~ /^<!--\s*run in an empty database\s*-->\s*$/) {
 				($kind, $arg) = ("empty", "");
+			} elsif ($prev =~ /^<!--\s*run in the worker\x27s database\s*-->\s*$/) {
+				($kind, $arg) = ("worker", "");
 			} elsif ($prev =~ /^<!--\s*after the block above\s*-->\s*$/) {
 				# it runs where the block above runs; never after one not run
-				if (@last && ($lastkind eq "run" || $lastkind eq "empty")) {
+				if (@last && ($lastkind eq "run" || $lastkind eq "empty" || $lastkind eq "worker")) {
 					($kind, $arg) = ($lastkind, "");
 				} else {
 					($kind, $arg) = ("bad", "after the block above, but none above is run");
@@ -73,7 +110,8 @@ perl -e '
 				($kind, $arg) = ("bad", $prev);
 				chomp $arg;
 			}
-			my @body = $kind ne "bad" && $prev =~ /after the block above/ ? @last : ();
+			# a continuation in the shared worker database ran its first part already
+			my @body = $kind ne "bad" && $kind ne "worker" && $prev =~ /after the block above/ ? @last : ();
 			for ($i++; $i < @l && $l[$i] !~ /^```/; $i++) { push @body, $l[$i]; }
 			$n++;
 			open(my $out, ">", "$dir/$n.sql") or die;
@@ -113,6 +151,16 @@ IMPORT FOREIGN SCHEMA todos FROM SERVER todos INTO public;
 SQL
 	{ echo "docs_sql: the preamble failed"; cat "$work/preamble.log"; exit 1; }
 
+# The database of partner_svc.worker, for the blocks that need the
+# deferred senders or the webhook worker: made before the restart that
+# names it, so that they find it at once; the listener on the port the
+# sandbox's callbacks name.
+psql_as_postgres -d postgres -c 'CREATE DATABASE docs_worker TEMPLATE docs_template' >/dev/null || exit 1
+printf '%s\n' "partner_svc.worker = 'database=docs_worker'" \
+	"partner_svc.webhook_listener = 'port=$wh_port'" >>"$CLUSTER_DIR/data/postgresql.conf"
+runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/postgres.log" -w restart >/dev/null ||
+	{ echo "docs_sql: the cluster did not restart"; tail -n 20 "$CLUSTER_DIR/postgres.log"; exit 1; }
+
 fail=0
 ran=0
 errors=0
@@ -141,13 +189,34 @@ while IFS=$'\t' read -r n where kind arg; do
 	esac
 	template=docs_template
 	[ "$kind" = empty ] && template=template1
-	psql_as_postgres -d postgres -c "CREATE DATABASE docs_$n TEMPLATE $template" >/dev/null || { fail=1; continue; }
-	psql_as_postgres -d "docs_$n" -v VERBOSITY=verbose \
-		-f "$work/blocks/$n.sql" >"$work/blocks/$n.out" 2>&1 </dev/null
-	rc=$?
-	psql_as_postgres -d postgres -c "DROP DATABASE docs_$n WITH (FORCE)" >/dev/null
-	if [ "$kind" = run ] || [ "$kind" = empty ]; then
-		if [ "$rc" -eq 0 ]; then
+	if [ "$kind" = worker ]; then
+		psql_as_postgres -d docs_worker -v VERBOSITY=verbose \
+			-f "$work/blocks/$n.sql" >"$work/blocks/$n.out" 2>&1 </dev/null
+		rc=$?
+	else
+		psql_as_postgres -d postgres -c "CREATE DATABASE docs_$n TEMPLATE $template" >/dev/null || { fail=1; continue; }
+		psql_as_postgres -d "docs_$n" -v VERBOSITY=verbose \
+			-f "$work/blocks/$n.sql" >"$work/blocks/$n.out" 2>&1 </dev/null
+		rc=$?
+		psql_as_postgres -d postgres -c "DROP DATABASE docs_$n WITH (FORCE)" >/dev/null
+	fi
+	if [ "$kind" = run ] || [ "$kind" = empty ] || [ "$kind" = worker ]; then
+		if [ "$rc" -eq 0 ] && [ -f "$work/blocks/$n.expect" ] &&
+			! perl -e '
+				open(my $w, "<", $ARGV[0]) or die; open(my $o, "<", $ARGV[1]) or die;
+				my @out = map { s/^\s+|\s+$//gr } <$o>;
+				my $k = 0;
+				for my $line (<$w>) {
+					$line =~ s/^\s+|\s+$//g;
+					next if $line eq "";
+					$k++ while $k < @out && $out[$k] ne $line;
+					if ($k >= @out) { print "    not in its output (in this order): $line\n"; exit 1; }
+					$k++;
+				}' "$work/blocks/$n.expect" "$work/blocks/$n.out"; then
+			echo "FAILED $where: its output is not the one shown below it:"
+			sed 's/^/    /' "$work/blocks/$n.out" | head -n 20
+			fail=1
+		elif [ "$rc" -eq 0 ]; then
 			ran=$((ran + 1))
 			echo "ok $where"
 		else

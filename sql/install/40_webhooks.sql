@@ -128,13 +128,14 @@ CREATE FUNCTION @extschema@.webhook_status(
   OUT timed_out bigint,
   OUT batches bigint,
   OUT max_batch integer,
-  OUT last_error text)
+  OUT last_error text,
+  OUT stats_reset timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'psvc_webhook_status'
 LANGUAGE C STRICT VOLATILE;
 
 COMMENT ON FUNCTION @extschema@.webhook_status()
-IS 'state, address and counters of the webhook worker (since it last started)';
+IS 'state, address and counters of the webhook worker (since stats_reset, when it last started)';
 
 REVOKE ALL ON FUNCTION @extschema@.webhook_status() FROM PUBLIC;
 -- monitoring roles read the worker's state as they read pg_stat_activity

@@ -30,6 +30,8 @@
 #include "utils/timestamp.h"
 
 #define PSVC_DEF_MAX_SENDERS 64
+/* Seconds after which the postmaster starts sender 0 again (bgw_restart_time). */
+#define PSVC_DEF_SENDER0_RESTART_S 1
 
 typedef struct PsvcDefSlot
 {
@@ -62,6 +64,12 @@ extern void psvc_def_wake(void);
 extern Oid	psvc_def_queue_owner(void);
 /* "<system identifier>/<database oid>" of this cluster and database. */
 extern char *psvc_def_origin(void);
+/*
+ * The database the senders connect to (the key database of
+ * partner_svc.worker): the one place that reads it, so that a setting of
+ * its own needs a change here only.
+ */
+extern const char *psvc_def_database(void);
 
 /* ---- deferred_ops.c ---- */
 

@@ -44,6 +44,7 @@
 #include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "foreign/foreign.h"
@@ -130,7 +131,7 @@ psvc_deferred_init(void)
 	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc deferred sender");
 	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	w.bgw_restart_time = 1;
+	w.bgw_restart_time = PSVC_DEF_SENDER0_RESTART_S;
 	w.bgw_main_arg = Int32GetDatum(0);
 	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
 	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
@@ -160,6 +161,43 @@ psvc_def_wake(void)
 	SpinLockRelease(&psvc_def_shared->mutex);
 	if (latch != NULL)
 		SetLatch(latch);
+}
+
+const char *
+psvc_def_database(void)
+{
+	return psvc_guc_worker.database;
+}
+
+/* Whether the senders serve this database. */
+static bool
+served_here(void)
+{
+	char	   *here = get_database_name(MyDatabaseId);
+
+	return here != NULL && strcmp(here, psvc_def_database()) == 0;
+}
+
+/*
+ * Refuses a call queued where no sender would ever send it: the senders
+ * connect to one database and read only its queue, so a call queued in
+ * another would stay queued for ever.
+ */
+static void
+check_served_database(void)
+{
+	const char *served = psvc_def_database();
+	char	   *here = get_database_name(MyDatabaseId);
+
+	if (served_here())
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("deferred calls cannot be queued in database \"%s\"", here ? here : "?"),
+			 errdetail("The deferred senders serve database \"%s\" only (partner_svc.worker); a call queued here would never be sent.",
+					   served),
+			 errhint("Call partner_svc.defer() in database \"%s\", or set the key database of partner_svc.worker to this database and restart the server.",
+					 served)));
 }
 
 char *
@@ -283,6 +321,7 @@ psvc_deferred_defer(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("deferred calls need partner_svc in shared_preload_libraries"),
 				 errhint("Add partner_svc to shared_preload_libraries and restart the server.")));
+	check_served_database();
 
 	/* the calls of one transaction go one after the other, in order */
 	lanes = lappend(lanes, psprintf("xact:%u", XidFromFullTransactionId(GetTopFullTransactionId())));
@@ -449,6 +488,14 @@ psvc_deferred_result(PG_FUNCTION_ARGS)
 					 errmsg("deferred call " INT64_FORMAT " is sent only after this transaction commits", id),
 					 errhint("Ask for its result after COMMIT.")));
 		now = GetCurrentTimestamp();
+		if (now >= deadline && !served_here())
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("timed out waiting for deferred call " INT64_FORMAT, id),
+					 errdetail("The call is %s, and the deferred senders serve database \"%s\" only (partner_svc.worker): it is never sent from this one.",
+							   state, psvc_def_database()),
+					 errhint("Call partner_svc.defer() in database \"%s\"; a superuser can end this call with partner_svc.deferred_cancel().",
+							 psvc_def_database())));
 		if (now >= deadline)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -11,9 +11,11 @@
  * - Sender 0 is registered by _PG_init when preloaded (backend type
  *   "partner_svc deferred sender") and always runs.  Until it has seen the
  *   database and role of partner_svc.worker usable since the server
- *   started, it looks them up without connecting first, and restarts to
- *   connect (deferred_checks.c): a missing database costs a WARNING, not a
- *   FATAL every few seconds.  The others, up to
+ *   started, it looks them up without connecting first, and then hands
+ *   over to a sender 0 that connects, a dynamic worker restarted as the
+ *   first one is, and exits with code 0 (deferred_checks.c,
+ *   wait_for_database): a missing database costs a WARNING, not a FATAL
+ *   every few seconds, and a normal start logs no exit.  The others, up to
  *   partner_svc.worker_tasks' senders, are dynamic workers that a sender
  *   starts when the calls it found are more than it takes and no sender
  *   is idle; they exit after PSVC_DEF_HELPER_IDLE_MS without work, so an
@@ -474,13 +476,13 @@ recover_from_error(int *errors)
 }
 
 /*
- * Starts the sender of slot as a dynamic worker; false when PostgreSQL has
- * no room for it (max_worker_processes), which is logged once.
+ * Registers the sender of slot as a dynamic worker that the postmaster
+ * starts again restart_time seconds after it exits with code 1 (or never);
+ * false when PostgreSQL has no room for it (max_worker_processes).
  */
 static bool
-start_sender(int slot)
+register_sender(int slot, int restart_time)
 {
-	static bool warned = false;
 	BackgroundWorker w;
 	BackgroundWorkerHandle *handle;
 
@@ -489,11 +491,23 @@ start_sender(int slot)
 	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc deferred sender");
 	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	w.bgw_restart_time = BGW_NEVER_RESTART;
+	w.bgw_restart_time = restart_time;
 	w.bgw_main_arg = Int32GetDatum(slot);
 	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
 	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
-	if (RegisterDynamicBackgroundWorker(&w, &handle))
+	return RegisterDynamicBackgroundWorker(&w, &handle);
+}
+
+/*
+ * Starts the sender of slot as a dynamic worker; false when PostgreSQL has
+ * no room for it (max_worker_processes), which is logged once.
+ */
+static bool
+start_sender(int slot)
+{
+	static bool warned = false;
+
+	if (register_sender(slot, BGW_NEVER_RESTART))
 		return true;
 	if (!warned)
 		ereport(LOG,
@@ -560,8 +574,12 @@ pin_settings(void)
  * since the server started (or a connect failed): connects to no
  * database and looks them up (deferred_checks.c), again after pauses from
  * 5 s doubling to 60 s, with one WARNING per problem; once they are
- * usable, exits (code 1) so that the postmaster starts a sender that
- * connects.  Never returns.
+ * usable, hands slot 0 to a new process that connects, a dynamic worker
+ * restarted as sender 0 is (PSVC_DEF_SENDER0_RESTART_S), and exits with
+ * code 0, which the postmaster takes for done: nothing is logged, and
+ * this registration ends.  When PostgreSQL has no room for that worker,
+ * it exits with code 1 instead, and the postmaster starts it again to
+ * connect.  Never returns.
  */
 static void
 wait_for_database(void)
@@ -580,14 +598,14 @@ wait_for_database(void)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		psvc_def_connect_problem(psvc_guc_worker.database, psvc_guc_worker.role,
+		psvc_def_connect_problem(psvc_def_database(), psvc_guc_worker.role,
 								 problem, sizeof(problem));
 		if (problem[0] == '\0')
 		{
 			SpinLockAcquire(&psvc_def_shared->mutex);
 			psvc_def_shared->db_ok = true;
 			SpinLockRelease(&psvc_def_shared->mutex);
-			proc_exit(1);
+			proc_exit(register_sender(0, PSVC_DEF_SENDER0_RESTART_S) ? 0 : 1);
 		}
 		if (strcmp(problem, logged) != 0)
 			ereport(WARNING,
@@ -632,7 +650,7 @@ psvc_deferred_sender_main(Datum arg)
 	if (!db_ok)
 		proc_exit(0);			/* a helper: sender 0 looks first */
 	in_connect = true;
-	BackgroundWorkerInitializeConnection(psvc_guc_worker.database,
+	BackgroundWorkerInitializeConnection(psvc_def_database(),
 										 psvc_guc_worker.role[0] != '\0' ? psvc_guc_worker.role : NULL, 0);
 	in_connect = false;
 	pin_settings();

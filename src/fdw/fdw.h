@@ -65,6 +65,9 @@ enum PsvcPrivateIndex
 								 * documented error), or "" */
 	PSVC_PRIV_ESTIMATE,			/* String: the row estimate and where it
 								 * comes from (estimates.c), for EXPLAIN */
+	PSVC_PRIV_MISSING_HINT,		/* String: the hint of the missing column's
+								 * error when the query has a condition on
+								 * it that cannot be sent, or "" */
 	PSVC_PRIV_COUNT				/* (the length of the list) */
 };
 
@@ -119,6 +122,15 @@ extern const PsvcEndpoint *psvc_fdw_endpoint_of(const struct ForeignTable *ft,
  */
 extern AttrNumber psvc_fdw_match_equality(Expr *clause, Index relid, Expr **value,
 										  bool *is_array, Oid *collid);
+/*
+ * The hint for a required column colname (attnum attno) the plan has no
+ * value for, when one of the local clauses (Expr *) of relation relid is
+ * a condition on it that cannot be sent (an OR across columns, a LIKE,
+ * another operator, a function of the column), naming that cause; NULL
+ * when none is.  Allocates in CurrentMemoryContext.
+ */
+extern char *psvc_fdw_unsent_hint(List *clauses, Index relid, AttrNumber attno,
+								  const char *colname);
 /*
  * The values that satisfy every one of several equalities on one column
  * (values: their value expressions; arrays: IntList, 1 = col = ANY), when

@@ -196,6 +196,9 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 		ExplainPropertyInteger("Partner Pages", NULL, st->n_pages, es);
 		ExplainPropertyInteger("Partner Requests", NULL, st->n_requests, es);
 		ExplainPropertyInteger("Partner Retries", NULL, st->n_retries, es);
+		/* a mistyped key gives no rows: this line keeps it visible */
+		if (st->n_not_found > 0)
+			ExplainPropertyInteger("Partner Not Found", NULL, st->n_not_found, es);
 		if (st->rows_rejected > 0)
 			ExplainPropertyInteger("Rows Removed by Partner Recheck", NULL, st->rows_rejected, es);
 		ExplainPropertyInteger("Partner Bytes", NULL, st->n_bytes, es);

@@ -833,6 +833,20 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 		}
 		item[PSVC_PRIV_MISSING] = (Node *) makeString(pstrdup(missing));
 	}
+	/*
+	 * Why the query's own condition on that column could not be sent; not
+	 * inside a security_barrier view, whose conditions its readers do not
+	 * see
+	 */
+	{
+		const char *missing = strVal(item[PSVC_PRIV_MISSING]);
+		char	   *hint = NULL;
+
+		if (missing[0] != '\0' && !psvc_fdw_in_barrier_subquery(root))
+			hint = psvc_fdw_unsent_hint(local_exprs, baserel->relid,
+										get_attnum(foreigntableid, missing), missing);
+		item[PSVC_PRIV_MISSING_HINT] = (Node *) makeString(hint ? hint : pstrdup(""));
+	}
 	/* the row estimate of the chosen path, for EXPLAIN VERBOSE */
 	item[PSVC_PRIV_ESTIMATE] = (Node *)
 		makeString(pstrdup(best_path->fdw_private ?

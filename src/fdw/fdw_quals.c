@@ -14,7 +14,9 @@
  * exactly: a built-in operator under a deterministic collation, the
  * column's or the default (not citext, not a case-insensitive
  * collation).  psvc_fdw_intersect_consts intersects the constant values
- * of several such conditions on one column.
+ * of several such conditions on one column.  psvc_fdw_unsent_hint names,
+ * for the error of a required column without a value, the query's
+ * condition on it that is none of these shapes.
  *
  * Memory: CurrentMemoryContext (the planner's).
  *
@@ -37,6 +39,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
@@ -368,4 +371,141 @@ psvc_fdw_intersect_consts(List *values, List *arrays, bool *is_array)
 							  PointerGetDatum(construct_array(keep, nkeep, elemtype,
 															  typlen, typbyval, typalign)),
 							  false, false);
+}
+
+/* Whether node is column attno of relation relid, under binary coercions. */
+static bool
+is_column(Node *node, Index relid, AttrNumber attno)
+{
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	return node && IsA(node, Var) && ((Var *) node)->varno == relid &&
+		((Var *) node)->varattno == attno && ((Var *) node)->varlevelsup == 0;
+}
+
+/* Whether clause uses column attno of relation relid. */
+static bool
+uses_column(Node *clause, Index relid, AttrNumber attno)
+{
+	Bitmapset  *attrs = NULL;
+
+	pull_varattnos(clause, relid, &attrs);
+	return bms_is_member(attno - FirstLowInvalidHeapAttributeNumber, attrs);
+}
+
+/* Whether clause uses a column of relation relid other than attno. */
+static bool
+uses_other_column(Node *clause, Index relid, AttrNumber attno)
+{
+	Bitmapset  *attrs = NULL;
+
+	pull_varattnos(clause, relid, &attrs);
+	attrs = bms_del_member(attrs, attno - FirstLowInvalidHeapAttributeNumber);
+	return !bms_is_empty(attrs);
+}
+
+/*
+ * The name of a function or operator (of an OpExpr, FuncExpr,
+ * ScalarArrayOpExpr) that has column attno itself as an argument, when
+ * node is one; NULL otherwise.  *is_op says which it is.
+ */
+static char *
+applied_to_column(Node *node, Index relid, AttrNumber attno, bool *is_op)
+{
+	List	   *args = NIL;
+	ListCell   *lc;
+	char	   *name = NULL;
+
+	*is_op = false;
+	if (IsA(node, OpExpr))
+	{
+		args = ((OpExpr *) node)->args;
+		name = get_opname(((OpExpr *) node)->opno);
+		*is_op = true;
+	}
+	else if (IsA(node, ScalarArrayOpExpr))
+	{
+		args = ((ScalarArrayOpExpr *) node)->args;
+		name = get_opname(((ScalarArrayOpExpr *) node)->opno);
+		*is_op = true;
+	}
+	else if (IsA(node, FuncExpr))
+	{
+		args = ((FuncExpr *) node)->args;
+		name = get_func_name(((FuncExpr *) node)->funcid);
+	}
+	foreach(lc, args)
+		if (is_column(lfirst(lc), relid, attno))
+			return name;
+	return NULL;
+}
+
+/*
+ * A function of the column inside clause: the first FuncExpr with the
+ * column itself as an argument, found depth first; NULL if none.
+ */
+static char *
+function_of_column(Node *node, Index relid, AttrNumber attno)
+{
+	bool		is_op;
+	char	   *name;
+	List	   *args = NIL;
+	ListCell   *lc;
+
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, FuncExpr) && (name = applied_to_column(node, relid, attno, &is_op)) != NULL)
+		return name;
+	if (IsA(node, OpExpr))
+		args = ((OpExpr *) node)->args;
+	else if (IsA(node, ScalarArrayOpExpr))
+		args = ((ScalarArrayOpExpr *) node)->args;
+	else if (IsA(node, FuncExpr))
+		args = ((FuncExpr *) node)->args;
+	else if (IsA(node, BoolExpr))
+		args = ((BoolExpr *) node)->args;
+	else if (IsA(node, RelabelType))
+		return function_of_column((Node *) ((RelabelType *) node)->arg, relid, attno);
+	else if (IsA(node, CoerceViaIO))
+		return function_of_column((Node *) ((CoerceViaIO *) node)->arg, relid, attno);
+	foreach(lc, args)
+		if ((name = function_of_column(lfirst(lc), relid, attno)) != NULL)
+			return name;
+	return NULL;
+}
+
+char *
+psvc_fdw_unsent_hint(List *clauses, Index relid, AttrNumber attno, const char *colname)
+{
+	ListCell   *lc;
+	const char *col = quote_identifier(colname);
+
+	foreach(lc, clauses)
+	{
+		Node	   *clause = lfirst(lc);
+		char	   *name;
+		bool		is_op;
+
+		if (!uses_column(clause, relid, attno))
+			continue;
+		if (is_orclause(clause) && uses_other_column(clause, relid, attno))
+			return psprintf("The condition on %s is part of an OR with other columns, which cannot be sent: "
+							"give %s = ... or %s = ANY(...) as a condition of its own (an OR across columns "
+							"as a UNION ALL of one query per branch).", col, col, col);
+		if ((name = function_of_column(clause, relid, attno)) != NULL)
+			return psprintf("A condition on %s(%s) cannot be sent, only one on %s itself: "
+							"add WHERE %s = ... or %s = ANY(...), or join on %s.",
+							name, col, col, col, col, col);
+		name = applied_to_column(clause, relid, attno, &is_op);
+		if (name != NULL && is_op && (strcmp(name, "~~") == 0 || strcmp(name, "~~*") == 0))
+			return psprintf("The condition %s %s ... cannot be sent, the service takes exact values: add WHERE %s = ... "
+							"or %s = ANY(...), or join on %s.",
+							col, strcmp(name, "~~") == 0 ? "LIKE" : "ILIKE", col, col, col);
+		/* an equality not sent (a collation, a barrier): the general hint */
+		if (name != NULL && is_op && strcmp(name, "=") != 0)
+			return psprintf("The condition %s %s ... cannot be sent, only an exact equality: add WHERE %s = ... "
+							"or %s = ANY(...), or join on %s.",
+							col, name, col, col, col);
+	}
+	return NULL;
 }

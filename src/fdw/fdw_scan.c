@@ -104,6 +104,7 @@ start_scan(ForeignScanState *node, PsvcScanState *st)
 						st->missing, RelationGetRelationName(st->rel)),
 				 errdetail("Resource \"%s\" is read from %s, which needs a value for {%s}.",
 						   st->ep->resource, st->ep->list->route, c ? c->param : st->missing),
+				 st->missing_hint ? errhint("%s", st->missing_hint) :
 				 errhint("Add WHERE %s = ... or %s = ANY(...), or join on %s.",
 						 st->missing, st->missing, st->missing)));
 	}
@@ -459,6 +460,9 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 	if (list_length(priv) > PSVC_PRIV_MISSING &&
 		strVal(list_nth(priv, PSVC_PRIV_MISSING))[0] != '\0')
 		st->missing = strVal(list_nth(priv, PSVC_PRIV_MISSING));
+	if (list_length(priv) > PSVC_PRIV_MISSING_HINT &&
+		strVal(list_nth(priv, PSVC_PRIV_MISSING_HINT))[0] != '\0')
+		st->missing_hint = strVal(list_nth(priv, PSVC_PRIV_MISSING_HINT));
 
 	/*
 	 * The key is that of the role the table's permissions are checked as:

@@ -125,6 +125,8 @@ typedef struct PsvcScanState
 	PushedValue *pushed;
 	ExprState  *recheck;		/* pushed conditions, rechecked per row */
 	const char *missing;		/* required path column without a value */
+	const char *missing_hint;	/* its hint when the query has a condition
+								 * on it that cannot be sent, or NULL */
 	MemoryContext scan_cxt;
 	MemoryContext run_cxt;		/* child of scan_cxt: what one (re)scan
 								 * makes (values, streams, cursors); reset
@@ -150,6 +152,8 @@ typedef struct PsvcScanState
 	int64		n_pages;
 	int64		n_requests;
 	int64		n_retries;
+	int64		n_not_found;	/* first pages answered by a 404 "nothing
+								 * here": a key the service does not hold */
 	int64		n_bytes;
 	double		wait_ms;
 	double		rl_wait_ms;		/* of that, waiting for rate-limit budget */

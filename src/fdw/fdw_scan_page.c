@@ -349,6 +349,7 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 	{
 		if (!is_empty_answer(st, s, resp))
 			psvc_call_raise(s->call, resp);
+		st->n_not_found++;
 		error_context_stack = errcb.previous;
 		MemoryContextDelete(s->xfer_cxt);
 		s->xfer_cxt = NULL;

@@ -120,10 +120,11 @@ extern void psvc_wh_connect_problem(const char *database, const char *role,
 
 /*
  * Where the store reports a problem for webhook_status() (last_error):
- * set_error records msg, clear_error clears it if it is the last one;
- * extension_missing reports a missing extension, which the worker alone
+ * set_error records msg, clear_error clears it if it is the last one,
+ * stored says a batch was stored (which clears an error set_error
+ * recorded for an earlier batch); extension_missing reports a missing extension, which the worker alone
  * logs (one warning, however many deliveries find it missing).
- * The worker owns the status and hands the store these two.
+ * The worker owns the status and hands the store these.
  */
 typedef struct PsvcWhStatusSink
 {
@@ -131,6 +132,8 @@ typedef struct PsvcWhStatusSink
 	void		(*clear_error) (const char *msg);
 	/* the extension is missing: the worker warns once and checks again */
 	void		(*extension_missing) (void);
+	/* a batch was stored: an error of an earlier one is over */
+	void		(*stored) (void);
 } PsvcWhStatusSink;
 
 /*

@@ -599,6 +599,7 @@ store_items(WhItem *items, int n, const PsvcWhStatusSink *status)
 		return WH_STORED;
 	}
 	status->clear_error(PSVC_WH_NO_EXTENSION_MSG);
+	status->stored();
 	for (int i = 0; i < n; i++)
 	{
 		if (items[i].reject)

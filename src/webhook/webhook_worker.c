@@ -137,7 +137,9 @@ typedef struct PsvcWhShared
 	int			port;
 	TimestampTz since;			/* listening since */
 	PsvcWhCounters counters;
+	TimestampTz stats_reset;	/* the counters started (a worker started) */
 	char		last_error[256];
+	int			error_kind;		/* PsvcWhErrorKind of last_error */
 	bool		connecting;		/* a worker is connecting (or died doing so) */
 	int			connect_failures;	/* workers in a row that died connecting */
 } PsvcWhShared;
@@ -223,15 +225,61 @@ psvc_worker_init(void)
 	RegisterBackgroundWorker(&w);
 }
 
+/*
+ * What last_error came from, so that the next success of the same kind
+ * clears it: a condition the worker checks (the database, the extension,
+ * the listener's address) is cleared by its own message when the check
+ * passes; an error storing a batch by the next batch stored; an error of
+ * a turn of the loop (its tasks) by the next good turn.
+ */
+typedef enum PsvcWhErrorKind
+{
+	WH_ERR_CHECK,
+	WH_ERR_STORE,
+	WH_ERR_TURN
+} PsvcWhErrorKind;
+
 /* Records the last error for webhook_status() (worker only). */
 static void
-worker_set_error(const char *msg)
+set_error_of(PsvcWhErrorKind kind, const char *msg)
 {
 	if (wh_shared == NULL)
 		return;
 	SpinLockAcquire(&wh_shared->mutex);
 	strlcpy(wh_shared->last_error, msg, sizeof(wh_shared->last_error));
+	wh_shared->error_kind = kind;
 	SpinLockRelease(&wh_shared->mutex);
+}
+
+/* Clears last_error when it came from an operation of kind that now succeeded. */
+static void
+clear_error_of(PsvcWhErrorKind kind)
+{
+	if (wh_shared == NULL)
+		return;
+	SpinLockAcquire(&wh_shared->mutex);
+	if (wh_shared->error_kind == kind)
+		wh_shared->last_error[0] = '\0';
+	SpinLockRelease(&wh_shared->mutex);
+}
+
+static void
+worker_set_error(const char *msg)
+{
+	set_error_of(WH_ERR_CHECK, msg);
+}
+
+/* the store's sink: an error storing a batch, and a batch stored */
+static void
+store_set_error(const char *msg)
+{
+	set_error_of(WH_ERR_STORE, msg);
+}
+
+static void
+store_stored(void)
+{
+	clear_error_of(WH_ERR_STORE);
 }
 
 /* Clears last_error when it is msg (the condition it reported is over). */
@@ -250,8 +298,9 @@ worker_clear_error(const char *msg)
 static void worker_extension_missing(void);
 
 static const PsvcWhStatusSink status_sink = {
-	.set_error = worker_set_error,
+	.set_error = store_set_error,
 	.clear_error = worker_clear_error,
+	.stored = store_stored,
 	.extension_missing = worker_extension_missing,
 };
 
@@ -649,7 +698,7 @@ recover_from_error(void)
 	psvc_wh_http_release_held();
 	MemoryContextReset(batch_cxt);
 	psvc_wh_reconcile_reset();
-	worker_set_error(edata->message);
+	set_error_of(WH_ERR_TURN, edata->message);
 	FreeErrorData(edata);
 	publish(NULL);
 	report_idle();
@@ -685,6 +734,7 @@ psvc_worker_main(Datum arg)
 	{
 		SpinLockAcquire(&wh_shared->mutex);
 		wh_shared->pid = MyProcPid;
+		wh_shared->stats_reset = GetCurrentTimestamp();
 		was_connecting = wh_shared->connecting;
 		if (!was_connecting)
 			wh_shared->last_error[0] = '\0';
@@ -769,6 +819,7 @@ psvc_worker_main(Datum arg)
 		if (connected && !extension_missing)
 			run_tasks();
 		consecutive_errors = 0;
+		clear_error_of(WH_ERR_TURN);
 		publish(NULL);
 	}
 }
@@ -782,8 +833,8 @@ Datum
 psvc_webhook_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[19];
-	bool		nulls[19];
+	Datum		values[20];
+	bool		nulls[20];
 	PsvcWhShared copy;
 	int			i = 0;
 
@@ -829,6 +880,8 @@ psvc_webhook_status(PG_FUNCTION_ARGS)
 	values[i++] = Int32GetDatum(copy.counters.max_batch);
 	nulls[i] = copy.last_error[0] == '\0';
 	values[i++] = CStringGetTextDatum(copy.last_error);
+	nulls[i] = copy.stats_reset == 0;
+	values[i++] = TimestampTzGetDatum(copy.stats_reset);
 	Assert(i == lengthof(values));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

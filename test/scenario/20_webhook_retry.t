@@ -66,12 +66,20 @@ my $id1 = create('REFUSED');
 ok(wait_for(sub { grep { ($_->{http_status} // 0) == 500 } @{ attempts($id1) } }, 30), 'refused: the worker answers 500');
 is(sql('SELECT count(*) FROM partner_svc.webhook_events'), 0, 'refused: nothing stored');
 my $st = webhook_status($node);
+my $reset0 = $st->{stats_reset};
+ok(defined $reset0, 'webhook_status says when its counters started');
+is(sql("SELECT stats_reset = (SELECT backend_start FROM pg_stat_activity WHERE pid = s.pid)
+	OR stats_reset BETWEEN (SELECT backend_start FROM pg_stat_activity WHERE pid = s.pid) AND listening_since
+	FROM partner_svc.webhook_status() s"), 't', 'stats_reset: when the worker started, before it listened');
 ok($st->{failed} >= 1, 'webhook_status counts the failure');
 like($st->{last_error}, qr/test: inserts are refused/, 'webhook_status shows the last error');
 ok($node->log_contains('could not store 1 deliveries'), 'the failure is logged');
 sql('DROP TRIGGER refuse ON partner_svc.webhook_events');
 check_order($id1, 'refused');
 ok((grep { $_->{attempt} > 1 && $_->{outcome} eq 'delivered' } @{ attempts($id1) }), 'refused: a retry delivered it');
+$st = webhook_status($node);
+is($st->{last_error}, undef, 'refused: last_error cleared once a batch is stored again');
+is($st->{stats_reset}, $reset0, 'stats_reset stays while the worker runs');
 
 # --- committed, but the answer came too late: the retry is a duplicate ---
 $sb->config({ 'orders.webhook_timeout_ms' => 300 });
@@ -112,6 +120,13 @@ is(sql("SELECT status || ' ' || (pdf_url IS NOT NULL) FROM partner_svc.order_sta
 is(sql("SELECT count(*) FROM partner_svc.webhook_events"), 15, 'fifteen events in all: twelve from the sandbox, three by hand');
 is(sql("SELECT count(*) FROM (SELECT payload FROM partner_svc.webhook_events GROUP BY payload HAVING count(*) > 1) d"),
 	0, 'no payload twice');
+
+# a new worker starts its counters again, and says when
+sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'partner_svc webhook worker'");
+ok(wait_for(sub { my $s = webhook_status($node); $s->{state} eq 'listening' && ($s->{stats_reset} // '') ne $reset0 }, 60),
+	'a restarted worker: a new stats_reset');
+is(sql("SELECT (stats_reset > '$reset0') || ' ' || requests FROM partner_svc.webhook_status()"), 'true 0',
+	'a restarted worker: later, its counters from zero');
 
 $node->stop;
 done_testing();
