@@ -31,7 +31,7 @@ SELECT movie, position, title, emoji FROM movie_themes WHERE movie = 'inception'
 EXPLAIN (COSTS OFF) SELECT title FROM movie_themes WHERE movie = 'epic-saga' LIMIT 5;
 
 -- 10,000 themes, walked lazily page by page; EXPLAIN ANALYZE counts the requests
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT count(*) FROM movie_themes WHERE movie = 'epic-saga';
 
 -- several movies at once: their first pages are fetched concurrently
