@@ -143,7 +143,8 @@ tree=$work/tree
 mkdir -p "$tree"
 tar -C "$root" --exclude=./.git --exclude=./tmp_check --exclude=./results -cf - . | tar -C "$tree" -xf -
 chown -R postgres: "$tree"
-tests=$(sed -e 's/#.*//' "$root/debian/tests/schedule" | tr -s '[:space:]' ' ')
+tests=$(sed -e 's/#.*//' "$root/debian/tests/schedule" | xargs)
+[ -n "$tests" ] || fail "debian/tests/schedule lists no test"
 
 for v in $versions; do
 	pkg=postgresql-$v-partner-svc
@@ -199,4 +200,4 @@ for v in $versions; do
 	echo "package_check: $pkg removed, $(wc -l <"$work/existing") files put back"
 done
 
-echo "package check: ok ($(echo $versions | wc -w) package(s): $(for v in $versions; do printf 'postgresql-%s-partner-svc ' "$v"; done))"
+echo "package check: ok ($(for v in $versions; do echo "postgresql-$v-partner-svc"; done | xargs) built, installed, tested, removed)"
