@@ -9,10 +9,12 @@
 #      the tree in a temporary directory: one postgresql-NN-partner-svc for
 #      every major of debian/pgversions whose postgresql-server-dev-NN is
 #      installed (pg_buildext supported-versions);
-#   3. for each: keeps a copy of the files of the system the package will
-#      replace (a make install of a tree, e.g. by test/run_tests.sh),
-#      installs it with dpkg -i and checks that the installed files are the
-#      package's (dpkg --verify);
+#   3. for each: waits (5 minutes at most) until no server of that major's
+#      Debian binaries runs (dpkg would replace and then remove the library
+#      under it: stop the suite's own cluster before), keeps a copy of the
+#      files of the system the package will replace (a make install of a
+#      tree, e.g. by test/run_tests.sh), installs it with dpkg -i and checks
+#      that the installed files are the package's (dpkg --verify);
 #   4. a throw-away cluster of that major (test/lib.sh's start_cluster: the
 #      postgres user, loopback, a free port, preloading partner_svc), and
 #      make installcheck of the tests of debian/tests/schedule from a copy
@@ -82,9 +84,10 @@ fi
 # --- state to restore, and cleanup ---
 work=$(mktemp -d /tmp/psvc_package.XXXXXX)
 chmod 755 "$work"
-declare -A link_before=()
+declare -A link_before=() link_inode=()
 for p in "${kit_programs[@]}"; do
 	link_before[$p]=$(readlink "$link_dir/$p" 2>/dev/null || echo -)
+	link_inode[$p]=$(stat -c %i "$link_dir/$p" 2>/dev/null || echo -)
 done
 installed_pkg=  # the package installed now, whose files to restore
 saved_tar=      # the files it replaced
@@ -130,10 +133,12 @@ echo "package_check: dpkg-buildpackage -us -uc -b"
 (cd "$src" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
 	{ tail -n 40 "$work/build.log"; fail "dpkg-buildpackage failed"; }
 # The build installs with DESTDIR: the Makefile's install-path makes no
-# link in /usr/local/bin then, though it runs as root.
+# link in /usr/local/bin then, though it runs as root (not even the same
+# link again: the inode tells).
 for p in "${kit_programs[@]}"; do
-	[ "$(readlink "$link_dir/$p" 2>/dev/null || echo -)" = "${link_before[$p]}" ] ||
-		fail "the package build changed $link_dir/$p"
+	[ "$(readlink "$link_dir/$p" 2>/dev/null || echo -)" = "${link_before[$p]}" ] &&
+		[ "$(stat -c %i "$link_dir/$p" 2>/dev/null || echo -)" = "${link_inode[$p]}" ] ||
+		fail "the package build made $link_dir/$p"
 done
 versions=$(cd "$src" && PG_SUPPORTED_VERSIONS=installed pg_buildext supported-versions)
 [ -n "$versions" ] || fail "no major of debian/pgversions is installed"
@@ -153,6 +158,18 @@ for v in $versions; do
 	PG_BIN=/usr/lib/postgresql/$v/bin
 
 	# --- 3. install ---
+	# Not under a running server of this major (another suite's): dpkg
+	# would replace, then remove, the library it loads.  Waits 5 minutes
+	# at most.
+	for _ in $(seq 1 60); do
+		busy=$(for e in /proc/[0-9]*/exe; do
+			[ "$(readlink "$e" 2>/dev/null)" = "$PG_BIN/postgres" ] && { e=${e#/proc/}; echo "${e%/exe}"; }
+		done | head -n 3 | xargs)
+		[ -z "$busy" ] && break
+		echo "package_check: a server of $PG_BIN runs (pid $busy); waiting for it to stop"
+		sleep 5
+	done
+	[ -z "$busy" ] || fail "a server of $PG_BIN still runs (pid $busy): dpkg -i would replace its files"
 	dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' >"$work/files"
 	grep -qx "$PG_BIN/partner_svc_sandbox" "$work/files" && grep -qx "$PG_BIN/partner_svc_regress" "$work/files" &&
 		grep -qx "/usr/share/postgresql/$v/extension/partner_svc_sandbox_helpers.control" "$work/files" &&
