@@ -158,6 +158,8 @@ for v in $versions; do
 	PG_BIN=/usr/lib/postgresql/$v/bin
 
 	# --- 3. install ---
+	! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' ||
+		fail "$pkg is installed on this machine: the check would remove it"
 	# Not under a running server of this major (another suite's): dpkg
 	# would replace, then remove, the library it loads.  Waits 5 minutes
 	# at most.
