@@ -3,12 +3,18 @@
 # of the extension; src/sandbox/ is the sandbox, built by its own Makefile.
 
 EXTENSION = partner_svc partner_svc_sandbox_helpers
+# The tree is read from the directory of this Makefile: empty when make
+# runs in the tree, the tree's path and a slash in a build of another
+# directory (make -f TREE/Makefile VPATH=TREE, as pg_buildext builds each
+# major of the Debian package in build-NN, debian/rules).  Files of the tree
+# are found through it; what make builds goes into the current directory.
+TREE := $(filter-out ./,$(dir $(firstword $(MAKEFILE_LIST))))
 # The version is written in one place, default_version of the tracked
 # partner_svc.control; EXTVERSION reads it.  It becomes the C macro
 # PSVC_VERSION (partner_svc.version(), the User-Agent), the sandbox's
 # --version, the name of the install script, and is checked against
 # META.json by the test suite (test/static_checks.sh).
-EXTVERSION := $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\(.*\)'/\1/p" partner_svc.control)
+EXTVERSION := $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\(.*\)'/\1/p" $(TREE)partner_svc.control)
 ifeq ($(EXTVERSION),)
 $(error no default_version in partner_svc.control)
 endif
@@ -19,10 +25,10 @@ MODULE_big = partner_svc
 # of released versions are frozen and tracked (DATA).  Each upgrade script
 # sql/partner_svc--OLD--NEW.sql is assembled from sql/upgrade/OLD--NEW/*.sql
 # in name order.
-UPGRADE_DIRS = $(sort $(notdir $(wildcard sql/upgrade/*--*)))
+UPGRADE_DIRS = $(sort $(notdir $(wildcard $(TREE)sql/upgrade/*--*)))
 UPGRADE_SCRIPTS = $(foreach d,$(UPGRADE_DIRS),sql/partner_svc--$(d).sql)
 DATA = $(filter-out sql/partner_svc--$(EXTVERSION).sql $(UPGRADE_SCRIPTS),\
-	$(wildcard sql/partner_svc--*.sql))
+	$(patsubst $(TREE)%,%,$(wildcard $(TREE)sql/partner_svc--*.sql)))
 DATA_built = sql/partner_svc--$(EXTVERSION).sql $(UPGRADE_SCRIPTS)
 # The kit for downstream test suites (docs/testing-with-the-sandbox.md): the
 # helpers extension and the runner.
@@ -30,8 +36,8 @@ DATA += kit/partner_svc_sandbox_helpers--1.0.sql kit/partner_svc_sandbox_helpers
 SCRIPTS = kit/partner_svc_regress
 # The extension's sources: one folder per layer under src/ (the sandbox
 # apart), docs/architecture.md; headers are found through -I of each.
-EXT_DIRS = $(filter-out src/sandbox,$(patsubst %/,%,$(sort $(dir $(wildcard src/*/*.c src/*.c)))))
-OBJS = $(patsubst %.c,%.o,$(wildcard $(addsuffix /*.c,$(EXT_DIRS))))
+EXT_DIRS = $(filter-out src/sandbox,$(patsubst $(TREE)%/,%,$(sort $(dir $(wildcard $(TREE)src/*/*.c $(TREE)src/*.c)))))
+OBJS = $(patsubst $(TREE)%.c,%.o,$(wildcard $(addprefix $(TREE),$(addsuffix /*.c,$(EXT_DIRS)))))
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = $(addprefix -I$(srcdir)/,$(EXT_DIRS)) -I$(libpq_srcdir) -DPSVC_VERSION=\"$(EXTVERSION)\"
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
@@ -81,40 +87,47 @@ prove_installcheck:
 
 .PHONY: prove_installcheck
 
-sql/partner_svc--$(EXTVERSION).sql: $(sort $(wildcard sql/install/*.sql))
+# In a build of another directory, the directories of what is built.
+ifneq ($(TREE),)
+$(shell mkdir -p sql $(EXT_DIRS))
+endif
+
+sql/partner_svc--$(EXTVERSION).sql: $(sort $(wildcard $(TREE)sql/install/*.sql))
 	( echo '-- partner_svc--$(EXTVERSION).sql: built by make from the files sql/install/NN_name.sql; do not edit'; \
 	  echo; printf '%s\n' '\echo Use "CREATE EXTENSION partner_svc" to load this file. \quit'; \
-	  for f in $^; do echo; echo "-- from $$f"; sed '/^\\echo Use/d; /^-- complain if script/d' $$f; done ) > $@
+	  for f in $(patsubst $(TREE)%,%,$^); do echo; echo "-- from $$f"; sed '/^\\echo Use/d; /^-- complain if script/d' $(TREE)$$f; done ) > $@
 
 # sql/partner_svc--OLD--NEW.sql from sql/upgrade/OLD--NEW/*.sql.
 define upgrade_rule
-sql/partner_svc--$(1).sql: $$(sort $$(wildcard sql/upgrade/$(1)/*.sql)) Makefile
+sql/partner_svc--$(1).sql: $$(sort $$(wildcard $(TREE)sql/upgrade/$(1)/*.sql)) Makefile
 	( echo '-- partner_svc--$(1).sql: built by make from the files sql/upgrade/$(1)/NN_name.sql; do not edit'; \
 	  echo; printf '%s\n' '\echo Use "ALTER EXTENSION partner_svc UPDATE TO '"'"'$(lastword $(subst --, ,$(1)))'"'"'" to load this file. \quit'; \
-	  for f in $$(sort $$(wildcard sql/upgrade/$(1)/*.sql)); do echo; echo "-- from $$$$f"; sed '/^\\echo Use/d; /^-- complain if script/d' $$$$f; done ) > $$@
+	  for f in $$(sort $$(patsubst $(TREE)%,%,$$(wildcard $(TREE)sql/upgrade/$(1)/*.sql))); do echo; echo "-- from $$$$f"; sed '/^\\echo Use/d; /^-- complain if script/d' $(TREE)$$$$f; done ) > $$@
 endef
 $(foreach d,$(UPGRADE_DIRS),$(eval $(call upgrade_rule,$(d))))
 
 # PGXS knows no header dependencies: every object depends on every header
 # of the extension (one header per module, test/include_graph.pl checks
 # who includes what), and the version comes from partner_svc.control.
-$(OBJS): $(wildcard $(addsuffix /*.h,$(EXT_DIRS))) Makefile partner_svc.control
+$(OBJS): $(wildcard $(addprefix $(TREE),$(addsuffix /*.h,$(EXT_DIRS)))) Makefile partner_svc.control
 
 # The sandbox is a program of its own with its own Makefile
-# (src/sandbox/Makefile); it shares no header with the extension.
-SANDBOX = src/sandbox/partner_svc_sandbox
+# (src/sandbox/Makefile); it shares no header with the extension.  It does
+# not depend on the major, and is built in the tree even when the extension
+# is built elsewhere.
+SANDBOX = $(TREE)src/sandbox/partner_svc_sandbox
 
 all: sandbox
 
 sandbox:
-	$(MAKE) -C src/sandbox SANDBOX_VERSION=$(EXTVERSION) CC='$(CC)'
+	$(MAKE) -C $(TREE)src/sandbox SANDBOX_VERSION=$(EXTVERSION) CC='$(CC)'
 
 $(SANDBOX): sandbox
 
 clean: clean-sandbox
 
 clean-sandbox:
-	$(MAKE) -C src/sandbox clean
+	$(MAKE) -C $(TREE)src/sandbox clean
 
 install: install-sandbox install-path
 

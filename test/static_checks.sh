@@ -57,6 +57,20 @@ meta=$(perl -MJSON::PP -e 'local $/; my $m = JSON::PP->new->decode(<STDIN>);
 for v in $meta; do
 	[ "$v" = "$ver" ] || bad "META.json says version $v, partner_svc.control $ver"
 done
+# the Debian package (debian/, docs/install.md): its version is the
+# extension's, and its majors (debian/pgversions) are those of META.json's
+# range of PostgreSQL, which has an upper bound (a bare "15.0.0" reads as
+# "15 or later" on PGXN).
+debver=$(sed -n '1s/^partner-svc (\([^)]*\)).*/\1/p' debian/changelog 2>/dev/null)
+[ "$debver" = "$ver" ] || bad "debian/changelog says version '$debver', partner_svc.control $ver"
+pgrange=$(perl -MJSON::PP -e 'local $/; print JSON::PP->new->decode(<STDIN>)->{prereqs}{runtime}{requires}{PostgreSQL} // ""' <META.json 2>/dev/null)
+if [[ "$pgrange" =~ ^\>=\ ?([0-9]+)\.0\.0,\ ?\<\ ?([0-9]+)\.0\.0$ ]]; then
+	majors=$(seq "${BASH_REMATCH[1]}" $((BASH_REMATCH[2] - 1)) | tr '\n' ' ')
+	pgversions=$(sed -e 's/#.*//' debian/pgversions 2>/dev/null | tr -s '[:space:]' '\n' | sed '/^$/d' | tr '\n' ' ')
+	[ "$pgversions" = "$majors" ] || bad "debian/pgversions lists '$pgversions', META.json's PostgreSQL '$pgrange' means '$majors'"
+else
+	bad "META.json requires PostgreSQL '$pgrange', not a range '>= NN.0.0, < MM.0.0' of the supported majors"
+fi
 if grep -rnE '#define[[:space:]]+(PSVC|SANDBOX)_VERSION[[:space:]]+"[0-9]' src; then
 	bad "a version literal in the sources (it comes from partner_svc.control)"
 fi
