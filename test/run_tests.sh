@@ -72,6 +72,18 @@ for major in $majors; do
 	results+=("PostgreSQL $major ($("$bin/pg_config" --version)): ${p:-0} passed, ${f:-0} failed, exit $rc")
 done
 
+# The Debian package of every major installed from Debian's packages (15):
+# built, installed with dpkg -i, tested as an autopkgtest would, removed.
+echo
+echo "== Debian package"
+if bash test/package_check.sh; then
+	passed=$((passed + 1))
+	results+=("Debian package: ok")
+else
+	failed=$((failed + 1))
+	results+=("Debian package: FAILED")
+fi
+
 echo
 echo "== results per major"
 printf '  %s\n' "${results[@]}"
