@@ -85,6 +85,15 @@ static CallPlan plans[PSVC_DEF_MAX_PLANS];
 static int	nplans = 0;
 static MemoryContext call_cxt = NULL;
 
+/*
+ * While psvc_def_send_calls runs: the worker's own user and security
+ * context, and the queue's owner, whose user the sender's transactions
+ * run as (next_transaction switches between them).
+ */
+static Oid	send_user = InvalidOid;
+static int	send_sec = 0;
+static Oid	send_owner = InvalidOid;
+
 /* What became of one attempt. */
 typedef struct Outcome
 {
@@ -292,10 +301,17 @@ record(const PsvcDefCall *c, const char *state, const Outcome *o,
 		Async_Notify("partner_svc_deferred", psprintf(INT64_FORMAT, c->id));
 }
 
-/* Commits the sender's transaction and starts the next one. */
+/*
+ * Commits the sender's transaction and starts the next one.  A transaction
+ * must start outside a security-restricted context (StartTransaction
+ * asserts it, and an abort restores the context found at the start), so
+ * the worker's own user and context are put back around the commit and
+ * the queue owner's taken again after it.
+ */
 static void
 next_transaction(void)
 {
+	SetUserIdAndSecContext(send_user, send_sec);
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -303,6 +319,7 @@ next_transaction(void)
 	StartTransactionCommand();
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
+	SetUserIdAndSecContext(send_owner, send_sec | SECURITY_LOCAL_USERID_CHANGE);
 }
 
 /*
@@ -428,8 +445,6 @@ void
 psvc_def_send_calls(PsvcDefCall *calls, int n)
 {
 	TimestampTz last_commit;
-	Oid			saved_user;
-	int			saved_sec;
 
 	if (call_cxt == NULL)
 		call_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc deferred call",
@@ -439,8 +454,9 @@ psvc_def_send_calls(PsvcDefCall *calls, int n)
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	/* the queue is the extension owner's, whatever role the worker has */
-	GetUserIdAndSecContext(&saved_user, &saved_sec);
-	SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
+	GetUserIdAndSecContext(&send_user, &send_sec);
+	send_owner = psvc_def_queue_owner();
+	SetUserIdAndSecContext(send_owner, send_sec | SECURITY_LOCAL_USERID_CHANGE);
 	last_commit = GetCurrentTimestamp();
 	for (int i = 0; i < n; i++)
 	{
@@ -464,7 +480,7 @@ psvc_def_send_calls(PsvcDefCall *calls, int n)
 			last_commit = GetCurrentTimestamp();
 		}
 	}
-	SetUserIdAndSecContext(saved_user, saved_sec);
+	SetUserIdAndSecContext(send_user, send_sec);
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
