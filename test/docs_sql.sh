@@ -28,6 +28,8 @@
 #                                         such blocks share it, in the
 #                                         order of the files;
 #       <!-- not run: REASON -->          not run; REASON must not be empty.
+# A block in a list item is indented: its fence, marker and lines are read
+# without the indentation of its opening fence.
 #
 # A plain ``` block marked <!-- output of the block above --> on the line
 # before its fence shows what the sql block above it prints: each of its
@@ -86,33 +88,37 @@ perl -e '
 				}
 				next;
 			}
-			next unless $l[$i] =~ /^```sql\s*$/;
+			next unless $l[$i] =~ /^([ \t]*)```sql\s*$/;
+			my $indent = $1;
 			my $start = $i + 1;
 			my $prev = $i > 0 ? $l[$i - 1] : "";
 			my ($kind, $arg) = ("run", "");
-			if ($prev =~ /^<!--\s*not run:(.*?)-->\s*$/) {
+			if ($prev =~ /^\s*<!--\s*not run:(.*?)-->\s*$/) {
 				($kind, $arg) = ("skip", $1);
 				$arg =~ s/^\s+|\s+$//g;
-			} elsif ($prev =~ /^<!--\s*expect error:\s*(\S*)\s*-->\s*$/) {
+			} elsif ($prev =~ /^\s*<!--\s*expect error:\s*(\S*)\s*-->\s*$/) {
 				($kind, $arg) = ("error", $1);
-			} elsif ($prev =~ /^<!--\s*run in an empty database\s*-->\s*$/) {
+			} elsif ($prev =~ /^\s*<!--\s*run in an empty database\s*-->\s*$/) {
 				($kind, $arg) = ("empty", "");
-			} elsif ($prev =~ /^<!--\s*run in the worker\x27s database\s*-->\s*$/) {
+			} elsif ($prev =~ /^\s*<!--\s*run in the worker\x27s database\s*-->\s*$/) {
 				($kind, $arg) = ("worker", "");
-			} elsif ($prev =~ /^<!--\s*after the block above\s*-->\s*$/) {
+			} elsif ($prev =~ /^\s*<!--\s*after the block above\s*-->\s*$/) {
 				# it runs where the block above runs; never after one not run
 				if (@last && ($lastkind eq "run" || $lastkind eq "empty" || $lastkind eq "worker")) {
 					($kind, $arg) = ($lastkind, "");
 				} else {
 					($kind, $arg) = ("bad", "after the block above, but none above is run");
 				}
-			} elsif ($prev =~ /^<!--.*(not run|expect error|run in|after the block)/) {
+			} elsif ($prev =~ /^\s*<!--.*(not run|expect error|run in|after the block)/) {
 				($kind, $arg) = ("bad", $prev);
 				chomp $arg;
 			}
 			# a continuation in the shared worker database ran its first part already
 			my @body = $kind ne "bad" && $kind ne "worker" && $prev =~ /after the block above/ ? @last : ();
-			for ($i++; $i < @l && $l[$i] !~ /^```/; $i++) { push @body, $l[$i]; }
+			for ($i++; $i < @l && $l[$i] !~ /^\s*```/; $i++) {
+				(my $line = $l[$i]) =~ s/^\Q$indent\E//;
+				push @body, $line;
+			}
 			$n++;
 			open(my $out, ">", "$dir/$n.sql") or die;
 			print $out @body;

@@ -122,6 +122,16 @@ psvc_deferred_init(void)
 	shmem_startup_hook = def_shmem_startup;
 
 	/*
+	 * No sender in the servers pg_upgrade runs (binary-upgrade mode): the
+	 * old one's would send calls while the DBA has the cluster down for
+	 * the upgrade, and the new one's would hold database postgres (the
+	 * default of partner_svc.worker) open, which pg_upgrade drops and
+	 * recreates.  The dynamic senders are started by sender 0 alone.
+	 */
+	if (IsBinaryUpgrade)
+		return;
+
+	/*
 	 * Sender 0 always runs; it and the others start more senders as
 	 * dynamic workers while there is work for them (deferred_sender.c),
 	 * so idle senders hold no slot of max_worker_processes.

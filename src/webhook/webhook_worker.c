@@ -198,7 +198,8 @@ wh_shmem_startup(void)
 /*
  * Defines the webhook settings (in every process that loads the library;
  * partner_svc.worker only while preloading) and, while
- * preloading, asks for shared memory and registers the worker.
+ * preloading, asks for shared memory and registers the worker (except
+ * in binary-upgrade mode).
  */
 void
 psvc_worker_init(void)
@@ -213,6 +214,15 @@ psvc_worker_init(void)
 	shmem_request_hook = wh_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = wh_shmem_startup;
+
+	/*
+	 * pg_upgrade runs both servers in binary-upgrade mode: the worker
+	 * would listen and store webhooks the upgrade then discards (the new
+	 * cluster's files are replaced by the old one's), or stay connected
+	 * to the database pg_upgrade drops and recreates (docs/upgrades.md).
+	 */
+	if (IsBinaryUpgrade)
+		return;
 
 	memset(&w, 0, sizeof(w));
 	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc webhook worker");
