@@ -4,6 +4,9 @@
 # command, calls it once per major; it may be run alone, as root, after
 # test/setup.sh:
 #   PG_BIN=/usr/lib/postgresql/15/bin bash test/run_major.sh
+# PSVC_OLD_PG_BIN: the bindir of an older major with this tree's
+# partner_svc installed, from which test/scenario/77_pg_upgrade.t upgrades
+# (it is skipped, saying why, without it).
 #   1. builds and installs the extension, the sandbox and the kit into
 #      that PostgreSQL,
 #   2. make installcheck, the PGXS way, against a throw-away cluster that
@@ -72,6 +75,7 @@ chown -R postgres: "$tree"
 make_as_postgres()
 {
 	runuser -u postgres -- env PATH="$PG_BIN:$PATH" PGHOST="$PGHOST" PGPORT="$PGPORT" \
+		PSVC_OLD_PG_BIN="${PSVC_OLD_PG_BIN:-}" \
 		PGUSER=postgres make -C "$tree" --no-print-directory PG_CONFIG="$PG_BIN/pg_config" "$@"
 }
 

@@ -47,6 +47,9 @@ else
 	results+=("static checks: FAILED")
 fi
 
+# the major tested before is the one each later major's pg_upgrade
+# scenario upgrades from (test/scenario/77_pg_upgrade.t)
+old_bin=
 for major in $majors; do
 	echo
 	echo "==== PostgreSQL $major"
@@ -58,8 +61,9 @@ for major in $majors; do
 		continue
 	fi
 	log=$(mktemp /tmp/partner_svc_major.XXXXXX)
-	PG_BIN=$bin bash test/run_major.sh 2>&1 | tee "$log"
+	PG_BIN=$bin PSVC_OLD_PG_BIN=$old_bin bash test/run_major.sh 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
+	grep -q '^build failed$' "$log" || old_bin=$bin
 	line=$(grep -E '^suites: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
 	rm -f "$log"
 	p=$(echo "$line" | sed -n 's/^suites: \([0-9]*\) passed.*/\1/p')
