@@ -118,8 +118,7 @@ SELECT * FROM movie_themes WHERE movie = 'no-such-movie';
 SELECT movie, count(*) FROM movie_themes
 WHERE movie = ANY (ARRAY['inception', 'no-such-movie', 'frozen-station']) GROUP BY movie ORDER BY movie;
 SELECT path, status FROM sandbox.requests() ORDER BY path;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-SELECT * FROM movie_themes WHERE movie IN ('inception', 'no-such-movie', 'no-such-film');
+SELECT * FROM sandbox.explain_analyze($$SELECT * FROM movie_themes WHERE movie IN ('inception', 'no-such-movie', 'no-such-film')$$) AS "QUERY PLAN";
 -- a bad request stays an error (the bad cursor: fdw_faults.sql)
 CALL sandbox.fault('{"route": "GET /v1/movies/{movie}/content/themes", "kind": "error", "value": 400, "count": 1}');
 SELECT count(*) FROM movie_themes WHERE movie = 'inception';
