@@ -10,10 +10,10 @@
  * (of the transaction or of a subtransaction) takes the call back with
  * it; the row is written as the table's owner, the caller's role is
  * recorded in it by OID (a renamed role keeps its calls; a new role of a
- * dropped one's name never gets them; deferred_send.c).  A transaction callback then sets, at XACT_EVENT_COMMIT
- * (after the commit is visible to others), the latch of one idle sender
- * (deferred_int.h has the protocol); a transaction that queued nothing
- * costs nothing at commit.
+ * dropped one's name never gets them; deferred_send.c).  A transaction
+ * callback then sets, at XACT_EVENT_COMMIT (after the commit is visible
+ * to others), the latch of one idle sender (deferred_int.h has the
+ * protocol); a transaction that queued nothing costs nothing at commit.
  *
  * Each row records its origin, the system identifier of the cluster and
  * the OID of the database it was queued in.  A queue restored from a dump

@@ -134,8 +134,8 @@ created_field(char *dst, size_t size, const char *text)
  * status (a transaction paid by the partner has none).  The record goes
  * through shared memory, not this transaction, so that it survives a
  * rollback: the orders exist at the partner anyway.  The role recorded
- * (by OID) is the one whose user mapping gave the key.  Never raises for the
- * answer's shape: what is missing is not recorded.
+ * (by OID) is the one whose user mapping gave the key.  Never raises for
+ * the answer's shape: what is missing is not recorded.
  */
 void
 psvc_orders_created(const PsvcServer *server, Jsonb *answer)
