@@ -17,7 +17,10 @@
 #     a new tenant_c is made with key-two: the call fails with 42704 "the
 #     role that queued deferred call N no longer exists", nothing is sent,
 #     and the new tenant_c does not see it.
-#  3. The reconciler: tenant_x (key-one) creates an order directly; once
+#  3. While tenant_d's create is in flight (held 5 s by the sandbox),
+#     DROP ROLE tenant_d waits for it (lock_timeout: 55P03); once the call
+#     is done the role can be dropped.
+#  4. The reconciler: tenant_x (key-one) creates an order directly; once
 #     the worker recorded it, tenant_x is renamed tenant_y and a new
 #     tenant_x (key-two) is made: order_states.created_by names tenant_y
 #     and the order's status is polled with key-one, never key-two.
@@ -145,7 +148,25 @@ is($out, '0', 'drop: the new role of the old name does not see the call');
 ($out, $err) = as_role('tenant_c', "SELECT partner_svc.deferred_result($id)");
 like($err, qr/42704: deferred call $id does not exist/, 'drop: nor read its error');
 
-# --- 3. the reconciler polls as the creator, by OID ---
+# --- 3. a role is not dropped while one of its calls is being sent ---
+sql(new_tenant('tenant_d', 'key-one'));
+$sb->reset_stats;
+$sb->fault({ route => 'POST /public/orders', kind => 'latency', value => 5000, count => 1 });
+($out, $err) = as_role('tenant_d', "SELECT partner_svc.defer('create_order', " . payload_sql('ID-4') . ")");
+$id = $out;
+ok(Sandbox::wait_until(sub { grep { $_->{route} eq '/public/orders' && $_->{method} eq 'POST' } @{ $sb->stats->{routes} } }, 30),
+	'in flight: the create reached the sandbox');
+my ($rc, $dout, $derr) = $node->psql('postgres', "SET lock_timeout = '300ms'; DROP OWNED BY tenant_d; DROP ROLE tenant_d;",
+	extra_params => [ '-v', 'VERBOSITY=verbose', '-v', 'ON_ERROR_STOP=1' ]);
+like($derr, qr/55P03/, 'in flight: DROP ROLE waits for the call (lock timeout)');
+ok(wait_done($node, "id = $id", 60), 'in flight: the call finished');
+is(sql("SELECT state || ' ' || role FROM partner_svc.deferred_calls WHERE id = $id"), 'done tenant_d',
+	'in flight: done, as tenant_d');
+sql('DROP OWNED BY tenant_d; DROP ROLE tenant_d');
+is(sql("SELECT count(*) FROM pg_roles WHERE rolname = 'tenant_d'"), 0, 'in flight: then the role can be dropped');
+$sb->clear_faults;
+
+# --- 4. the reconciler polls as the creator, by OID ---
 ok($node->poll_query_until('postgres', "SELECT state = 'listening' FROM partner_svc.webhook_status()"),
 	'the webhook worker listens');
 sql(new_tenant('tenant_x', 'key-one'));
