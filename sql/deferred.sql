@@ -69,6 +69,22 @@ SET ROLE regress_def_stats;
 SELECT role, args FROM partner_svc.deferred_calls ORDER BY id;
 RESET ROLE;
 SELECT role, args FROM partner_svc.deferred_calls ORDER BY id;
+-- calls belong to a role by OID: renamed, it keeps them (the view shows
+-- its new name); a new role of its old name sees none of them
+SELECT max(id) AS bob_call FROM partner_svc.deferred_queue \gset
+ALTER ROLE regress_def_bob RENAME TO regress_def_bob_renamed;
+CREATE ROLE regress_def_bob;
+GRANT USAGE ON SCHEMA partner_svc TO regress_def_bob;
+SET ROLE regress_def_bob;
+SELECT role, args FROM partner_svc.deferred_calls ORDER BY id;
+SELECT partner_svc.deferred_result(:bob_call);
+RESET ROLE;
+SET ROLE regress_def_bob_renamed;
+SELECT role, args FROM partner_svc.deferred_calls ORDER BY id;
+RESET ROLE;
+REVOKE USAGE ON SCHEMA partner_svc FROM regress_def_bob;
+DROP ROLE regress_def_bob;
+ALTER ROLE regress_def_bob_renamed RENAME TO regress_def_bob;
 
 -- deferred_result(): a call not finished within wait is a timeout error;
 -- in a queue no sender reads, it says so instead of "Wait longer"
@@ -78,11 +94,11 @@ RESET ROLE;
 SELECT partner_svc.deferred_result(-1);
 -- the answer of a done call; the error of a failed one, as it was raised
 UPDATE partner_svc.deferred_queue SET state = 'done', answer = '{"executionId": 11}', done_at = now()
-WHERE role = 'regress_def_alice';
+WHERE role = 'regress_def_alice'::regrole;
 UPDATE partner_svc.deferred_queue SET state = 'failed', sqlstate = 'P0002',
   message = 'GET /api/user-jobs/run/{jobId} failed with HTTP status 404',
   detail = 'The service reported error "not_found".', done_at = now()
-WHERE role = 'regress_def_bob';
+WHERE role = 'regress_def_bob'::regrole;
 SET ROLE regress_def_alice;
 SELECT partner_svc.deferred_result(id) FROM partner_svc.deferred_calls;
 RESET ROLE;

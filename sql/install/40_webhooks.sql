@@ -38,7 +38,9 @@ IS 'every webhook delivery the worker accepted, once (retries of the same body a
 -- reconciler read it with GET /public/orders/{id}/status) or 'created'
 -- (the answer of create_order or create_transaction, before any webhook).
 -- server and created_by name the server and role of a create (the
--- reconciler polls with that role's user mapping); polled_at is the last
+-- reconciler polls with that role's user mapping); created_by is the
+-- role's OID (regrole: a renamed role keeps its orders, a dropped one is
+-- never taken for a new role of its name); polled_at is the last
 -- time the reconciler read the status (docs/webhooks.md#reconciliation).
 CREATE TABLE @extschema@.order_states (
   unique_id text PRIMARY KEY,
@@ -48,7 +50,7 @@ CREATE TABLE @extschema@.order_states (
   updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
   source text NOT NULL DEFAULT 'webhook' CHECK (source IN ('webhook', 'poll', 'created')),
   server name,
-  created_by name,
+  created_by regrole,
   polled_at timestamptz
 );
 
@@ -65,7 +67,7 @@ CREATE TABLE @extschema@.transactions (
   updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
   source text NOT NULL DEFAULT 'webhook' CHECK (source IN ('webhook', 'poll', 'created')),
   server name,
-  created_by name,
+  created_by regrole,
   polled_at timestamptz
 );
 

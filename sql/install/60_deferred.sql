@@ -13,14 +13,18 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 CREATE SEQUENCE @extschema@.deferred_queue_id_seq;
 
 -- The queue.  Written by defer() (as the extension's owner) and by the
--- senders; read through the view deferred_calls.
+-- senders; read through the view deferred_calls.  role is the queuing
+-- role by its OID (regrole: shown by its current name, or as the bare OID
+-- once the role is dropped): a renamed role keeps its calls, a dropped
+-- role's calls fail and are never sent as another role of the same name;
+-- a dump writes the name and a restore looks it up (docs/privileges.md).
 CREATE TABLE @extschema@.deferred_queue (
     id pg_catalog.int8 PRIMARY KEY
         DEFAULT pg_catalog.nextval('@extschema@.deferred_queue_id_seq'),
     operation pg_catalog.text NOT NULL,
     args pg_catalog.jsonb NOT NULL,
     server pg_catalog.name,
-    role pg_catalog.name NOT NULL,
+    role pg_catalog.regrole NOT NULL,
     lanes pg_catalog.text[] NOT NULL,
     state pg_catalog.text NOT NULL DEFAULT 'queued'
         CHECK (state IN ('queued', 'sending', 'done', 'failed')),
@@ -59,7 +63,8 @@ CREATE VIEW @extschema@.deferred_calls WITH (security_barrier) AS
          q.done_at,
          q.state IN ('queued', 'sending') AND q.origin <> @extschema@.deferred_origin() AS held
   FROM @extschema@.deferred_queue q
-  WHERE q.role = CURRENT_USER
+  WHERE q.role OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles r
+                                        WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
      OR pg_catalog.pg_has_role(CURRENT_USER, 'pg_read_all_stats', 'USAGE');
 
 COMMENT ON VIEW @extschema@.deferred_calls

@@ -134,7 +134,7 @@ typedef struct PsvcDefCall
 	char	   *operation;
 	Jsonb	   *args;
 	char	   *server;			/* NULL: the default server */
-	char	   *role;
+	Oid			roleid;			/* the queuing role (never its name) */
 	int			attempts;		/* this one included */
 	bool		resume;			/* an earlier attempt may have been
 								 * carried out */

@@ -9,10 +9,11 @@
  * partner_svc.deferred_queue in the caller's transaction, so a rollback
  * (of the transaction or of a subtransaction) takes the call back with
  * it; the row is written as the table's owner, the caller's role is
- * recorded in it.  A transaction callback then sets, at XACT_EVENT_COMMIT
- * (after the commit is visible to others), the latch of one idle sender
- * (deferred_int.h has the protocol); a transaction that queued nothing
- * costs nothing at commit.
+ * recorded in it by OID (a renamed role keeps its calls; a new role of a
+ * dropped one's name never gets them; deferred_send.c).  A transaction
+ * callback then sets, at XACT_EVENT_COMMIT (after the commit is visible
+ * to others), the latch of one idle sender (deferred_int.h has the
+ * protocol); a transaction that queued nothing costs nothing at commit.
  *
  * Each row records its origin, the system identifier of the cluster and
  * the OID of the database it was queued in.  A queue restored from a dump
@@ -340,14 +341,14 @@ psvc_deferred_defer(PG_FUNCTION_ARGS)
 	values[1] = JsonbPGetDatum(args);
 	values[2] = server ? DirectFunctionCall1(namein, CStringGetDatum(server)) : (Datum) 0;
 	nulls[2] = server ? ' ' : 'n';
-	values[3] = DirectFunctionCall1(namein, CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
+	values[3] = ObjectIdGetDatum(GetUserId());
 	values[4] = text_array(lanes);
 
 	GetUserIdAndSecContext(&saved_user, &saved_sec);
 	SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
 	PG_TRY();
 	{
-		Oid			types[5] = {TEXTOID, JSONBOID, NAMEOID, NAMEOID, TEXTARRAYOID};
+		Oid			types[5] = {TEXTOID, JSONBOID, NAMEOID, REGROLEOID, TEXTARRAYOID};
 		bool		isnull;
 
 		if (SPI_connect() != SPI_OK_CONNECT)
@@ -397,14 +398,14 @@ col_text(HeapTuple tup, TupleDesc desc, int col)
  *
  * The answer of a done call; the stored error of a failed one, raised;
  * for one not finished within wait, 55000 (a timeout).  A call the caller
- * may not see does not exist for it.
+ * may not see (queued by another role, by OID, unless the caller has the
+ * privileges of pg_read_all_stats) does not exist for it.
  */
 Datum
 psvc_deferred_result(PG_FUNCTION_ARGS)
 {
 	int64		id = PG_GETARG_INT64(0);
 	Interval   *wait = PG_GETARG_INTERVAL_P(1);
-	const char *me = GetUserNameFromId(GetUserId(), false);
 	bool		see_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 	TimestampTz deadline;
 	Oid			saved_user;
@@ -423,7 +424,7 @@ psvc_deferred_result(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	SetUserIdAndSecContext(psvc_def_queue_owner(), saved_sec | SECURITY_LOCAL_USERID_CHANGE);
-	plan = SPI_prepare("SELECT state, answer, sqlstate, message, detail, hint, role, xmin, operation "
+	plan = SPI_prepare("SELECT state, answer, sqlstate, message, detail, hint, role::pg_catalog.oid, xmin, operation "
 					   "FROM partner_svc.deferred_queue WHERE id = $1", 1, types);
 	SetUserIdAndSecContext(saved_user, saved_sec);
 	if (plan == NULL)
@@ -434,7 +435,6 @@ psvc_deferred_result(PG_FUNCTION_ARGS)
 		HeapTuple	tup;
 		TupleDesc	desc;
 		char	   *state;
-		char	   *role;
 		bool		isnull;
 		TransactionId xmin;
 		TimestampTz now;
@@ -451,8 +451,8 @@ psvc_deferred_result(PG_FUNCTION_ARGS)
 					 errmsg("deferred call " INT64_FORMAT " does not exist", id)));
 		tup = SPI_tuptable->vals[0];
 		desc = SPI_tuptable->tupdesc;
-		role = col_text(tup, desc, 7);
-		if (!see_all && strcmp(role, me) != 0)
+		if (!see_all &&
+			DatumGetObjectId(SPI_getbinval(tup, desc, 7, &isnull)) != GetUserId())
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("deferred call " INT64_FORMAT " does not exist", id)));

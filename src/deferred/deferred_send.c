@@ -16,6 +16,15 @@
  * back; its SQLSTATE, message, detail and hint go onto the row as the
  * direct call raised them.
  *
+ * Identity.  The queuing role is recorded by OID, so a renamed role's
+ * calls are sent as it, under its new name, and a dropped role's calls
+ * fail (42704) rather than go out as a new role that took its name.
+ * Before each attempt the sender takes a share lock on the role (DROP
+ * ROLE takes an exclusive one) and then checks that it still exists: a
+ * role cannot be dropped while one of its calls is being sent, and one
+ * dropped before is seen as gone.  OIDs are reused only after the OID
+ * counter wraps around, the guarantee PostgreSQL's own catalogues give.
+ *
  * Exactly once.  The claim's commit marks a call sending before anything
  * is sent.  A call that may have been carried out before (resumed after a
  * crash, or retried after an attempt whose outcome was unknown) is sent
@@ -52,16 +61,19 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/async.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "deferred_int.h"
@@ -160,6 +172,26 @@ make_error(int sqlerrcode, const char *message, const char *detail, const char *
 }
 
 /*
+ * The error (in call_cxt) of a call whose role was dropped, or NULL when
+ * the role exists; then it stays locked (AccessShareLock, until the
+ * sender's transaction ends) so that it cannot be dropped while the call
+ * is sent.  The lock is taken first: it waits for a DROP ROLE in
+ * progress, and reads the invalidations that DROP committed.
+ */
+static ErrorData *
+role_gone(const PsvcDefCall *c)
+{
+	LockSharedObject(AuthIdRelationId, c->roleid, 0, AccessShareLock);
+	if (SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(c->roleid)))
+		return NULL;
+	UnlockSharedObject(AuthIdRelationId, c->roleid, 0, AccessShareLock);
+	return make_error(ERRCODE_UNDEFINED_OBJECT,
+					  psprintf("the role that queued deferred call " INT64_FORMAT " no longer exists", c->id),
+					  psprintf("The role with OID %u was dropped after it queued the call. A call is sent only as the role that queued it, never as another role, whatever its name.", c->roleid),
+					  NULL);
+}
+
+/*
  * Runs call c once (or with sql, a step of it called key), as its role,
  * in a subtransaction; the outcome in call_cxt.  Never raises for the
  * call's own errors.
@@ -169,16 +201,12 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
-	Oid			roleid = get_role_oid(c->role, true);
 	Outcome		out = {0};
 	Oid			saved_user;
 	int			saved_sec;
 
-	if (!OidIsValid(roleid))
+	if ((out.error = role_gone(c)) != NULL)
 	{
-		out.error = make_error(ERRCODE_UNDEFINED_OBJECT,
-							   psprintf("role \"%s\" does not exist", c->role),
-							   "The role that queued the deferred call was dropped.", NULL);
 		out.final = true;
 		return out;
 	}
@@ -191,7 +219,7 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 		char		nulls[3] = {' ', ' ', ' '};
 		SPIPlanPtr	plan;
 
-		SetUserIdAndSecContext(roleid, saved_sec | SECURITY_LOCAL_USERID_CHANGE);
+		SetUserIdAndSecContext(c->roleid, saved_sec | SECURITY_LOCAL_USERID_CHANGE);
 		psvc_settle_resuming = c->resume;
 		psvc_settle_final = false;
 		plan = call_plan(key ? key : c->operation, sql);
@@ -409,6 +437,12 @@ send_one(PsvcDefCall *c)
 							 psprintf("the outcome of %s is unknown", c->operation),
 							 "The sender stopped while the request may have been on its way, and this function has no way to find out what it did.",
 							 "Check at the partner; queue the call again with partner_svc.defer() if it was not carried out.");
+		record(c, "failed", &o, GetCurrentTimestamp());
+		return;
+	}
+	/* a dropped role's call fails before anything is marked or sent */
+	if ((o.error = role_gone(c)) != NULL)
+	{
 		record(c, "failed", &o, GetCurrentTimestamp());
 		return;
 	}

@@ -161,7 +161,7 @@ static const char *const claim_sql =
 "   SET state = 'sending', attempts = q.attempts + 1, sender = $1,"
 "       next_attempt_at = pg_catalog.clock_timestamp()"
 "  FROM c WHERE q.id = c.id"
-" RETURNING q.id, q.operation, q.args, q.server, q.role, q.attempts,"
+" RETURNING q.id, q.operation, q.args, q.server, q.role::pg_catalog.oid, q.attempts,"
 "   c.old_state = 'sending' OR q.attempts > 1, c.was_sent, q.created_at, c.from_size";
 
 /* Clears the slot at every exit. */
@@ -415,7 +415,7 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms, int *left)
 		c->operation = SPI_getvalue(tup, desc, 2);
 		c->args = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 3, &isnull));
 		c->server = SPI_getvalue(tup, desc, 4);
-		c->role = SPI_getvalue(tup, desc, 5);
+		c->roleid = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
 		c->attempts = DatumGetInt32(SPI_getbinval(tup, desc, 6, &isnull));
 		c->resume = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
 		c->was_sent = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));

@@ -134,22 +134,20 @@ created_field(char *dst, size_t size, const char *text)
  * status (a transaction paid by the partner has none).  The record goes
  * through shared memory, not this transaction, so that it survives a
  * rollback: the orders exist at the partner anyway.  The role recorded
- * is the one whose user mapping gave the key.  Never raises for the
- * answer's shape: what is missing is not recorded.
+ * (by OID) is the one whose user mapping gave the key.  Never raises for
+ * the answer's shape: what is missing is not recorded.
  */
 void
 psvc_orders_created(const PsvcServer *server, Jsonb *answer)
 {
 	PsvcCreated rec;
 	Jsonb	   *orders = psvc_fn_member_jsonb(answer, "orders");
-	char	   *role = GetUserNameFromId(OidIsValid(server->userid) ?
-										 server->userid : GetUserId(), true);
 	char	   *txid = psvc_fn_member_text(answer, "transaction_id");
 	char	   *checkout = psvc_fn_member_text(answer, "checkout_status");
 
 	memset(&rec, 0, sizeof(rec));
-	if (role == NULL || !created_field(rec.role, sizeof(rec.role), role) ||
-		!created_field(rec.server, sizeof(rec.server), server->servername))
+	rec.roleid = OidIsValid(server->userid) ? server->userid : GetUserId();
+	if (!created_field(rec.server, sizeof(rec.server), server->servername))
 		return;
 	if (orders != NULL && JB_ROOT_IS_ARRAY(orders) && !JB_ROOT_IS_SCALAR(orders))
 	{

@@ -37,7 +37,7 @@ typedef struct PsvcCreated
 	char		custom_id[PSVC_HANDOFF_ID_LEN]; /* "" when none */
 	char		status[PSVC_HANDOFF_STATUS_LEN];	/* as the create answered */
 	char		server[NAMEDATALEN];	/* the server it was created through */
-	char		role[NAMEDATALEN];	/* whose user mapping gave the key */
+	Oid			roleid;			/* whose user mapping gave the key */
 } PsvcCreated;
 
 extern void psvc_handoff_init(void);	/* from _PG_init: shmem hooks */

@@ -40,7 +40,11 @@
  *   share is left for the next round.  The answer is never cached.
  * - Identity: a row recorded by a create is polled through the server of
  *   the create with the user mapping of the role that created it (if that
- *   role still exists and has USAGE on the server); any other row
+ *   role still exists and has USAGE on the server); the role is recorded
+ *   by OID (created_by, regrole), so a renamed creator keeps polling its
+ *   orders and a new role that took a dropped creator's name never
+ *   does (no lock is taken on the role: a poll is a read, and the worker
+ *   never waits for a DROP ROLE); any other row
  *   (known from webhooks only, or whose server was dropped) through the
  *   default server of the orders service, as the functions find it, with
  *   the user mapping of the worker's role (partner_svc.worker).
@@ -74,6 +78,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "call.h"
@@ -97,7 +102,7 @@ typedef struct RcItem
 	bool		checkout;		/* transactions, else order_states */
 	char	   *id;
 	char	   *server;			/* NULL: the default server */
-	char	   *role;			/* NULL: the worker's role */
+	Oid			roleid;			/* the creator; InvalidOid: the worker's role */
 } RcItem;
 
 static MemoryContext rc_cxt = NULL; /* the round's list */
@@ -112,12 +117,12 @@ static SPIPlanPtr record_plan[2] = {NULL, NULL};
 
 /* The due rows of both tables, oldest first. */
 static const char due_sql[] =
-"SELECT false, unique_id, server::text, created_by::text,"
+"SELECT false, unique_id, server::text, created_by::oid,"
 "       GREATEST(updated_at, polled_at) AS since"
 "  FROM partner_svc.order_states"
 " WHERE status <> ALL ($1) AND GREATEST(updated_at, polled_at) < $3"
 " UNION ALL "
-"SELECT true, transaction_id, server::text, created_by::text,"
+"SELECT true, transaction_id, server::text, created_by::oid,"
 "       GREATEST(updated_at, polled_at)"
 "  FROM partner_svc.transactions"
 " WHERE status <> ALL ($2) AND GREATEST(updated_at, polled_at) < $3"
@@ -255,7 +260,7 @@ psvc_wh_reconcile_record(void)
 		int			k = c->checkout ? 1 : 0;
 		Datum		args[5];
 		char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-		Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, NAMEOID, NAMEOID};
+		Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, NAMEOID, REGROLEOID};
 
 		if (record_plan[k] == NULL)
 			record_plan[k] = prepare(record_sql[k], 5, types);
@@ -264,7 +269,7 @@ psvc_wh_reconcile_record(void)
 		nulls[1] = c->custom_id[0] == '\0' ? 'n' : ' ';
 		args[2] = CStringGetTextDatum(c->status);
 		args[3] = DirectFunctionCall1(namein, CStringGetDatum(c->server));
-		args[4] = DirectFunctionCall1(namein, CStringGetDatum(c->role));
+		args[4] = ObjectIdGetDatum(c->roleid);
 		if (SPI_execute_plan(record_plan[k], args, nulls, false, 0) < 0)
 			elog(ERROR, "the reconciler could not record a created object");
 	}
@@ -303,7 +308,9 @@ start_round(void)
 		it->checkout = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
 		it->id = SPI_getvalue(tup, desc, 2);
 		it->server = SPI_getvalue(tup, desc, 3);
-		it->role = SPI_getvalue(tup, desc, 4);
+		it->roleid = DatumGetObjectId(SPI_getbinval(tup, desc, 4, &isnull));
+		if (isnull)
+			it->roleid = InvalidOid;
 		due = lappend(due, it);
 	}
 	MemoryContextSwitchTo(old);
@@ -321,12 +328,14 @@ poll_server(const RcItem *it)
 
 	if (fs != NULL)
 	{
-		Oid			roleid = it->role ? get_role_oid(it->role, true) : InvalidOid;
+		Oid			roleid = it->roleid;
 
 		server = psvc_options_server(fs->serverid);
 		if (strcmp(server->service, psvc_services[PSVC_SVC_ORDERS].name) != 0)
 			fs = NULL;
+		/* a dropped creator's OID is not a role: its mapping would be PUBLIC's */
 		else if (OidIsValid(roleid) &&
+				 SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(roleid)) &&
 				 psvc_server_aclcheck(fs->serverid, roleid, ACL_USAGE) == ACLCHECK_OK)
 			server->userid = roleid;
 	}

@@ -73,7 +73,7 @@ like($err, qr/rolled back/, 'a create rolled back: the warning says it was not u
 ok(wait_for(sub { sql("SELECT count(*) FROM partner_svc.order_states") == 6
 		&& sql("SELECT count(*) FROM partner_svc.transactions") == 1 }, 30),
 	'the worker recorded the six created orders and the checkout');
-is(sql("SELECT string_agg(DISTINCT source || ' ' || server || ' ' || (created_by = current_user), ',')
+is(sql("SELECT string_agg(DISTINCT source || ' ' || server || ' ' || (created_by = (SELECT oid FROM pg_roles WHERE rolname = current_user)), ',')
 	FROM partner_svc.order_states"), 'created orders true', 'source created, server and role recorded');
 is(sql("SELECT count(*) FROM partner_svc.order_states WHERE custom_id = 'L-6'"), 1,
 	'the order of the rolled-back transaction is recorded');

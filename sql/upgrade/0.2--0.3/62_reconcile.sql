@@ -10,7 +10,7 @@
 ALTER TABLE @extschema@.order_states
   ADD COLUMN source text NOT NULL DEFAULT 'webhook' CHECK (source IN ('webhook', 'poll', 'created')),
   ADD COLUMN server name,
-  ADD COLUMN created_by name,
+  ADD COLUMN created_by regrole,
   ADD COLUMN polled_at timestamptz;
 
 COMMENT ON TABLE @extschema@.order_states
@@ -19,7 +19,7 @@ IS 'latest status of each order, from webhooks first, else from status polling; 
 ALTER TABLE @extschema@.transactions
   ADD COLUMN source text NOT NULL DEFAULT 'webhook' CHECK (source IN ('webhook', 'poll', 'created')),
   ADD COLUMN server name,
-  ADD COLUMN created_by name,
+  ADD COLUMN created_by regrole,
   ADD COLUMN polled_at timestamptz;
 
 COMMENT ON TABLE @extschema@.transactions

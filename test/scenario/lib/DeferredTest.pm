@@ -20,13 +20,13 @@ our @EXPORT = qw(deferred_setup order_payload wait_done sender_pids sandbox_orde
 
 $ENV{SANDBOX_BIN} ||= (grep { -x } map { "$_/partner_svc_sandbox" } split /:/, $ENV{PATH})[0];
 
-# deferred_setup(name, sandbox => [args], conf => "lines", tier => T):
-# ($node, $sb)
+# deferred_setup(name, sandbox => [args], conf => "lines", tier => T,
+#   keys => [more sandbox keys, KEY=TIER]): ($node, $sb)
 sub deferred_setup
 {
 	my ($name, %o) = @_;
 	my $tier = $o{tier} // 'premium';
-	my $sb = Sandbox->start(keys => ["sandbox-key=$tier"],
+	my $sb = Sandbox->start(keys => ["sandbox-key=$tier", @{ $o{keys} // [] }],
 		args => $o{sandbox} // ['--time-scale', '0.01']);
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init(allows_streaming => $o{streaming} ? 1 : 0);
