@@ -34,7 +34,8 @@
  *
  * - One worker, registered by _PG_init when the library is preloaded
  *   (backend type "partner_svc webhook worker"), restarted by the
- *   postmaster 5 s after it dies.  It always runs; with
+ *   postmaster 5 s after it dies (not registered when partner_svc.worker
+ *   was refused at server start: psvc_guc_worker_refused).  It always runs; with
  *   no port in partner_svc.webhook_listener (the default) it only waits for a
  *   reload.  It connects to the database of partner_svc.worker, as
  *   its role (default: the bootstrap superuser), the first
