@@ -144,6 +144,17 @@ CREATE VIEW a.saga AS
 CALL sandbox.reset_stats();
 EXPLAIN (COSTS OFF) SELECT * FROM a.saga LIMIT 5;
 WITH l AS MATERIALIZED (SELECT * FROM a.saga LIMIT 5) SELECT count(*) FROM l;
+-- the sandbox logs a request once it has answered it, and the statement
+-- ends without waiting for the answers it no longer needs: wait (at most
+-- 10 s) until every scan's first request is in the log
+CREATE FUNCTION pg_temp.wait_for_routes(n int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1 .. 100 LOOP
+    EXIT WHEN (SELECT count(DISTINCT route) FROM sandbox.mine()) >= n;
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
+SELECT pg_temp.wait_for_routes(4);
 SELECT count(*) BETWEEN 4 AND 13 AS few_requests,
        count(DISTINCT route) AS routes
 FROM sandbox.mine();

@@ -125,6 +125,7 @@ typedef struct PsvcWorker
 } PsvcWorker;
 
 extern PsvcWorker psvc_guc_worker;
+extern bool psvc_guc_worker_refused(const char **why);
 
 /*
  * The worker's duties beside the webhooks, parsed from

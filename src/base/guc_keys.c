@@ -32,6 +32,7 @@
 #include <limits.h>
 
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/varlena.h"
 
@@ -352,10 +353,44 @@ psvc_guc_assign_listener(const char *newval, void *extra)
 	psvc_guc_webhook = *(PsvcWebhookListener *) extra;
 }
 
+/*
+ * Why the value of partner_svc.worker given for the server's start was
+ * refused, or "" (postmaster's memory, inherited by the workers).
+ */
+static char worker_refused[256] = "";
+
+/*
+ * A refused value keeps the default, the bootstrap superuser, in force,
+ * which is not what the operator asked for; so a refusal while the
+ * postmaster preloads the library (the value of the configuration file
+ * or the command line, which PostgreSQL only warns about) is remembered
+ * for psvc_guc_worker_refused.  A value refused later (ALTER SYSTEM, a
+ * reload) changes nothing that runs.
+ */
 bool
 psvc_guc_check_worker(char **newval, void **extra, GucSource source)
 {
-	return keys_check(&worker_list, newval, extra);
+	if (keys_check(&worker_list, newval, extra))
+		return true;
+	if (process_shared_preload_libraries_in_progress && !IsUnderPostmaster)
+		snprintf(worker_refused, sizeof(worker_refused), "%s",
+				 GUC_check_errdetail_string ? GUC_check_errdetail_string :
+				 "The value is not valid.");
+	return false;
+}
+
+/*
+ * The one decision "the configuration of the worker is invalid, stay
+ * stopped": true when partner_svc.worker was refused at server start,
+ * with the reason (a sentence) in *why.  The webhook worker and the
+ * deferred senders then never start, rather than run with another role
+ * than the one configured.
+ */
+bool
+psvc_guc_worker_refused(const char **why)
+{
+	*why = worker_refused;
+	return worker_refused[0] != '\0';
 }
 
 void

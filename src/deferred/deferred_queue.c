@@ -114,6 +114,7 @@ void
 psvc_deferred_init(void)
 {
 	BackgroundWorker w;
+	const char *why;
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -146,6 +147,16 @@ psvc_deferred_init(void)
 	w.bgw_main_arg = Int32GetDatum(0);
 	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
 	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
+
+	/* never a sender with another role than the one configured */
+	if (psvc_guc_worker_refused(&why))
+	{
+		ereport(WARNING,
+				(errmsg("partner_svc deferred senders stay stopped: invalid value for parameter \"partner_svc.worker\""),
+				 errdetail("%s", why),
+				 errhint("Correct partner_svc.worker and restart the server; until then deferred calls stay queued.")));
+		return;
+	}
 	RegisterBackgroundWorker(&w);
 }
 

@@ -34,7 +34,8 @@
  *
  * - One worker, registered by _PG_init when the library is preloaded
  *   (backend type "partner_svc webhook worker"), restarted by the
- *   postmaster 5 s after it dies.  It always runs; with
+ *   postmaster 5 s after it dies (not registered when partner_svc.worker
+ *   was refused at server start: psvc_guc_worker_refused).  It always runs; with
  *   no port in partner_svc.webhook_listener (the default) it only waits for a
  *   reload.  It connects to the database of partner_svc.worker, as
  *   its role (default: the bootstrap superuser), the first
@@ -181,6 +182,7 @@ static void
 wh_shmem_startup(void)
 {
 	bool		found;
+	const char *why;
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
@@ -191,6 +193,9 @@ wh_shmem_startup(void)
 		memset(wh_shared, 0, sizeof(PsvcWhShared));
 		SpinLockInit(&wh_shared->mutex);
 		strlcpy(wh_shared->state, "off", sizeof(wh_shared->state));
+		if (psvc_guc_worker_refused(&why))
+			snprintf(wh_shared->last_error, sizeof(wh_shared->last_error),
+					 "invalid value for parameter \"partner_svc.worker\": %s", why);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -205,6 +210,7 @@ void
 psvc_worker_init(void)
 {
 	BackgroundWorker w;
+	const char *why;
 
 	/* the settings are guc.c's; without preloading there is no worker */
 	if (!process_shared_preload_libraries_in_progress)
@@ -232,6 +238,16 @@ psvc_worker_init(void)
 	w.bgw_restart_time = PSVC_WH_RESTART_S;
 	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
 	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_worker_main");
+
+	/* never a worker with another role than the one configured */
+	if (psvc_guc_worker_refused(&why))
+	{
+		ereport(WARNING,
+				(errmsg("partner_svc webhook worker stays stopped: invalid value for parameter \"partner_svc.worker\""),
+				 errdetail("%s", why),
+				 errhint("Correct partner_svc.worker and restart the server; until then no webhook is received and nothing is polled.")));
+		return;
+	}
 	RegisterBackgroundWorker(&w);
 }
 

@@ -32,6 +32,9 @@ done
 
 pgxs=$(dirname "$("$PG_BIN/pg_config" --pgxs)")/..
 perl_lib=$(cd "$pgxs" && pwd)/test/perl
+# PostgreSQL's TAP framework runs pg_regress (--config-auth) for every
+# cluster it makes; make prove_installcheck passes it, prove alone does not
+pg_regress=$(cd "$pgxs" && pwd)/test/regress/pg_regress
 work=$(mktemp -d /tmp/psvc_deferred_bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/test"
@@ -47,7 +50,7 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 cd "$work"
 "${as_user[@]}" env PATH="$PG_BIN:$PATH" PERL5LIB="$perl_lib${PERL5LIB:+:$PERL5LIB}" \
-	TESTDIR="$work" SANDBOX_BIN="$PG_BIN/partner_svc_sandbox" \
+	TESTDIR="$work" PG_REGRESS="$pg_regress" SANDBOX_BIN="$PG_BIN/partner_svc_sandbox" \
 	DEFERRED_BENCH_REPS="${DEFERRED_BENCH_REPS:-}" DEFERRED_BENCH_CALLS="${DEFERRED_BENCH_CALLS:-}" \
 	prove test/bench/deferred_bench.pl
 rc=$?

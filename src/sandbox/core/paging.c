@@ -114,7 +114,12 @@ cursor_make(const char *bind, int64_t offset, int64_t page)
 	int64_t		issued = sb_sandbox_now_ms();
 	uint64_t	bh = sb_hash_str(bind, 0xb1dULL);
 
-	snprintf(plain, sizeof(plain), "%" PRId64 ".%" PRId64 ".%" PRId64 ".%016" PRIx64 ".%016" PRIx64,
+	/*
+	 * issued is zero-padded, so that a cursor's length (and a page's size)
+	 * does not depend on how long the sandbox has run: byte counts a test
+	 * or the README shows are then the same from run to run.
+	 */
+	snprintf(plain, sizeof(plain), "%" PRId64 ".%" PRId64 ".%013" PRId64 ".%016" PRIx64 ".%016" PRIx64,
 			 offset, page, issued, bh, cursor_mac(offset, page, issued, bh));
 	out = malloc(strlen(plain) * 2 + 4);
 	encode(plain, out);

@@ -169,4 +169,19 @@ for my $bad ([{ advance_ms => -1 }, 'negative advance'], [{ advance_ms => 1.5 },
 }
 is(clock($sb)->{json}{frozen}, $F, 'a refused body changes nothing');
 
+# --- a page's size does not depend on the clock ---
+# A cursor holds the sandbox time it was issued at, zero-padded: the same
+# page is as long a moment after the start as 100 sandbox days later, so
+# byte counts (EXPLAIN ANALYZE's Partner Bytes in README's excerpt) are the
+# same from run to run
+my $fresh = Sandbox->start(keys => ['k1=standard'], args => ['--seed', '3']);
+sub first_page { $fresh->req('GET', '/v1/movies/epic-saga/content/themes?limit=2', key => 'k1') }
+my $early = first_page();
+is($early->{status}, 200, 'a first page') or diag $early->{body};
+clock($fresh, { advance_ms => 100 * 86_400_000 });
+my $late = first_page();
+is(length($late->{json}{pagination}{next_cursor}), length($early->{json}{pagination}{next_cursor}),
+	'its cursor is as long 100 sandbox days later');
+is(length($late->{body}), length($early->{body}), 'and so is the page');
+
 done_testing();
