@@ -51,7 +51,7 @@ is($out, '0', 'other database: nothing queued');
 # --- 2. deferred_result() of a call in a queue no sender reads ---
 my $id = $node->safe_psql('other', q{
 INSERT INTO partner_svc.deferred_queue (operation, args, role, lanes)
-VALUES ('cancel_pending', '{"id": "A-2"}', current_user, '{order:A-2}') RETURNING id});
+VALUES ('cancel_pending', '{"id": "A-2"}', current_user::regrole, '{order:A-2}') RETURNING id});
 ($rc, $out, $err) = $node->psql('other', "SELECT partner_svc.deferred_result($id, '10 ms')");
 like($err, qr/timed out waiting for deferred call $id/, 'unserved queue: deferred_result times out');
 like($err, qr/serve database "postgres" only/, 'unserved queue: it names the served database');
