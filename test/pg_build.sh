@@ -6,6 +6,7 @@
 #
 #   bash test/pg_build.sh 18          # build (or reuse) 18, print its bindir
 #   PSVC_PG_CACHE=/some/dir bash test/pg_build.sh 18
+#   PSVC_PG_FLAVOR=release bash test/pg_build.sh 18   # no assertions: benchmarks
 #
 # The source package comes through a temporary apt configuration: a deb-src
 # line for the suite that carries the major, with its own lists directory,
@@ -31,8 +32,16 @@ case "$major" in
 	*) echo "pg_build.sh: major $major is not one partner_svc builds from source" >&2; exit 2 ;;
 esac
 
-configure_opts=(--enable-cassert --enable-debug --enable-tap-tests --with-openssl --with-icu
-	--without-readline --without-llvm)
+# PSVC_PG_FLAVOR=release builds without assertions, into MAJOR-release,
+# for the benchmarks (an assert-enabled server is several times slower);
+# the tests always use the default, assert.
+flavor=${PSVC_PG_FLAVOR:-assert}
+configure_opts=(--enable-tap-tests --with-openssl --with-icu --without-readline --without-llvm)
+case "$flavor" in
+	assert) configure_opts=(--enable-cassert --enable-debug "${configure_opts[@]}") ;;
+	release) ;;
+	*) echo "pg_build.sh: PSVC_PG_FLAVOR is assert or release, not \"$flavor\"" >&2; exit 2 ;;
+esac
 
 # The build needs these besides what test/setup.sh installs: the 18 tarball
 # no longer ships the generated parser files.
@@ -72,6 +81,7 @@ uri=$(mirror | head -n 1)
 [ -n "$uri" ] || { echo "pg_build.sh: no Debian mirror in this machine's apt sources" >&2; exit 1; }
 
 dest=$cache/$major
+[ "$flavor" = assert ] || dest=$cache/$major-$flavor
 mkdir -p "$cache"
 apt_dir=$(mktemp -d "$cache/apt.XXXXXX")
 trap 'rm -rf "$apt_dir"' EXIT
@@ -111,19 +121,19 @@ tarball=$(ls "$apt_dir"/src/postgresql-"$major"_*.orig.tar.* | head -n 1)
 # A fresh source tree each time the stamp changes: PostgreSQL's makefiles
 # do not track headers, so a tree configured with other options is not
 # reused.
-src=$cache/src-$major
+src=$cache/src-$major-$flavor
 rm -rf "$src" "$dest"
 mkdir -p "$src"
 tar -C "$src" --strip-components=1 -xf "$tarball"
 echo "pg_build.sh: building PostgreSQL $major in $dest (several minutes)" >&2
 (
 	cd "$src"
-	./configure --prefix="$dest" "${configure_opts[@]}" >"$cache/configure-$major.log" 2>&1 ||
-		{ tail -n 30 "$cache/configure-$major.log" >&2; exit 1; }
-	make -s -j"$(nproc)" >"$cache/make-$major.log" 2>&1 || { tail -n 40 "$cache/make-$major.log" >&2; exit 1; }
-	make -s install >>"$cache/make-$major.log" 2>&1 || { tail -n 40 "$cache/make-$major.log" >&2; exit 1; }
-	make -s -C contrib/citext install >>"$cache/make-$major.log" 2>&1 ||
-		{ tail -n 40 "$cache/make-$major.log" >&2; exit 1; }
+	./configure --prefix="$dest" "${configure_opts[@]}" >"$cache/configure-$major-$flavor.log" 2>&1 ||
+		{ tail -n 30 "$cache/configure-$major-$flavor.log" >&2; exit 1; }
+	make -s -j"$(nproc)" >"$cache/make-$major-$flavor.log" 2>&1 || { tail -n 40 "$cache/make-$major-$flavor.log" >&2; exit 1; }
+	make -s install >>"$cache/make-$major-$flavor.log" 2>&1 || { tail -n 40 "$cache/make-$major-$flavor.log" >&2; exit 1; }
+	make -s -C contrib/citext install >>"$cache/make-$major-$flavor.log" 2>&1 ||
+		{ tail -n 40 "$cache/make-$major-$flavor.log" >&2; exit 1; }
 )
 rm -rf "$src"
 echo "$stamp" >"$dest/.stamp"
