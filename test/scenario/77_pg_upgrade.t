@@ -155,9 +155,10 @@ ok($old->poll_query_until('postgres',
 # leaves them (docs/backups.md): queued here, then given the origin of
 # another cluster; they are held (defer() in database staging is refused:
 # the senders serve postgres only)
-old_sql(defer_sql($_)) for ('UH-1', 'UH-2');
-old_sql(q{UPDATE partner_svc.deferred_queue SET origin = '1/1'
-	WHERE args #>> '{payload,vignettes,0,custom_id}' LIKE 'UH-%'});
+# (in the transaction that queues them, so that no sender claims one first)
+old_sql(join(";\n", 'BEGIN', defer_sql('UH-1'), defer_sql('UH-2'),
+	q{UPDATE partner_svc.deferred_queue SET origin = '1/1'
+	WHERE args #>> '{payload,vignettes,0,custom_id}' LIKE 'UH-%'}, 'COMMIT'));
 is(old_sql('SELECT count(*) FROM partner_svc.deferred_calls WHERE held'), 2, 'old: two held calls');
 my $old_origin = old_sql('SELECT partner_svc.deferred_origin()');
 my $old_sysid = old_sql('SELECT system_identifier FROM pg_control_system()');
