@@ -60,23 +60,7 @@ sub payload_sql
 }
 
 # { custom_id => count } of the orders of the partner of key
-sub orders_of
-{
-	my ($key, $prefix) = @_;
-	my %n;
-	my $r = $sb->req('GET', '/_sandbox/orders/transactions', key => $key);
-	die "transactions: $r->{status} $r->{body}" unless $r->{status} == 200;
-	my $txs = ref $r->{json} eq 'HASH' ? ($r->{json}{data} // $r->{json}{transactions}) : $r->{json};
-	for my $t (@$txs)
-	{
-		for my $o (@{ $t->{orders} })
-		{
-			my $cid = $o->{custom_id} // '';
-			$n{$cid}++ if index($cid, $prefix) == 0;
-		}
-	}
-	return \%n;
-}
+sub orders_of { return sandbox_orders($sb, $_[1], $_[0]) }
 
 # the partners (sorted, distinct) of the logged requests whose method is
 # m and whose path matches re

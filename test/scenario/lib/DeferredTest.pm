@@ -86,14 +86,14 @@ sub sender_pids
 		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'partner_svc deferred sender' ORDER BY pid");
 }
 
-# sandbox_orders(sb, prefix): { custom_id => count } of the orders the
+# sandbox_orders(sb, prefix[, key]): { custom_id => count } of the orders the
 # sandbox holds whose custom id starts with prefix (its own records, read
 # through its admin route, outside the rate limits)
 sub sandbox_orders
 {
-	my ($sb, $prefix) = @_;
+	my ($sb, $prefix, $key) = @_;
 	my %n;
-	my $r = $sb->req('GET', '/_sandbox/orders/transactions', key => 'sandbox-key');
+	my $r = $sb->req('GET', '/_sandbox/orders/transactions', key => $key // 'sandbox-key');
 	die "transactions: $r->{status} $r->{body}" unless $r->{status} == 200;
 	my $txs = ref $r->{json} eq 'HASH' ? ($r->{json}{data} // $r->{json}{transactions}) : $r->{json};
 	for my $t (@$txs)
