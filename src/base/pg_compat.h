@@ -36,6 +36,7 @@
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
 #if PG_VERSION_NUM >= 170000
@@ -63,6 +64,21 @@
 #else
 #define PSVC_MODULE_MAGIC PG_MODULE_MAGIC
 #endif
+
+/*
+ * 16 keeps the GUCs in a hash table and lists them into an array it
+ * allocates (CurrentMemoryContext); before, the array was the table.
+ */
+static inline struct config_generic **
+psvc_guc_variables(int *n)
+{
+#if PSVC_PG16_GTE
+	return get_guc_variables(n);
+#else
+	*n = GetNumConfigOptions();
+	return get_guc_variables();
+#endif
+}
 
 /* 16 replaced the per-object ACL checks by object_aclcheck. */
 static inline AclResult

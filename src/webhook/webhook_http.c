@@ -131,11 +131,11 @@ psvc_wh_http_check_limits(void)
 	warned_in_flight = psvc_guc_webhook.max_body_in_flight;
 	ereport(WARNING,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("max_body_in_flight of partner_svc.webhook_listener (%d bytes) cannot hold one body of max_body (%d bytes)",
+			 errmsg("partner_svc.webhook_max_body_in_flight (%d bytes) cannot hold one body of partner_svc.webhook_max_body (%d bytes)",
 					psvc_guc_webhook.max_body_in_flight, psvc_guc_webhook.max_body),
 			 errdetail("Webhook bodies larger than %zu bytes are answered 413, since a body also holds one byte more than its length.",
 					   psvc_wh_http_body_cap()),
-			 errhint("Set max_body_in_flight of partner_svc.webhook_listener to at least %d bytes, or lower its max_body, and reload.",
+			 errhint("Set partner_svc.webhook_max_body_in_flight to at least %d bytes, or lower partner_svc.webhook_max_body, and reload.",
 					 psvc_guc_webhook.max_body + 1)));
 }
 

@@ -182,6 +182,7 @@ static void
 wh_shmem_startup(void)
 {
 	bool		found;
+	const char *setting;
 	const char *why;
 
 	if (prev_shmem_startup_hook)
@@ -193,16 +194,16 @@ wh_shmem_startup(void)
 		memset(wh_shared, 0, sizeof(PsvcWhShared));
 		SpinLockInit(&wh_shared->mutex);
 		strlcpy(wh_shared->state, "off", sizeof(wh_shared->state));
-		if (psvc_guc_worker_refused(&why))
+		if (psvc_guc_worker_refused(&setting, &why))
 			snprintf(wh_shared->last_error, sizeof(wh_shared->last_error),
-					 "invalid value for parameter \"partner_svc.worker\": %s", why);
+					 "untrusted setting \"%s\": %s", setting, why);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
 /*
  * Defines the webhook settings (in every process that loads the library;
- * partner_svc.worker only while preloading) and, while
+ * the worker's database and role only while preloading) and, while
  * preloading, asks for shared memory and registers the worker (except
  * in binary-upgrade mode).
  */
@@ -210,6 +211,7 @@ void
 psvc_worker_init(void)
 {
 	BackgroundWorker w;
+	const char *setting;
 	const char *why;
 
 	/* the settings are guc.c's; without preloading there is no worker */
@@ -240,12 +242,12 @@ psvc_worker_init(void)
 	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_worker_main");
 
 	/* never a worker with another role than the one configured */
-	if (psvc_guc_worker_refused(&why))
+	if (psvc_guc_worker_refused(&setting, &why))
 	{
 		ereport(WARNING,
-				(errmsg("partner_svc webhook worker stays stopped: invalid value for parameter \"partner_svc.worker\""),
+				(errmsg("partner_svc webhook worker stays stopped: untrusted setting \"%s\"", setting),
 				 errdetail("%s", why),
-				 errhint("Correct partner_svc.worker and restart the server; until then no webhook is received and nothing is polled.")));
+				 errhint("Correct partner_svc.worker_database and partner_svc.worker_role and restart the server; until then no webhook is received and nothing is polled.")));
 		return;
 	}
 	RegisterBackgroundWorker(&w);
@@ -466,7 +468,7 @@ wait_for_database(void)
 		if (strcmp(problem, logged) != 0)
 			ereport(WARNING,
 					(errmsg("partner_svc webhook worker cannot start: %s", problem),
-					 errhint("It checks again after pauses growing to %d seconds; fix the database or role of partner_svc.worker, or create what is missing.",
+					 errhint("It checks again after pauses growing to %d seconds; fix partner_svc.worker_database or partner_svc.worker_role, or create what is missing.",
 							 PSVC_WH_CHECK_MAX_MS / 1000)));
 		strlcpy(logged, problem, sizeof(logged));
 		worker_set_error(problem);
@@ -491,7 +493,7 @@ note_extension_missing(void)
 		ereport(WARNING,
 				(errmsg("partner_svc webhook worker answers 503: extension \"partner_svc\" is not installed in database \"%s\"",
 						psvc_guc_worker.database),
-				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.worker.")));
+				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.worker_database.")));
 	extension_missing = true;
 	worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
 	extension_pause_ms = extension_pause_ms == 0 ? PSVC_WH_CHECK_FIRST_MS
@@ -556,7 +558,7 @@ report_idle(void)
 		snprintf(buf, sizeof(buf), "listening for webhooks on %s port %d",
 				 running_address, running_port);
 	else
-		snprintf(buf, sizeof(buf), "not listening (port=%d in partner_svc.webhook_listener)", psvc_guc_webhook.port);
+		snprintf(buf, sizeof(buf), "not listening (partner_svc.webhook_port = %d)", psvc_guc_webhook.port);
 	pgstat_report_activity(STATE_IDLE, buf);
 }
 
@@ -613,7 +615,7 @@ sync_listener(void)
 		if (strcmp(err, last_bind_error) != 0)
 			ereport(WARNING,
 					(errmsg("partner_svc webhook worker cannot listen: %s", err),
-					 errhint("It tries again every %d seconds; change the address or port of partner_svc.webhook_listener and reload.",
+					 errhint("It tries again every %d seconds; change partner_svc.webhook_address or partner_svc.webhook_port and reload.",
 							 PSVC_WH_RETRY_BIND_MS / 1000)));
 		strlcpy(last_bind_error, err, sizeof(last_bind_error));
 		worker_set_error(err);
