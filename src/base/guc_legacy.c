@@ -11,9 +11,8 @@
  * the value is not empty they report, as a WARNING, which setting of 0.4
  * each key became and the lines to write instead.  The postmaster reports
  * it, at start and at every reload, into the server log; so does a
- * session that sets one (SET, ALTER ROLE, ALTER DATABASE).  The backends
- * re-reading the file at a reload stay silent, so that the warning is
- * logged once.  A 0.3 partner_svc.worker left at start also makes the
+ * session that writes one with ALTER SYSTEM.  The backends re-reading the
+ * file at a reload stay silent, so that the warning is logged once.  A 0.3 partner_svc.worker left at start also makes the
  * worker's connection untrusted (psvc_guc_refuse_worker): without it the
  * worker would run in database postgres as the bootstrap superuser.
  *
@@ -28,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -212,7 +212,7 @@ legacy_warn(const LegacySetting *setting, const char *value)
 			 errhint("Remove %s from the configuration and set the settings above instead.",
 					 setting->name) :
 			 unknown.len ?
-			 errhint("Replace %s by: %s; the keys %s have no successor.",
+			 errhint("Replace %s by: %s; unknown keys, ignored: %s.",
 					 setting->name, lines.data, unknown.data) :
 			 errhint("Replace %s by: %s.", setting->name, lines.data)));
 	pfree(map.data);
@@ -222,14 +222,16 @@ legacy_warn(const LegacySetting *setting, const char *value)
 
 /*
  * Whether this process reports a value: the postmaster (start and
- * reload, once into the log) and a session that sets it itself.
+ * reload, once into the log), and a session that sets it itself, or
+ * writes it with ALTER SYSTEM (which checks it as a value of the file,
+ * but inside a transaction, where no reload of the file runs).
  */
 static bool
 legacy_reports(const char *value, GucSource source)
 {
 	if (value == NULL || value[0] == '\0')
 		return false;
-	return !IsUnderPostmaster || source > PGC_S_FILE;
+	return !IsUnderPostmaster || source > PGC_S_FILE || IsTransactionState();
 }
 
 bool
