@@ -234,7 +234,7 @@ static const PsvcGuc gucs[] = {
 		"Cache TTLs are multiplied by it, and the rate-limit window is one minute times it (at least 100 ms).",
 		.assign_real = assign_time_scale},
 
-	{.name = "webhook_address", .type = PSVC_GUC_STRING,
+	{.name = "webhook_listen_address", .type = PSVC_GUC_STRING,
 		.var = &psvc_guc_webhook.address, .boot_string = "127.0.0.1",
 		.context = PGC_SIGHUP,
 		.short_desc = "Address the webhook listener listens on.",

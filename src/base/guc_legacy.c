@@ -49,7 +49,7 @@ typedef struct LegacySetting
 } LegacySetting;
 
 static const LegacyKey listener_keys[] = {
-	{"address", "webhook_address"},
+	{"address", "webhook_listen_address"},
 	{"port", "webhook_port"},
 	{"max_body", "webhook_max_body"},
 	{"max_body_in_flight", "webhook_max_body_in_flight"},

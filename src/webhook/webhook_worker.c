@@ -615,7 +615,7 @@ sync_listener(void)
 		if (strcmp(err, last_bind_error) != 0)
 			ereport(WARNING,
 					(errmsg("partner_svc webhook worker cannot listen: %s", err),
-					 errhint("It tries again every %d seconds; change partner_svc.webhook_address or partner_svc.webhook_port and reload.",
+					 errhint("It tries again every %d seconds; change partner_svc.webhook_listen_address or partner_svc.webhook_port and reload.",
 							 PSVC_WH_RETRY_BIND_MS / 1000)));
 		strlcpy(last_bind_error, err, sizeof(last_bind_error));
 		worker_set_error(err);

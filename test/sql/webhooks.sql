@@ -56,7 +56,7 @@ SET partner_svc.webhook_port = 8080;
 SET partner_svc.worker_database = 'regression';
 SET partner_svc.deferred_senders = 2;
 ALTER SYSTEM SET partner_svc.webhook_port = 70000;
-ALTER SYSTEM SET partner_svc.webhook_address = '';
+ALTER SYSTEM SET partner_svc.webhook_listen_address = '';
 \set VERBOSITY sqlstate
 ALTER SYSTEM SET partner_svc.webhook_max_body = 100;
 -- the worker's lock timeout is always bounded
@@ -67,7 +67,7 @@ ALTER SYSTEM SET partner_svc.deferred_senders = 0;
 ALTER SYSTEM SET partner_svc.webhook_max_bdy = '1MB';
 ALTER SYSTEM SET partner_svc.webhook_request_timeout = 'ten';
 -- one ALTER SYSTEM a setting: each is written alone
-ALTER SYSTEM SET partner_svc.webhook_address = '::1';
+ALTER SYSTEM SET partner_svc.webhook_listen_address = '::1';
 ALTER SYSTEM SET partner_svc.webhook_port = 8443;
 ALTER SYSTEM SET partner_svc.webhook_max_body = '1MB';
 ALTER SYSTEM SET partner_svc.webhook_max_body_in_flight = '32MB';
@@ -80,7 +80,7 @@ ALTER SYSTEM SET partner_svc.deferred_give_up = '2h';
 ALTER SYSTEM SET partner_svc.poll_after = '25min';
 ALTER SYSTEM SET partner_svc.webhook_keep_events = 0;
 ALTER SYSTEM SET partner_svc.worker_role = 'partner_hooks';
-ALTER SYSTEM RESET partner_svc.webhook_address;
+ALTER SYSTEM RESET partner_svc.webhook_listen_address;
 ALTER SYSTEM RESET partner_svc.webhook_port;
 ALTER SYSTEM RESET partner_svc.webhook_max_body;
 ALTER SYSTEM RESET partner_svc.webhook_max_body_in_flight;
