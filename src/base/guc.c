@@ -126,6 +126,10 @@ static bool check_not_empty(char **newval, void **extra, GucSource source);
 static bool check_worker_database(char **newval, void **extra, GucSource source);
 static bool check_worker_role(char **newval, void **extra, GucSource source);
 static void refuse_misspelt_worker_names(void);
+static void refuse_worker(const char *setting, const char *why);
+static bool check_legacy_listener(char **newval, void **extra, GucSource source);
+static bool check_legacy_worker(char **newval, void **extra, GucSource source);
+static bool check_legacy_tasks(char **newval, void **extra, GucSource source);
 
 /*
  * The table.  The order is the order of docs/reference.md: the requests,
@@ -369,17 +373,17 @@ static const PsvcGuc gucs[] = {
 		.var = &legacy_listener, .boot_string = "",
 		.context = PGC_SIGHUP, .flags = LEGACY_FLAGS,
 		.short_desc = "Replaced in 0.4 by partner_svc.webhook_*.",
-		.check_string = psvc_guc_check_legacy_listener},
+		.check_string = check_legacy_listener},
 	{.name = "worker", .type = PSVC_GUC_STRING,
 		.var = &legacy_worker, .boot_string = "",
 		.context = PGC_POSTMASTER, .flags = LEGACY_FLAGS,
 		.short_desc = "Replaced in 0.4 by partner_svc.worker_database and partner_svc.worker_role.",
-		.check_string = psvc_guc_check_legacy_worker},
+		.check_string = check_legacy_worker},
 	{.name = "worker_tasks", .type = PSVC_GUC_STRING,
 		.var = &legacy_tasks, .boot_string = "",
 		.context = PGC_SIGHUP, .flags = LEGACY_FLAGS,
 		.short_desc = "Replaced in 0.4 by partner_svc.deferred_*, poll_* and webhook_keep_* / webhook_max_rejects.",
-		.check_string = psvc_guc_check_legacy_tasks},
+		.check_string = check_legacy_tasks},
 };
 
 /* Defines the settings; from _PG_init, once per process. */
@@ -560,8 +564,8 @@ assign_webhook_secret(const char *newval, void *extra)
  * The first reason is kept.  Later (ALTER SYSTEM, a reload) nothing is
  * remembered: the values that run were decided at start.
  */
-void
-psvc_guc_refuse_worker(const char *setting, const char *why)
+static void
+refuse_worker(const char *setting, const char *why)
 {
 	if (!process_shared_preload_libraries_in_progress || IsUnderPostmaster)
 		return;
@@ -598,7 +602,7 @@ check_worker_database(char **newval, void **extra, GucSource source)
 {
 	if (check_not_empty(newval, extra, source))
 		return true;
-	psvc_guc_refuse_worker("partner_svc.worker_database",
+	refuse_worker("partner_svc.worker_database",
 						   "The database of the worker must not be empty.");
 	return false;
 }
@@ -610,7 +614,7 @@ check_worker_role(char **newval, void **extra, GucSource source)
 	if (*newval == NULL || strlen(*newval) < NAMEDATALEN)
 		return true;
 	GUC_check_errdetail("A role name has at most %d bytes.", NAMEDATALEN - 1);
-	psvc_guc_refuse_worker("partner_svc.worker_role",
+	refuse_worker("partner_svc.worker_role",
 						   psprintf("A role name has at most %d bytes.", NAMEDATALEN - 1));
 	return false;
 }
@@ -655,8 +659,41 @@ refuse_misspelt_worker_names(void)
 			pg_strncasecmp(name, prefix, strlen(prefix)) != 0 ||
 			!looks_like_worker_name(name + strlen(prefix)))
 			continue;
-		psvc_guc_refuse_worker(name,
+		refuse_worker(name,
 							   psprintf("\"%s\" is no setting of partner_svc; the worker's are partner_svc.worker_database and partner_svc.worker_role.",
 										name));
 	}
+}
+
+
+/* ---------------------------------------------------------------------
+ * The strings of 0.3: reported (guc_legacy.c), never refused or applied
+ * ---------------------------------------------------------------------
+ */
+
+static bool
+check_legacy_listener(char **newval, void **extra, GucSource source)
+{
+	(void) psvc_guc_legacy_report("webhook_listener", *newval, source);
+	return true;
+}
+
+static bool
+check_legacy_tasks(char **newval, void **extra, GucSource source)
+{
+	(void) psvc_guc_legacy_report("worker_tasks", *newval, source);
+	return true;
+}
+
+/*
+ * partner_svc.worker is also a reason to keep the worker stopped: its
+ * database and role are not the ones in force.
+ */
+static bool
+check_legacy_worker(char **newval, void **extra, GucSource source)
+{
+	if (psvc_guc_legacy_report("worker", *newval, source))
+		refuse_worker("partner_svc.worker",
+					  "partner_svc.worker of 0.3 is ignored; the worker's database and role are partner_svc.worker_database and partner_svc.worker_role.");
+	return true;
 }

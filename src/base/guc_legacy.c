@@ -7,14 +7,15 @@
  *
  * They stay defined, hidden from pg_settings and the sample file, for one
  * purpose: a configuration that still sets one is never silently
- * ignored.  Their check hooks accept any value and change nothing; when
- * the value is not empty they report, as a WARNING, which setting of 0.4
- * each key became and the lines to write instead.  The postmaster reports
- * it, at start and at every reload, into the server log; so does a
- * session that writes one with ALTER SYSTEM.  The backends re-reading the
- * file at a reload stay silent, so that the warning is logged once.  A 0.3 partner_svc.worker left at start also makes the
- * worker's connection untrusted (psvc_guc_refuse_worker): without it the
- * worker would run in database postgres as the bootstrap superuser.
+ * ignored.  Their check hooks (guc.c) accept any value and change
+ * nothing; when the value is not empty they report it here, as a WARNING
+ * naming the setting of 0.4 each key became and the lines to write
+ * instead.  The postmaster reports it, at start and at every reload, into
+ * the server log; so does a session that writes one with ALTER SYSTEM.
+ * The backends re-reading the file at a reload stay silent, so that the
+ * warning is logged once.  A 0.3 partner_svc.worker left at start also
+ * makes guc.c distrust the worker's connection: without it the worker
+ * would run in database postgres as the bootstrap superuser.
  *
  * The same table, key to successor, is the table of docs/upgrades.md.
  *
@@ -234,34 +235,23 @@ legacy_reports(const char *value, GucSource source)
 	return !IsUnderPostmaster || source > PGC_S_FILE || IsTransactionState();
 }
 
-bool
-psvc_guc_check_legacy_listener(char **newval, void **extra, GucSource source)
-{
-	if (legacy_reports(*newval, source))
-		legacy_warn(&listener, *newval);
-	return true;
-}
-
-bool
-psvc_guc_check_legacy_tasks(char **newval, void **extra, GucSource source)
-{
-	if (legacy_reports(*newval, source))
-		legacy_warn(&tasks, *newval);
-	return true;
-}
-
 /*
- * partner_svc.worker is also a reason to keep the worker stopped: its
- * database and role are not the ones in force.
+ * Reports value of the 0.3 setting name (without "partner_svc.") when
+ * this process reports one; true if it did.
  */
 bool
-psvc_guc_check_legacy_worker(char **newval, void **extra, GucSource source)
+psvc_guc_legacy_report(const char *name, const char *value, GucSource source)
 {
-	if (legacy_reports(*newval, source))
-	{
-		legacy_warn(&worker, *newval);
-		psvc_guc_refuse_worker("partner_svc.worker",
-							   "partner_svc.worker of 0.3 is ignored; the worker's database and role are partner_svc.worker_database and partner_svc.worker_role.");
-	}
-	return true;
+	static const LegacySetting *const settings[] = {&listener, &worker, &tasks};
+
+	if (!legacy_reports(value, source))
+		return false;
+	for (int i = 0; i < lengthof(settings); i++)
+		if (strcmp(settings[i]->name + strlen("partner_svc."), name) == 0)
+		{
+			legacy_warn(settings[i], value);
+			return true;
+		}
+	elog(ERROR, "unknown 0.3 setting \"%s\"", name);
+	return false;				/* keep compiler quiet */
 }
