@@ -128,7 +128,7 @@ psvc_deferred_init(void)
 	 * No sender in the servers pg_upgrade runs (binary-upgrade mode): the
 	 * old one's would send calls while the DBA has the cluster down for
 	 * the upgrade, and the new one's would hold database postgres (the
-	 * default of partner_svc.worker) open, which pg_upgrade drops and
+	 * default of partner_svc.worker_database) open, which pg_upgrade drops and
 	 * recreates.  The dynamic senders are started by sender 0 alone.
 	 */
 	if (IsBinaryUpgrade)

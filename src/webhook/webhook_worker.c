@@ -21,7 +21,7 @@
  *     answers every held delivery 503 and only then stops libmicrohttpd;
  *   - memory for a body is obtained before the body is read (Content-Length
  *     known) or marked missing (chunked), and counted against
- *     max_body_in_flight (partner_svc.webhook_listener): out of memory or an
+ *     partner_svc.webhook_max_body_in_flight: out of memory or an
  *     exhausted budget is a 503 decided in the callback, never an ERROR
  *     while a delivery is held; the worker parses the body in place,
  *     without a copy;
@@ -34,10 +34,10 @@
  *
  * - One worker, registered by _PG_init when the library is preloaded
  *   (backend type "partner_svc webhook worker"), restarted by the
- *   postmaster 5 s after it dies (not registered when partner_svc.worker
- *   was refused at server start: psvc_guc_worker_refused).  It always runs; with
- *   no port in partner_svc.webhook_listener (the default) it only waits for a
- *   reload.  It connects to the database of partner_svc.worker, as
+ *   postmaster 5 s after it dies (not registered when the worker's database
+ *   or role was not trusted at server start: psvc_guc_worker_refused).  It always runs; with
+ *   partner_svc.webhook_port 0 (the default) it only waits for a
+ *   reload.  It connects to partner_svc.worker_database, as
  *   its role (default: the bootstrap superuser), the first
  *   time it has a port, so an unused worker needs no database.
  * - Connecting to a database that does not exist is a FATAL the worker
@@ -54,8 +54,7 @@
  *   or database defaults (PGC_S_OVERRIDE): synchronous_commit = on (a 200
  *   means durable), search_path = pg_catalog, pg_temp,
  *   default_transaction_read_only = off, default_transaction_isolation =
- *   read committed, and lock_timeout = the lock_timeout of
- *   partner_svc.webhook_listener
+ *   read committed, and lock_timeout = partner_svc.webhook_lock_timeout
  *   (a batch never waits longer for a lock; it is answered 503).
  * - The loop waits on one WaitEventSet: the latch (SIGHUP, SIGTERM), the
  *   postmaster's death (WL_EXIT_ON_PM_DEATH), and libmicrohttpd's epoll
@@ -73,7 +72,7 @@
  *   reopened (the cap per address, or a secret removed from a listener
  *   that is not on loopback).  Database and role are PGC_POSTMASTER.
  * - Beside the webhooks, while connected, each turn runs the duties of
- *   partner_svc.worker_tasks (run_tasks): records of orders created
+ *   the worker's duties (partner_svc.poll_*, webhook_keep_*) (run_tasks): records of orders created
  *   through partner_svc and the status polling of those webhooks left
  *   behind (webhook_reconcile.c), and the retention of webhook_events and
  *   webhook_rejects (webhook_prune.c), each in transactions of its own and
@@ -403,7 +402,7 @@ set_connecting(bool on)
  * Pins the settings of the worker's transactions (see the file header).
  * PGC_S_OVERRIDE wins over the role's and database's defaults and over
  * the configuration file, so a reload keeps them; called again after a
- * reload for the lock_timeout of partner_svc.webhook_listener.
+ * reload for partner_svc.webhook_lock_timeout.
  */
 static void
 pin_settings(void)
@@ -667,12 +666,12 @@ serve(void)
 }
 
 /*
- * The worker's duties beside the webhooks (partner_svc.worker_tasks),
+ * The worker's duties beside the webhooks (partner_svc.poll_*, webhook_keep_*),
  * each in transactions of its own: recording the objects created through
  * partner_svc and polling the statuses webhooks left behind
  * (webhook_reconcile.c), and the retention of received webhooks
  * (webhook_prune.c).  They run while the worker is connected, that is
- * once partner_svc.webhook_listener has a port.  An ERROR is caught by
+ * once partner_svc.webhook_port is set.  An ERROR is caught by
  * psvc_worker_main as any other.
  */
 static void
