@@ -60,6 +60,7 @@
 #include "utils/builtins.h"
 #include "utils/formatting.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/varlena.h"
 
 #include "guc.h"

@@ -36,7 +36,6 @@
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
-#include "utils/guc_tables.h"
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
 #if PG_VERSION_NUM >= 170000
@@ -68,7 +67,10 @@
 /*
  * 16 keeps the GUCs in a hash table and lists them into an array it
  * allocates (CurrentMemoryContext); before, the array was the table.
+ * Only for a file that includes utils/guc_tables.h (guc.c): from 16 that
+ * header declares names, such as find_option, that other files use.
  */
+#ifdef GUC_TABLES_H
 static inline struct config_generic **
 psvc_guc_variables(int *n)
 {
@@ -79,6 +81,7 @@ psvc_guc_variables(int *n)
 	return get_guc_variables();
 #endif
 }
+#endif
 
 /* 16 replaced the per-object ACL checks by object_aclcheck. */
 static inline AclResult
