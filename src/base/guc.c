@@ -134,8 +134,9 @@ static bool check_legacy_tasks(char **newval, void **extra, GucSource source);
 
 /*
  * The table.  The order is the order of docs/reference.md: the requests,
- * the limiter and its fleet quota, the cache and estimates, the clock,
- * the webhook worker.
+ * the limiter and its fleet quota, the cache, estimates and clock, the
+ * webhook listener, the worker's database and role, deferred calls,
+ * polling and retention; then the strings of 0.3.
  */
 static const PsvcGuc gucs[] = {
 	{.name = "connect_timeout", .type = PSVC_GUC_INT,
@@ -298,25 +299,6 @@ static const PsvcGuc gucs[] = {
 		.short_desc = "Values the X-Partner-Webhook-Secret header of each webhook may have.",
 		.long_desc = "Empty: no header is required.  During a rotation, the new secret and the former one, separated by a comma.",
 		.check_string = check_webhook_secret, .assign_string = assign_webhook_secret},
-	{.name = "webhook_keep_events", .type = PSVC_GUC_INT,
-		.var = &psvc_guc_tasks.keep_events, .boot = 30 * DAY_S,
-		.min = 0, .max = INT_MAX,
-		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
-		.short_desc = "How long rows of partner_svc.webhook_events are kept.",
-		.long_desc = "Zero keeps them all."},
-	{.name = "webhook_keep_rejects", .type = PSVC_GUC_INT,
-		.var = &psvc_guc_tasks.keep_rejects, .boot = 7 * DAY_S,
-		.min = 0, .max = INT_MAX,
-		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
-		.short_desc = "How long rows of partner_svc.webhook_rejects are kept.",
-		.long_desc = "Zero keeps them all (up to webhook_max_rejects)."},
-	{.name = "webhook_max_rejects", .type = PSVC_GUC_INT,
-		.var = &psvc_guc_tasks.max_rejects, .boot = 10000,
-		.min = 0, .max = INT_MAX,
-		.context = PGC_SIGHUP,
-		.short_desc = "Rows of partner_svc.webhook_rejects kept at most, the oldest deleted first.",
-		.long_desc = "Zero: no cap."},
-
 	{.name = "worker_database", .type = PSVC_GUC_STRING,
 		.var = &psvc_guc_worker.database, .boot_string = "postgres",
 		.context = PGC_POSTMASTER,
@@ -368,6 +350,24 @@ static const PsvcGuc gucs[] = {
 		.context = PGC_SIGHUP,
 		.short_desc = "Percent of a route's rate limit that polling may use.",
 		.long_desc = "Zero: no polling."},
+	{.name = "webhook_keep_events", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.keep_events, .boot = 30 * DAY_S,
+		.min = 0, .max = INT_MAX,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
+		.short_desc = "How long rows of partner_svc.webhook_events are kept.",
+		.long_desc = "Zero keeps them all."},
+	{.name = "webhook_keep_rejects", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.keep_rejects, .boot = 7 * DAY_S,
+		.min = 0, .max = INT_MAX,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
+		.short_desc = "How long rows of partner_svc.webhook_rejects are kept.",
+		.long_desc = "Zero keeps them all (up to webhook_max_rejects)."},
+	{.name = "webhook_max_rejects", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.max_rejects, .boot = 10000,
+		.min = 0, .max = INT_MAX,
+		.context = PGC_SIGHUP,
+		.short_desc = "Rows of partner_svc.webhook_rejects kept at most, the oldest deleted first.",
+		.long_desc = "Zero: no cap."},
 
 	/* the settings of 0.3, kept only to say what replaced them */
 	{.name = "webhook_listener", .type = PSVC_GUC_STRING,
