@@ -146,7 +146,7 @@ jobs_result_json(const jobs_family *fam, const char *job_id, json_t *options)
 			json_array_append_new(labels,
 								  json_pack("{s:s, s:f}", "label",
 											words[sb_hash(h, (uint64_t) i + 100) % NWORDS],
-											0.9 - 0.3 * i));
+											"score", 0.9 - 0.3 * i));
 		json_object_set_new(out, "labels", labels);
 	}
 	else if (strcmp(fam->name, "extract") == 0)
