@@ -125,7 +125,8 @@ jobs_result_json(const jobs_family *fam, const char *job_id, json_t *options)
 			json_array_append_new(pages, json_pack("{s:i, s:o}", "page", p,
 												   "text", sentence(h + (uint64_t) p, 8)));
 		json_object_set_new(out, "pages", pages);
-		json_object_set_new(out, "confidence", json_real(0.80 + (double) (h % 20) / 100.0));
+		/* multiples of 1/64, which JSON writes exactly: 0.75 .. 0.984375 */
+		json_object_set_new(out, "confidence", json_real(0.75 + (double) (h % 16) / 64.0));
 	}
 	else if (strcmp(fam->name, "translate") == 0)
 	{
@@ -146,7 +147,7 @@ jobs_result_json(const jobs_family *fam, const char *job_id, json_t *options)
 			json_array_append_new(labels,
 								  json_pack("{s:s, s:f}", "label",
 											words[sb_hash(h, (uint64_t) i + 100) % NWORDS],
-											"score", 0.9 - 0.3 * i));
+											"score", 0.875 / (double) (1 << i)));
 		json_object_set_new(out, "labels", labels);
 	}
 	else if (strcmp(fam->name, "extract") == 0)
