@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  * jobs.c
- *	  Sandbox of the six document-processing job families of document 002
- *	  D, whose paths and shapes the document does not show
- *	  (docs/sandbox-jobs.md): per family a model list, a job history, job
+ *	  Sandbox of the six document-processing job families, whose paths and
+ *	  shapes the service's description leaves open; the shapes chosen are
+ *	  in docs/sandbox-jobs.md: per family a model list, a job history, job
  *	  creation, a job's status and its result.
  *
  * Design notes:
