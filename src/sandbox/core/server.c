@@ -551,20 +551,29 @@ logged_query(sb_request *req)
 	char	   *out;
 	char	   *o;
 
-	out = malloc(strlen(q) + 16 * (strlen(q) / 8 + 1) + 1);
+	/* each masked value becomes 8 bytes; a pair takes at least 2 */
+	out = malloc(strlen(q) * 5 + 9);
 	o = out;
 	while (*q)
 	{
 		const char *end = strchr(q, '&');
 		size_t		plen = end ? (size_t) (end - q) : strlen(q);
+		const char *eq = memchr(q, '=', plen);
+		char	   *key = strndup(q, eq ? (size_t) (eq - q) : plen);
 
-		if (plen >= 8 && strncmp(q, "api_key=", 8) == 0)
-			o += sprintf(o, "api_key=REDACTED");
+		url_decode(key, true);	/* as parse_query reads it: api%5Fkey too */
+		if (eq && strcmp(key, "api_key") == 0)
+		{
+			memcpy(o, q, (size_t) (eq - q) + 1);
+			o += eq - q + 1;
+			o += sprintf(o, "REDACTED");
+		}
 		else
 		{
 			memcpy(o, q, plen);
 			o += plen;
 		}
+		free(key);
 		q += plen;
 		if (*q == '&')
 			*o++ = *q++;

@@ -206,6 +206,10 @@ sub translate
 	is($r->{json}{error}{code}, 'unknown_parameter', 'ocr: api_key is an unknown parameter');
 	is(last_logged($sb, 'GET /jobs/ocr/history')->{query}, 'api_key=REDACTED',
 	   'ocr: the log hides a key sent in the query there too');
+	$r = $sb->req('GET', "/jobs/classify/models?limit=2&api%5Fkey=$K1");
+	is($r->{status}, 200, 'classify: a percent-encoded parameter name is the same parameter');
+	is(last_logged($sb, 'GET /jobs/classify/models')->{query}, 'limit=2&api%5Fkey=REDACTED',
+	   'classify: the log hides its value too');
 
 	my $all = $sb->req('GET', '/_sandbox/requests')->{body};
 	unlike($all, qr/\Q$K1\E|\Q$K2\E/, 'no key appears in the request log');
