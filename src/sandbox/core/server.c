@@ -499,13 +499,50 @@ ack_now(struct MHD_Connection *conn)
 #endif
 }
 
+typedef struct header_kinds
+{
+	char	   *buf;
+	size_t		len;
+} header_kinds;
+
+/*
+ * For auth_kinds: a header other than Authorization whose value is a
+ * configured API key, alone or after a prefix word ("Token <key>"), is
+ * noted as "header:<name>" (the name lower-cased), so that the log shows
+ * a key sent in a header of the client's choice (X-API-Key, ...).
+ */
+static enum MHD_Result
+note_key_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	header_kinds *hk = cls;
+	const char *sp;
+	size_t		used = strlen(hk->buf);
+
+	if (key == NULL || value == NULL || strcasecmp(key, "Authorization") == 0)
+		return MHD_YES;
+	sp = strrchr(value, ' ');
+	if (sb_partner_by_key(value) == NULL && (sp == NULL || sb_partner_by_key(sp + 1) == NULL))
+		return MHD_YES;
+	if (used + strlen(key) + 9 < hk->len)
+	{
+		char	   *o = hk->buf + used;
+
+		o += sprintf(o, "%sheader:", used ? "," : "");
+		for (const char *k = key; *k; k++)
+			*o++ = (char) tolower((unsigned char) *k);
+		*o = '\0';
+	}
+	return MHD_YES;
+}
+
 /*
  * The credentials a request carried, as the request log shows them
  * (never their values): a comma-separated list of "bearer:key" (a
  * configured API key), "bearer:token" / "bearer:expired" (an access token
  * of POST /oauth/token, live or expired), "bearer:unknown", "basic",
- * "other" (another Authorization scheme), "query:api_key" (the query
- * parameter api_key), or "none".
+ * "other" (another Authorization scheme), "header:<name>" (another header
+ * holding an API key), "query:api_key" (the query parameter api_key), or
+ * "none".
  */
 static void
 auth_kinds(sb_request *req, const char *auth, char *buf, size_t len)
@@ -531,6 +568,13 @@ auth_kinds(sb_request *req, const char *auth, char *buf, size_t len)
 			snprintf(buf, len, "basic");
 		else
 			snprintf(buf, len, "other");
+	}
+	if (req->conn != NULL)
+	{
+		header_kinds hk = {buf, len};
+
+		MHD_get_connection_values((struct MHD_Connection *) req->conn, MHD_HEADER_KIND,
+								  note_key_header, &hk);
 	}
 	if (sb_query(req, "api_key") != NULL)
 		snprintf(buf + strlen(buf), len - strlen(buf), "%squery:api_key", buf[0] ? "," : "");

@@ -229,6 +229,16 @@ sub translate
 	is(last_logged($sb, 'GET /todos')->{auth}, 'none', 'todos: none');
 	$sb->req('GET', '/todos', headers => { Authorization => 'Token x' });
 	is(last_logged($sb, 'GET /todos')->{auth}, 'other', 'todos: another scheme');
+	# a key in a header of the client's choice, alone or after a prefix
+	$sb->req('GET', '/todos', headers => { 'X-API-Key' => $K1 });
+	is(last_logged($sb, 'GET /todos')->{auth}, 'header:x-api-key', 'todos: a key in X-API-Key');
+	$sb->req('GET', '/public/orders', key => $K2, headers => { 'X-Partner-Key' => "Token $K1" });
+	is(last_logged($sb, 'GET /public/orders')->{auth}, 'bearer:key,header:x-partner-key',
+	   'orders: the Bearer key and a prefixed key in another header');
+	$sb->req('GET', '/todos', headers => { 'X-API-Key' => 'not-a-key' });
+	is(last_logged($sb, 'GET /todos')->{auth}, 'none', 'todos: a header without a key is not noted');
+	unlike($sb->req('GET', '/_sandbox/requests')->{body}, qr/\Q$K1\E|\Q$K2\E/,
+		   'still no key in the log');
 }
 
 done_testing();
