@@ -64,7 +64,7 @@ ALTER SYSTEM SET partner_svc.webhook_lock_timeout = 0;
 \set VERBOSITY default
 ALTER SYSTEM SET partner_svc.deferred_senders = 0;
 -- a misspelt name is refused (the prefix is reserved), a wrong value too
-ALTER SYSTEM SET partner_svc.webhook_max_bdy = '1MB';
+SET partner_svc.webhook_max_bdy = '1MB';
 ALTER SYSTEM SET partner_svc.webhook_request_timeout = 'ten';
 -- one ALTER SYSTEM a setting: each is written alone
 ALTER SYSTEM SET partner_svc.webhook_listen_address = '::1';
