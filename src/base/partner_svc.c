@@ -42,6 +42,7 @@
 #include "inflight.h"
 #include "fdw.h"
 #include "handoff.h"
+#include "tokens.h"
 
 PSVC_MODULE_MAGIC;
 
@@ -64,6 +65,7 @@ _PG_init(void)
 	psvc_inflight_init();
 	psvc_fdw_jit_init();
 	psvc_handoff_init();
+	psvc_token_init();
 	psvc_deferred_init();
 
 	MarkGUCPrefixReserved("partner_svc");

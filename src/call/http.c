@@ -100,6 +100,8 @@ static void response_to_server(PsvcTransfer *t);
 static void response_error_context(void *arg);
 static void attempt_finished(PsvcTransfer *t, CURLcode code);
 static void complete_transfer(PsvcTransfer *t);
+static void add_key(PsvcTransfer *t, const PsvcServer *server, char *key);
+static void add_token(PsvcTransfer *t, const PsvcServer *server, char *key);
 
 /* What the wait loop (http_wait.c) calls back. */
 static const PsvcHttpDriver http_driver = {
@@ -143,6 +145,11 @@ transfer_release(void *arg)
 	{
 		curl_slist_free_all(t->headers);
 		t->headers = NULL;
+	}
+	if (t->send_url != NULL)
+	{
+		explicit_bzero(t->send_url, strlen(t->send_url));
+		t->send_url = NULL;
 	}
 	psvc_http_unlink(t);
 	if (t->state != XFER_DONE)
@@ -378,20 +385,10 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 	 * the key leaves our memory before anything can raise
 	 */
 	key = psvc_options_api_key(server);
-	if (key != NULL)
-	{
-		char	   *h = psprintf("Authorization: Bearer %s", key);
-		bool		added = psvc_http_try_add_header(t, h);
-
-		explicit_bzero(h, strlen(h));
-		explicit_bzero(key, strlen(key));
-		pfree(h);
-		pfree(key);
-		if (!added)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory")));
-	}
+	if (server->auth == PSVC_AUTH_OAUTH2)
+		add_token(t, server, key);
+	else if (key != NULL)
+		add_key(t, server, key);
 	psvc_http_add_header(t, "Accept: application/json");
 	/* every body of the documents is JSON */
 	if (t->body != NULL)
@@ -427,6 +424,72 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 }
 
 
+
+/*
+ * auth oauth2: the access token of the client whose id and secret key
+ * holds (http_token.c), in the Authorization header; key is zeroed.
+ */
+static void
+add_token(PsvcTransfer *t, const PsvcServer *server, char *key)
+{
+	PG_TRY();
+	{
+		psvc_http_token_add(t, server, key);
+	}
+	PG_FINALLY();
+	{
+		if (key != NULL)
+			explicit_bzero(key, strlen(key));
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Sends key as server's option auth says: in a header (Authorization:
+ * Bearer, or auth_header with auth_prefix), or in the query parameter
+ * auth_param of t->send_url, the URL given to libcurl only (t->url, which
+ * the limiter, the cache, the views and every message show, never holds
+ * it).  Zeroes key and every copy made here; the transfer's copy of the
+ * URL is zeroed when it is released.
+ */
+static void
+add_key(PsvcTransfer *t, const PsvcServer *server, char *key)
+{
+	if (server->auth == PSVC_AUTH_QUERY)
+	{
+		char	   *enc = curl_easy_escape(NULL, key, 0);
+
+		explicit_bzero(key, strlen(key));
+		if (enc == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		t->send_url = psprintf("%s%c%s=%s", t->url,
+							   strchr(t->url, '?') ? '&' : '?',
+							   server->auth_param, enc);
+		explicit_bzero(enc, strlen(enc));
+		curl_free(enc);
+	}
+	else
+	{
+		char	   *h;
+		bool		added;
+
+		if (server->auth == PSVC_AUTH_HEADER)
+			h = psprintf("%s: %s%s%s", server->auth_header,
+						 server->auth_prefix ? server->auth_prefix : "",
+						 server->auth_prefix ? " " : "", key);
+		else
+			h = psprintf("Authorization: Bearer %s", key);
+		added = psvc_http_try_add_header(t, h);
+		explicit_bzero(h, strlen(h));
+		explicit_bzero(key, strlen(key));
+		pfree(h);
+		if (!added)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+	}
+	pfree(key);
+}
 
 /*
  * The sentence PsvcResult.message gives for a lost answer: what went
