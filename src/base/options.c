@@ -481,12 +481,13 @@ static void
 check_api_key(DefElem *def)
 {
 	const char *key = defGetString(def);
+	bool		is_key = strcmp(def->defname, "api_key") == 0;
 
 	if (key[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
 				 errmsg("invalid value for option \"%s\"", def->defname),
-				 errdetail("The value is empty.")));
+				 errdetail("The %s is empty.", is_key ? "API key" : "value")));
 
 	for (const char *p = key; *p; p++)
 	{
@@ -494,7 +495,8 @@ check_api_key(DefElem *def)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
 					 errmsg("invalid value for option \"%s\"", def->defname),
-					 errdetail("The value consists of printable ASCII characters without spaces.")));
+					 errdetail("%s consists of printable ASCII characters without spaces.",
+							   is_key ? "An API key" : "An OAuth2 client's id or secret")));
 	}
 }
 

@@ -111,13 +111,25 @@ static const PsvcHttpDriver http_driver = {
 
 /*
  * An attempt of t ended (http_wait.c calls back): the transfer completes
- * unless http_attempt.c scheduled another attempt.
+ * unless http_attempt.c scheduled another attempt, or the partner refused
+ * the OAuth2 token of t (a 401, which is never retried otherwise): then a
+ * new token replaces it and t is sent again at once, once (http_token.c).
+ * A 401 is a refusal before anything was done, so a write is sent again
+ * too.
  */
 static void
 attempt_finished(PsvcTransfer *t, CURLcode code)
 {
-	if (psvc_http_attempt_ended(t, code))
-		complete_transfer(t);
+	if (!psvc_http_attempt_ended(t, code))
+		return;
+	if (t->outcome == OUTCOME_HTTP && t->status == 401 &&
+		t->oauth2 != NULL && !t->oauth2->renewed)
+	{
+		psvc_http_token_renew(t);
+		psvc_http_schedule_retry(t, 0);
+		return;
+	}
+	complete_transfer(t);
 }
 
 /* ---------------------------------------------------------------------

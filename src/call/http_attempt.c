@@ -407,13 +407,6 @@ psvc_http_attempt_ended(PsvcTransfer *t, CURLcode code)
 		else
 			delay_ms = 0;
 	}
-	else if (t->outcome == OUTCOME_HTTP && status == 401 &&
-			 t->oauth2 != NULL && !t->oauth2->renewed)
-	{
-		/* the token was refused: one new token, sent at once (http_token.c) */
-		psvc_http_token_renew(t);
-		delay_ms = 0;
-	}
 	else if (should_retry(t))
 	{
 		delay_ms = backoff_ms(t, easy);
