@@ -136,6 +136,7 @@ static const PsvcOption valid_options[] = {
 	{"auth_param", ForeignServerRelationId, check_param_name},
 	{"token_url", ForeignServerRelationId, check_base_url},
 	{"scopes", ForeignServerRelationId, check_auth_word},
+	{"idempotency_header", ForeignServerRelationId, check_header_name},
 	{"api_key", UserMappingRelationId, check_api_key},
 	{"client_id", UserMappingRelationId, check_api_key},
 	{"client_secret", UserMappingRelationId, check_api_key},

@@ -90,6 +90,8 @@ typedef struct PsvcServer
 	const char *auth_param;		/* auth query: the parameter's name */
 	const char *token_url;		/* auth oauth2: the token endpoint */
 	const char *scopes;			/* auth oauth2: the scope sent, or NULL */
+	const char *idempotency_header; /* the header of an idempotency key the
+									 * partner honours, or NULL */
 	Oid			userid;			/* whose user mapping gives the key: the
 								 * role a foreign table is checked as (set
 								 * by the scan or modify), or InvalidOid =

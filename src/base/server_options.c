@@ -292,6 +292,7 @@ parse_server(Oid serverid)
 	s->auth_param = option_value(fs->options, "auth_param");
 	s->token_url = option_value(fs->options, "token_url");
 	s->scopes = option_value(fs->options, "scopes");
+	s->idempotency_header = option_value(fs->options, "idempotency_header");
 	size = option_value(fs->options, "async_capable");
 	if (size == NULL || !parse_bool(size, &s->async_capable))
 		s->async_capable = false;
@@ -348,6 +349,7 @@ psvc_options_copy_server(const PsvcServer *s)
 	c->auth_param = copy_string(s->auth_param);
 	c->token_url = copy_string(s->token_url);
 	c->scopes = copy_string(s->scopes);
+	c->idempotency_header = copy_string(s->idempotency_header);
 	return c;
 }
 

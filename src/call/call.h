@@ -100,6 +100,13 @@ typedef struct PsvcCall
 	 * (psvc_call_set_share).
 	 */
 	int			budget_share;
+	/*
+	 * The call's own idempotency key, sent in the header its server's
+	 * option idempotency_header names, which makes a write safe to
+	 * repeat after a 5xx, a timeout or a lost connection; NULL: none
+	 * (psvc_call_set_idempotency_key).
+	 */
+	const char *idempotency_key;
 } PsvcCall;
 
 /* in call.c: building calls */
@@ -112,6 +119,12 @@ typedef struct PsvcCall
 extern PsvcCall *psvc_call_make(const struct PsvcOperation *op,
 								const struct PsvcServer *server,
 								const char *const *path);
+/*
+ * Gives call the idempotency key key (kept by pointer): when its server
+ * has the option idempotency_header, the key is sent in that header and
+ * the call is retried as a safe one.  Without the option nothing changes.
+ */
+extern void psvc_call_set_idempotency_key(PsvcCall *call, const char *key);
 /* Sets the value of path parameter name (elog when op has none of that name). */
 extern void psvc_call_set_path(PsvcCall *call, const char *name,
 							   const char *value);

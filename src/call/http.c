@@ -401,6 +401,12 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 		add_token(t, server, key);
 	else if (key != NULL)
 		add_key(t, server, key);
+	if (call->idempotency_key != NULL && server->idempotency_header != NULL)
+	{
+		psvc_http_add_header(t, psprintf("%s: %s", server->idempotency_header,
+										 call->idempotency_key));
+		t->keyed = true;
+	}
 	psvc_http_add_header(t, "Accept: application/json");
 	/* every body of the documents is JSON */
 	if (t->body != NULL)

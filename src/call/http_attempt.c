@@ -459,7 +459,7 @@ should_retry(PsvcTransfer *t)
 		any = rule->retry_any;
 		idempotent = rule->retry_idempotent;
 	}
-	return any || (idempotent && t->idempotent);
+	return any || (idempotent && (t->idempotent || t->keyed));
 }
 
 /*

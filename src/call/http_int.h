@@ -127,6 +127,8 @@ struct PsvcTransfer
 								 * libcurl only and zeroed on release; or
 								 * NULL */
 	struct PsvcTokenUse *oauth2;	/* auth oauth2: the token sent, or NULL */
+	bool		keyed;			/* sent with an idempotency key: retried
+								 * as a safe request, still a write */
 	char	   *description;	/* "METHOD /path?query" */
 	char	   *body;
 	size_t		body_len;

@@ -78,6 +78,8 @@ static const PsvcDefOp def_ops[] = {
 	.lane_arg = "execution_id"},
 	{.name = "generate", .recovery = PSVC_DEF_ONCE},
 	{.name = "mcp", .recovery = PSVC_DEF_ONCE},
+	/* ONCE unless the request may be sent again: deferred_send.c */
+	{.name = "request", .recovery = PSVC_DEF_ONCE},
 };
 
 const PsvcDefOp *
