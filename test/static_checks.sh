@@ -15,9 +15,12 @@
 #   - docs/*.md, README.md and test/downstream/README.md name no file
 #     outside the repository (no machine paths, no design or specification
 #     files that are not in it);
-#   - the include graph of src/ (test/include_graph.pl): no cycle of uses
-#     between files, no header included by more than half of the .c
-#     files, the sandbox shares no header with the extension;
+#   - the include graph of src/ (test/include_graph.pl): the layer folders
+#     in one order (no file includes a header of a higher folder or names
+#     what one declares; test/include_graph_test.sh proves the check fails
+#     on planted uses), no cycle of uses between files, no header included
+#     by more than half of the .c files, the sandbox shares no header with
+#     the extension;
 #   - no route string of a partner service outside the operation
 #     catalogue (test/route_strings.sh);
 #   - no call to a partner service built, and no field of a catalogue row
@@ -164,6 +167,8 @@ done
 # --- layering: one header per module, no cycle of uses, no header that
 # most files include, the sandbox apart (test/include_graph.pl) ---
 perl test/include_graph.pl -q || bad "the include graph is broken (perl test/include_graph.pl prints it)"
+# and the check of direction fails on a use planted against the order
+bash test/include_graph_test.sh >/dev/null || bad "test/include_graph.pl passes a use against the order of the folders (test/include_graph_test.sh)"
 
 # --- the differences between PostgreSQL majors are in src/base/pg_compat.h
 # only: no version test anywhere else in the extension ---

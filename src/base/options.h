@@ -3,7 +3,7 @@
  * options.h
  *		  The options of partner_svc's stored objects: reading a server,
  *		  its settings and its user mappings (server_options.c), and
- *		  validating options as they are written (options.c).
+ *		  validating options as they are written is the FDW's (fdw_options.c).
  *
  * A PsvcServer is a snapshot of one foreign server's options, allocated
  * in the caller's CurrentMemoryContext by psvc_options_server (a scan
@@ -163,10 +163,5 @@ extern void psvc_options_explain(const PsvcServer *s, struct ExplainState *es);
  * "default", and only the servers such a role owns are candidates.
  */
 extern bool psvc_options_decides_default(Oid roleid);
-
-/* in options.c: the validator of every object of the wrapper */
-extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
-/* Raises HV00D for an option IMPORT FOREIGN SCHEMA does not take. */
-extern void psvc_options_check_import(List *options);
 
 #endif							/* PSVC_OPTIONS_H */

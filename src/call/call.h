@@ -152,7 +152,7 @@ extern void psvc_call_check_param(const struct PsvcOperation *op, const char *na
 								  const char *value);
 
 /*
- * NULL when libcurl, which sends the calls, accepts url (options.c checks
+ * NULL when libcurl, which sends the calls, accepts url (fdw_options.c checks
  * base_url and proxy with it); else why not, a static text.  any_scheme:
  * a proxy's URL.
  */

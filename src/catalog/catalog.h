@@ -17,7 +17,7 @@
  * its list and detail operations, the columns (member, path parameter or
  * raw item; filters) and, for writable tables, the operations that
  * INSERT/UPDATE/DELETE become.  The FDW (fdw.h) reads it to plan, scan,
- * modify and import; option validation (options.c) reads it for resource
+ * modify and import; option validation (fdw_options.c) reads it for resource
  * names.  It depends on nothing.
  *
  * Memory: the catalogue is static, constant data; the functions return

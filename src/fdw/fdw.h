@@ -214,6 +214,11 @@ extern void psvc_fdw_explain_modify(ModifyTableState *mtstate, ResultRelInfo *ri
 /* in fdw_handler.c */
 extern Datum psvc_fdw_handler(PG_FUNCTION_ARGS);
 
+/* in fdw_options.c: the validator of every object of the wrapper */
+extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
+/* Raises HV00D for an option IMPORT FOREIGN SCHEMA does not take. */
+extern void psvc_options_check_import(List *options);
+
 /* fdw_jit.c: the planner hook that keeps remote costs out of JIT's decision */
 extern void psvc_fdw_jit_init(void);
 

@@ -20,7 +20,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/base/partner_svc.c
+ *		  src/init/partner_svc.c
  *
  *-------------------------------------------------------------------------
  */
