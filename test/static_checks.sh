@@ -26,6 +26,9 @@
 #   - no call to a partner service built, and no field of a catalogue row
 #     re-encoded, outside the call module; the HTTP transport private to
 #     it (test/call_check.sh);
+#   - at most two functions over 120 lines in src/ (the sandbox aside),
+#     each with a line " * Long: ..." in the comment above it that says
+#     why (test/function_length.pl);
 #   - no test of the PostgreSQL version outside src/base/pg_compat.h;
 #   - comments cite docs/ pages, never the specification documents;
 #   - the GUCs: every one is a row of the one table in src/base/guc.c (no
@@ -169,6 +172,11 @@ done
 perl test/include_graph.pl -q || bad "the include graph is broken (perl test/include_graph.pl prints it)"
 # and the check of direction fails on a use planted against the order
 bash test/include_graph_test.sh >/dev/null || bad "test/include_graph.pl passes a use against the order of the folders (test/include_graph_test.sh)"
+
+# --- function length: at most two functions over 120 lines in src/ (the
+# sandbox aside), each with the reason written above it ---
+perl test/function_length.pl >/dev/null || bad "functions too long (perl test/function_length.pl -v lists them)"
+bash test/function_length_test.sh >/dev/null || bad "test/function_length.pl passes a planted long function (test/function_length_test.sh)"
 
 # --- the differences between PostgreSQL majors are in src/base/pg_compat.h
 # only: no version test anywhere else in the extension ---

@@ -86,10 +86,11 @@ typedef struct PsvcServer
  * nothing owned.
  */
 struct PsvcOperation;			/* catalog.h */
+struct PsvcServerAccess;		/* below */
 typedef struct PsvcCallKey
 {
 	const PsvcServer *server;
-	const char *account;		/* psvc_options_account of server */
+	const struct PsvcServerAccess *access;	/* who the call is made as */
 	const struct PsvcOperation *op;
 	const char *const *path;	/* one value per op->params, in order */
 	const char *url;			/* base URL, path and query */
@@ -129,6 +130,35 @@ extern char *psvc_options_api_key(const PsvcServer *server);
  * backend while the options epoch holds.
  */
 extern void psvc_options_account(const PsvcServer *server, char *out);
+
+/* Bytes of the digest of an API key (SHA-256). */
+#define PSVC_KEY_DIGEST_LEN		32
+/*
+ * Who a call is made as, resolved once per call from its server and the
+ * user mapping (http.c hands it down to the response cache and the rate
+ * limiter): the partner account, a digest of the API key (the cache keys
+ * answers by it, never by the key), and the key itself when this
+ * resolution had to read it.  The digests are kept per backend while the
+ * options epoch holds, so a call answered by the cache reads no mapping.
+ */
+typedef struct PsvcServerAccess
+{
+	char		account[PSVC_ACCOUNT_LEN + 1];
+	uint8		key_digest[PSVC_KEY_DIGEST_LEN];	/* of no key: all zero */
+	bool		has_key;
+	char	   *api_key;		/* NULL unless read by this resolution */
+} PsvcServerAccess;
+
+/* Fills *out; may read the API key (CurrentMemoryContext). */
+extern void psvc_options_access(const PsvcServer *server, PsvcServerAccess *out);
+/*
+ * The API key of a, read now if the resolution did not (NULL when the
+ * mapping has none).  Owned by a: psvc_options_access_clear wipes it.
+ */
+extern const char *psvc_options_access_key(const PsvcServer *server,
+											PsvcServerAccess *a);
+/* Wipes and frees the key a holds, if any; never raises. */
+extern void psvc_options_access_clear(PsvcServerAccess *a);
 
 /* Bytes of a max_response_size value; 22023 when invalid. */
 extern int	psvc_options_parse_size(const char *value);

@@ -80,6 +80,30 @@ closed_array_values(const PushedValue *pv, Const *c)
 	return m;
 }
 
+/* What the scan did, for EXPLAIN ANALYZE: its pages, requests and waits. */
+static void
+explain_run(PsvcScanState *st, ExplainState *es)
+{
+	ExplainPropertyInteger("Partner Pages", NULL, st->n_pages, es);
+	ExplainPropertyInteger("Partner Requests", NULL, st->n_requests, es);
+	ExplainPropertyInteger("Partner Retries", NULL, st->n_retries, es);
+	/* a mistyped key gives no rows: this line keeps it visible */
+	if (st->n_not_found > 0)
+		ExplainPropertyInteger("Partner Not Found", NULL, st->n_not_found, es);
+	if (st->rows_rejected > 0)
+		ExplainPropertyInteger("Rows Removed by Partner Recheck", NULL, st->rows_rejected, es);
+	ExplainPropertyInteger("Partner Bytes", NULL, st->n_bytes, es);
+	if (st->cache_hits + st->cache_misses > 0)
+		ExplainPropertyText("Partner Cache",
+							psprintf("hits=" INT64_FORMAT " misses=" INT64_FORMAT,
+									 st->cache_hits, st->cache_misses), es);
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Partner Wait Time", "ms", st->wait_ms, 3, es);
+		ExplainPropertyFloat("Partner Rate Limit Wait", "ms", st->rl_wait_ms, 3, es);
+	}
+}
+
 /*
  * The call(s) a scan will send, as the plan has them: the values the plan
  * knows (constants) as they are sent, placeholders ({name}) for values
@@ -192,24 +216,5 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 	if (es->verbose)
 		psvc_options_explain(st->server, es);
 	if (es->analyze)
-	{
-		ExplainPropertyInteger("Partner Pages", NULL, st->n_pages, es);
-		ExplainPropertyInteger("Partner Requests", NULL, st->n_requests, es);
-		ExplainPropertyInteger("Partner Retries", NULL, st->n_retries, es);
-		/* a mistyped key gives no rows: this line keeps it visible */
-		if (st->n_not_found > 0)
-			ExplainPropertyInteger("Partner Not Found", NULL, st->n_not_found, es);
-		if (st->rows_rejected > 0)
-			ExplainPropertyInteger("Rows Removed by Partner Recheck", NULL, st->rows_rejected, es);
-		ExplainPropertyInteger("Partner Bytes", NULL, st->n_bytes, es);
-		if (st->cache_hits + st->cache_misses > 0)
-			ExplainPropertyText("Partner Cache",
-								psprintf("hits=" INT64_FORMAT " misses=" INT64_FORMAT,
-										 st->cache_hits, st->cache_misses), es);
-		if (es->timing)
-		{
-			ExplainPropertyFloat("Partner Wait Time", "ms", st->wait_ms, 3, es);
-			ExplainPropertyFloat("Partner Rate Limit Wait", "ms", st->rl_wait_ms, 3, es);
-		}
-	}
+		explain_run(st, es);
 }

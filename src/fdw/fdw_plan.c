@@ -661,6 +661,95 @@ list_from_items(Node **item, int n)
 	return l;
 }
 
+/*
+ * The plan's list of pushed values (enum PsvcPushedIndex), one per pushed
+ * condition: each value and those of its further equalities appended to
+ * *fdw_exprs, the conditions on member columns appended to *recheck (the
+ * scan rechecks them).  CurrentMemoryContext (the planner's).
+ */
+static List *
+plan_pushed(List *pushed, List **fdw_exprs, List **recheck)
+{
+	List	   *pushed_priv = NIL;
+	ListCell   *lc;
+
+	foreach(lc, pushed)
+	{
+		PushedQual *pq = lfirst(lc);
+
+		List	   *also = NIL;
+		List	   *also_array = NIL;
+		ListCell   *lc2;
+		int			expr_index = list_length(*fdw_exprs);
+
+		*fdw_exprs = lappend(*fdw_exprs, pq->value);
+		if (pq->col->kind != PSVC_COL_PATH)
+			foreach(lc2, pq->merged)
+				*recheck = lappend(*recheck, lfirst_node(RestrictInfo, lc2)->clause);
+		foreach(lc2, pq->also)
+		{
+			PushedQual *a = lfirst(lc2);
+
+			*fdw_exprs = lappend(*fdw_exprs, a->value);
+			also = lappend_int(also, list_length(*fdw_exprs) - 1);
+			also_array = lappend_int(also_array, a->is_array ? 1 : 0);
+		}
+		{
+			Node	   *item[PSVC_PUSHED_COUNT];
+
+			item[PSVC_PUSHED_COLUMN] = (Node *) makeString(pstrdup(pq->col->name));
+			item[PSVC_PUSHED_EXPR] = (Node *) makeInteger(expr_index);
+			item[PSVC_PUSHED_IS_ARRAY] = (Node *) makeInteger(pq->is_array ? 1 : 0);
+			item[PSVC_PUSHED_CLOSED] = (Node *) makeInteger(pq->closed ? 1 : 0);
+			item[PSVC_PUSHED_ALSO] = (Node *) also;
+			item[PSVC_PUSHED_ALSO_ARRAY] = (Node *) also_array;
+			pushed_priv = lappend(pushed_priv, list_from_items(item, PSVC_PUSHED_COUNT));
+		}
+	}
+	return pushed_priv;
+}
+
+/*
+ * The attribute numbers the scan fills: what the relation's target, the
+ * local filters and the rechecked conditions use.  Not tlist: it is NULL
+ * when a projection is put on top.  CurrentMemoryContext.
+ */
+static List *
+plan_attrs(RelOptInfo *baserel, Oid foreigntableid, List *local_exprs,
+		   List *recheck)
+{
+	List	   *attrs = NIL;
+	Bitmapset  *used = NULL;
+
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &used);
+	pull_varattnos((Node *) local_exprs, baserel->relid, &used);
+	pull_varattnos((Node *) recheck, baserel->relid, &used);
+	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used))
+	{
+		/* a whole-row reference: every column but the dropped ones */
+		Relation	rel = table_open(foreigntableid, NoLock);
+		TupleDesc	desc = RelationGetDescr(rel);
+
+		for (int i = 0; i < desc->natts; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				attrs = lappend_int(attrs, i + 1);
+		table_close(rel, NoLock);
+	}
+	else
+	{
+		int			x = -1;
+
+		while ((x = bms_next_member(used, x)) >= 0)
+		{
+			AttrNumber	attno = x + FirstLowInvalidHeapAttributeNumber;
+
+			if (attno > 0)
+				attrs = lappend_int(attrs, attno);
+		}
+	}
+	return attrs;
+}
+
 /* May the scan stop after LIMIT + OFFSET rows?  Returns them, or -1. */
 static int
 pushable_limit(PlannerInfo *root, RelOptInfo *baserel, List *local_exprs)
@@ -701,8 +790,7 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	List	   *priv;
 	Node	   *item[PSVC_PRIV_COUNT];
 	List	   *pushed_priv = NIL;
-	List	   *attrs = NIL;
-	Bitmapset  *used = NULL;
+	List	   *attrs;
 	ListCell   *lc;
 	int			limit;
 
@@ -744,71 +832,8 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 									  psvc_fdw_partition_bounds(root, baserel,
 																((PushedQual *) lfirst(lc))->attno));
 
-	foreach(lc, pushed)
-	{
-		PushedQual *pq = lfirst(lc);
-
-		List	   *also = NIL;
-		List	   *also_array = NIL;
-		ListCell   *lc2;
-		int			expr_index = list_length(fdw_exprs);
-
-		fdw_exprs = lappend(fdw_exprs, pq->value);
-		if (pq->col->kind != PSVC_COL_PATH)
-			foreach(lc2, pq->merged)
-				recheck = lappend(recheck, lfirst_node(RestrictInfo, lc2)->clause);
-		foreach(lc2, pq->also)
-		{
-			PushedQual *a = lfirst(lc2);
-
-			fdw_exprs = lappend(fdw_exprs, a->value);
-			also = lappend_int(also, list_length(fdw_exprs) - 1);
-			also_array = lappend_int(also_array, a->is_array ? 1 : 0);
-		}
-		{
-			Node	   *item[PSVC_PUSHED_COUNT];
-
-			item[PSVC_PUSHED_COLUMN] = (Node *) makeString(pstrdup(pq->col->name));
-			item[PSVC_PUSHED_EXPR] = (Node *) makeInteger(expr_index);
-			item[PSVC_PUSHED_IS_ARRAY] = (Node *) makeInteger(pq->is_array ? 1 : 0);
-			item[PSVC_PUSHED_CLOSED] = (Node *) makeInteger(pq->closed ? 1 : 0);
-			item[PSVC_PUSHED_ALSO] = (Node *) also;
-			item[PSVC_PUSHED_ALSO_ARRAY] = (Node *) also_array;
-			pushed_priv = lappend(pushed_priv, list_from_items(item, PSVC_PUSHED_COUNT));
-		}
-	}
-
-	/*
-	 * The columns the executor needs: the relation's target, the local
-	 * filters and the rechecked conditions.  Not tlist: it is NULL when a
-	 * projection is put on top.
-	 */
-	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &used);
-	pull_varattnos((Node *) local_exprs, baserel->relid, &used);
-	pull_varattnos((Node *) recheck, baserel->relid, &used);
-	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used))
-	{
-		/* a whole-row reference: every column but the dropped ones */
-		Relation	rel = table_open(foreigntableid, NoLock);
-		TupleDesc	desc = RelationGetDescr(rel);
-
-		for (int i = 0; i < desc->natts; i++)
-			if (!TupleDescAttr(desc, i)->attisdropped)
-				attrs = lappend_int(attrs, i + 1);
-		table_close(rel, NoLock);
-	}
-	else
-	{
-		int			x = -1;
-
-		while ((x = bms_next_member(used, x)) >= 0)
-		{
-			AttrNumber	attno = x + FirstLowInvalidHeapAttributeNumber;
-
-			if (attno > 0)
-				attrs = lappend_int(attrs, attno);
-		}
-	}
+	pushed_priv = plan_pushed(pushed, &fdw_exprs, &recheck);
+	attrs = plan_attrs(baserel, foreigntableid, local_exprs, recheck);
 
 	limit = info->detail ? -1 : pushable_limit(root, baserel, local_exprs);
 

@@ -321,35 +321,19 @@ stream_holds(PsvcScanState *st, PsvcItem *it)
 	return true;
 }
 
-void
-psvc_fdw_begin(ForeignScanState *node, int eflags)
+/*
+ * The pushed values of the scan, from the plan's list (enum
+ * PsvcPushedIndex): each one's column, its expression and the further
+ * equalities intersected with it when the scan starts, all made ready to
+ * run.  In the executor's per-query context, as ExecInitExpr's.
+ */
+static void
+begin_pushed(PsvcScanState *st, ForeignScanState *node, List *pushed,
+			 TupleDesc desc)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
-	PsvcScanState *st = palloc0(sizeof(PsvcScanState));
-	List	   *priv = plan->fdw_private;
-	List	   *pushed = list_nth(priv, PSVC_PRIV_PUSHED);
-	List	   *attrs = list_nth(priv, PSVC_PRIV_ATTRS);
-	ForeignTable *ft;
-	TupleDesc	desc;
 	ListCell   *lc;
 	int			i;
-
-	st->rel = node->ss.ss_currentRelation;
-	desc = RelationGetDescr(st->rel);
-	ft = GetForeignTable(RelationGetRelid(st->rel));
-	st->ep = psvc_fdw_endpoint_of(ft, &st->server);
-	/*
-	 * The table's own cache_ttl; the scan of an UPDATE or DELETE reads
-	 * what it changes from the service, never from the cache.
-	 */
-	if (ExecRelationIsTargetRelation(node->ss.ps.state, plan->scan.scanrelid))
-		st->cache_ttl_ms = 0;
-	else
-		st->cache_ttl_ms = psvc_options_table_cache_ttl(ft);
-	/* an Append runs it asynchronously (fdw_scan_async.c) */
-	st->async = node->ss.ps.async_capable;
-	st->detail = intVal(list_nth(priv, PSVC_PRIV_DETAIL)) != 0;
-	st->limit = intVal(list_nth(priv, PSVC_PRIV_LIMIT));
 
 	st->npushed = list_length(pushed);
 	st->pushed = palloc0(sizeof(PushedValue) * Max(st->npushed, 1));
@@ -396,6 +380,19 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		pv->is_array = pv->expr_is_array || pv->nalso > 0;
 		i++;
 	}
+}
+
+/*
+ * The columns the scan fills (the plan's list of attribute numbers): each
+ * one's definition in the catalogue, the member it reads, the pushed value
+ * it echoes and its input function; then the members that closed filters
+ * which fan out are checked in.  Sets st->ncols to the columns kept.
+ */
+static void
+begin_columns(PsvcScanState *st, List *attrs, TupleDesc desc)
+{
+	ListCell   *lc;
+	int			i;
 
 	st->ncols = list_length(attrs);
 	st->cols = palloc0(sizeof(ScanColumn) * Max(st->ncols, 1));
@@ -450,6 +447,38 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		if (st->pushed[p].closed && st->pushed[p].is_array)
 			st->pushed[p].field = psvc_fdw_field_index(st->pushed[p].def, st->fields,
 														&st->nfields);
+}
+
+void
+psvc_fdw_begin(ForeignScanState *node, int eflags)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	PsvcScanState *st = palloc0(sizeof(PsvcScanState));
+	List	   *priv = plan->fdw_private;
+	List	   *pushed = list_nth(priv, PSVC_PRIV_PUSHED);
+	List	   *attrs = list_nth(priv, PSVC_PRIV_ATTRS);
+	ForeignTable *ft;
+	TupleDesc	desc;
+
+	st->rel = node->ss.ss_currentRelation;
+	desc = RelationGetDescr(st->rel);
+	ft = GetForeignTable(RelationGetRelid(st->rel));
+	st->ep = psvc_fdw_endpoint_of(ft, &st->server);
+	/*
+	 * The table's own cache_ttl; the scan of an UPDATE or DELETE reads
+	 * what it changes from the service, never from the cache.
+	 */
+	if (ExecRelationIsTargetRelation(node->ss.ps.state, plan->scan.scanrelid))
+		st->cache_ttl_ms = 0;
+	else
+		st->cache_ttl_ms = psvc_options_table_cache_ttl(ft);
+	/* an Append runs it asynchronously (fdw_scan_async.c) */
+	st->async = node->ss.ps.async_capable;
+	st->detail = intVal(list_nth(priv, PSVC_PRIV_DETAIL)) != 0;
+	st->limit = intVal(list_nth(priv, PSVC_PRIV_LIMIT));
+
+	begin_pushed(st, node, pushed, desc);
+	begin_columns(st, attrs, desc);
 
 	st->decoded_sig = psvc_json_decode_signature(psvc_scan_items_key(st), st->detail,
 												 st->nfields, st->fields,

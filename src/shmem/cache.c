@@ -432,7 +432,7 @@ psvc_cache_probe(const PsvcCallKey *ck, int table_ttl_ms,
 		p->dec_sig_len = sig_len;
 	}
 
-	psvc_cache_call_key(ck->server, ck->op->method, ck->url, p->key);
+	psvc_cache_call_key(ck->server, ck->access, ck->op->method, ck->url, p->key);
 	return p;
 }
 
