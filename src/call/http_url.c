@@ -198,7 +198,6 @@ psvc_http_append_path(StringInfo buf, const PsvcCall *call, bool check)
 	ListCell   *lc;
 	bool		first = true;
 
-	psvc_catalog_verify();
 	while (*p != '\0')
 	{
 		const char *end;

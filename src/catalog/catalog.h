@@ -250,8 +250,7 @@ extern const PsvcOperation psvc_operations[PSVC_NOPS];
 /* The definition of path parameter name (namelen bytes) of op, or NULL. */
 extern const PsvcParamDef *psvc_op_param(const PsvcOperation *op,
 										 const char *name, size_t namelen);
-/* Checks the rows once per backend; elog(ERROR) on a malformed one. */
-extern void psvc_catalog_verify(void);
+/* The rows are checked when the extension is built: test/catalog/catalog_check.c. */
 /* Whether a 404 with this error code (may be NULL) means "nothing here". */
 extern bool psvc_op_empty_code(const PsvcOperation *op, const char *code);
 
