@@ -29,6 +29,8 @@
 #   - at most two functions over 120 lines in src/ (the sandbox aside),
 #     each with a line " * Long: ..." in the comment above it that says
 #     why (test/function_length.pl);
+#   - every foreign table of the catalogue is a value of option resource
+#     in docs/reference.md and has a section in docs/foreign-tables.md;
 #   - no test of the PostgreSQL version outside src/base/pg_compat.h;
 #   - comments cite docs/ pages, never the specification documents;
 #   - the GUCs: every one is a row of the one table in src/base/guc.c (no
@@ -177,6 +179,16 @@ bash test/include_graph_test.sh >/dev/null || bad "test/include_graph.pl passes 
 # sandbox aside), each with the reason written above it ---
 perl test/function_length.pl >/dev/null || bad "functions too long (perl test/function_length.pl -v lists them)"
 bash test/function_length_test.sh >/dev/null || bad "test/function_length.pl passes a planted long function (test/function_length_test.sh)"
+
+# --- every foreign table of the catalogue is documented: a value of the
+# option resource in docs/reference.md, a section of docs/foreign-tables.md
+# (the recipe of docs/architecture.md lists both) ---
+for r in $(sed -n 's/.*{\.resource = "\([a-z_]*\)".*/\1/p' src/catalog/endpoints.c); do
+	grep -qE "^\| \`resource\` \|.*\`$r\`" docs/reference.md ||
+		bad "resource $r (src/catalog/endpoints.c) is not a value of option resource in docs/reference.md"
+	grep -qE "^#+ .*\`$r\`" docs/foreign-tables.md ||
+		bad "resource $r (src/catalog/endpoints.c) has no section in docs/foreign-tables.md"
+done
 
 # --- the differences between PostgreSQL majors are in src/base/pg_compat.h
 # only: no version test anywhere else in the extension ---
