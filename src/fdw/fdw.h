@@ -142,6 +142,18 @@ extern char *psvc_fdw_unsent_hint(List *clauses, Index relid, AttrNumber attno,
 extern Expr *psvc_fdw_intersect_consts(List *values, List *arrays, bool *is_array);
 /* Does equality on the column, under collid, compare text exactly? */
 extern bool psvc_fdw_compares_exactly(Form_pg_attribute att, Oid collid);
+struct ArrayType;				/* utils/array.h */
+/* The text a constant is sent as (its type's output); CurrentMemoryContext. */
+extern char *psvc_fdw_const_text(Datum value, Oid type);
+/* qsort and bsearch comparator of an array of C strings. */
+extern int	psvc_fdw_cstring_cmp(const void *a, const void *b);
+/*
+ * The elements of arr, of type elemtype, into *elems and *nulls (in
+ * CurrentMemoryContext); returns their count, and the type's length and
+ * by-value flag where typlen and typbyval are not NULL.
+ */
+extern int	psvc_fdw_array_elems(struct ArrayType *arr, Oid elemtype, Datum **elems,
+								 bool **nulls, int16 *typlen, bool *typbyval);
 
 /* in fdw_barrier.c */
 

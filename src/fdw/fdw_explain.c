@@ -46,9 +46,6 @@ closed_array_values(const PushedValue *pv, Const *c)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
 	Oid			et = ARR_ELEMTYPE(arr);
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
@@ -57,8 +54,7 @@ closed_array_values(const PushedValue *pv, Const *c)
 	Oid			out;
 	bool		varlena;
 
-	get_typlenbyvalalign(et, &typlen, &typbyval, &typalign);
-	deconstruct_array(arr, et, typlen, typbyval, typalign, &elems, &nulls, &n);
+	n = psvc_fdw_array_elems(arr, et, &elems, &nulls, NULL, NULL);
 	getTypeOutputInfo(et, &out, &varlena);
 	seen = palloc(sizeof(char *) * Max(n, 1));
 	for (int i = 0; i < n; i++)
@@ -137,11 +133,8 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 		if (IsA(expr, Const) && !((Const *) expr)->constisnull && !pv->is_array)
 		{
 			Const	   *c = (Const *) expr;
-			Oid			out;
-			bool		varlena;
 
-			getTypeOutputInfo(c->consttype, &out, &varlena);
-			texts[i] = OidOutputFunctionCall(out, c->constvalue);
+			texts[i] = psvc_fdw_const_text(c->constvalue, c->consttype);
 			if (pv->closed && psvc_endpoint_filter_excludes(pv->def, texts[i]))
 				none = pv->def->name;
 		}

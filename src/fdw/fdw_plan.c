@@ -217,23 +217,6 @@ missing_has_column(List *missing, const PsvcColumnDef *col)
 	return false;
 }
 
-/* The text of a constant as the scan will send it (its type's output). */
-static char *
-const_text(Datum value, Oid type)
-{
-	Oid			out;
-	bool		varlena;
-
-	getTypeOutputInfo(type, &out, &varlena);
-	return OidOutputFunctionCall(out, value);
-}
-
-static int
-cstring_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *) a, *(const char *const *) b);
-}
-
 /*
  * The distinct non-null elements of a constant array, as text, sorted;
  * *n receives their count.
@@ -243,22 +226,18 @@ const_array_texts(Const *c, int *n)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
 	Oid			elemtype = ARR_ELEMTYPE(arr);
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			nelems;
 	char	  **texts;
 	int			m = 0;
 
-	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &nulls, &nelems);
+	nelems = psvc_fdw_array_elems(arr, elemtype, &elems, &nulls, NULL, NULL);
 	texts = palloc(sizeof(char *) * Max(nelems, 1));
 	for (int i = 0; i < nelems; i++)
 		if (!nulls[i])
-			texts[m++] = const_text(elems[i], elemtype);
-	qsort(texts, m, sizeof(char *), cstring_cmp);
+			texts[m++] = psvc_fdw_const_text(elems[i], elemtype);
+	qsort(texts, m, sizeof(char *), psvc_fdw_cstring_cmp);
 	*n = 0;
 	for (int i = 0; i < m; i++)
 		if (*n == 0 || strcmp(texts[i], texts[*n - 1]) != 0)
@@ -300,7 +279,7 @@ list_rows(const PsvcRelInfo *info, List *by_join, double dflt,
 			if (pq->is_array)
 				cols[i].elems = const_array_texts(c, &cols[i].nelems);
 			else
-				cols[i].value = const_text(c->constvalue, c->consttype);
+				cols[i].value = psvc_fdw_const_text(c->constvalue, c->consttype);
 		}
 		i++;
 	}

@@ -31,7 +31,10 @@
 
 struct PsvcCallKey;				/* options.h */
 
-extern void psvc_rl_init(void);	/* from _PG_init: GUCs, shmem hooks */
+struct PsvcSegment;				/* segments.h */
+/* The limiter's and the fleet quota's segments in shared memory. */
+extern const struct PsvcSegment psvc_rl_segment;
+extern const struct PsvcSegment psvc_quota_segment;
 
 /*
  * One request's dealings with the limiter and the stats, opaque outside
