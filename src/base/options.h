@@ -69,7 +69,7 @@ typedef struct PsvcServer
 								 * where unset */
 	bool		async_capable;	/* option "async_capable": its foreign
 								 * scans may run asynchronously under an
-								 * Append (fdw_scan_async.c); false where unset */
+								 * Append (fdw_scan.c); false where unset */
 	Oid			userid;			/* whose user mapping gives the key: the
 								 * role a foreign table is checked as (set
 								 * by the scan or modify), or InvalidOid =

@@ -4,7 +4,7 @@
  *		  One descriptor that says when the backend's running calls have
  *		  something to do, for callers that wait in a WaitEventSet of their
  *		  own: the asynchronous foreign scans under an Append
- *		  (src/fdw/fdw_scan_async.c), whose Append waits for all its subplans at
+ *		  (src/fdw/fdw_scan.c), whose Append waits for all its subplans at
  *		  once and lets each add one descriptor to its wait.
  *
  * libcurl watches many sockets and a timer, and a transfer may also wait
@@ -23,7 +23,7 @@
  * watch the latch still reaches CHECK_FOR_INTERRUPTS.
  *
  * Linux only (epoll, timerfd).  Elsewhere psvc_call_event_fd returns -1
- * and scans are never asynchronous (fdw_scan_async.c).
+ * and scans are never asynchronous (fdw_scan.c).
  *
  * The two descriptors live as long as the backend (the kernel closes them
  * at exit); they are counted as PostgreSQL's external descriptors.

@@ -192,7 +192,7 @@ extern TupleTableSlot *psvc_fdw_iterate(ForeignScanState *node);
 extern void psvc_fdw_rescan(ForeignScanState *node);
 extern void psvc_fdw_end(ForeignScanState *node);
 
-/* in fdw_scan_async.c: a scan an Append runs asynchronously */
+/* in fdw_scan.c: a scan an Append runs asynchronously */
 extern void psvc_fdw_async_request(AsyncRequest *areq);
 extern void psvc_fdw_async_configure_wait(AsyncRequest *areq);
 extern void psvc_fdw_async_notify(AsyncRequest *areq);

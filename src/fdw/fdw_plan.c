@@ -126,7 +126,7 @@ typedef struct PsvcRelInfo
 	double		local_sel;		/* selectivity of the local conditions */
 	char	   *estimate;		/* the plain path's row estimate, as
 								 * EXPLAIN VERBOSE shows it */
-	bool		async_capable;	/* option async_capable (fdw_scan_async.c) */
+	bool		async_capable;	/* option async_capable (fdw_scan.c) */
 	List	   *bound_quals;	/* clauses of a partition's bound that the
 								 * values sent could not be checked against
 								 * when planning: filtered locally */
@@ -498,7 +498,7 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 
 /*
  * IsForeignPathAsyncCapable: the table's option async_capable, else its
- * server's, where the call module can wait with an Append (fdw_scan_async.c).
+ * server's, where the call module can wait with an Append (fdw_scan.c).
  */
 bool
 psvc_fdw_async_capable(ForeignPath *path)
