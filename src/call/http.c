@@ -124,6 +124,23 @@ attempt_finished(PsvcTransfer *t, CURLcode code)
  */
 
 /*
+ * Gives back what t holds of libcurl and the multi handle: its easy handle
+ * (to the pool), its header list, its place among the running transfers.
+ * Never raises (the reset callback calls it).
+ */
+static void
+let_go(PsvcTransfer *t)
+{
+	psvc_http_detach_handle(t);
+	if (t->headers != NULL)
+	{
+		curl_slist_free_all(t->headers);
+		t->headers = NULL;
+	}
+	psvc_http_unlink(t);
+}
+
+/*
  * Reset callback of the transfer's memory context, also used by
  * psvc_call_cancel: releases everything outside palloc.  Idempotent,
  * never raises.
@@ -138,13 +155,7 @@ transfer_release(void *arg)
 	/* an abandoned write may still be carried out: cached reads are stale */
 	if (!t->idempotent && (t->state == XFER_RUNNING || t->state == XFER_BACKOFF))
 		psvc_cache_note_write(t->serverid);
-	psvc_http_detach_handle(t);
-	if (t->headers != NULL)
-	{
-		curl_slist_free_all(t->headers);
-		t->headers = NULL;
-	}
-	psvc_http_unlink(t);
+	let_go(t);
 	if (t->state != XFER_DONE)
 		t->state = XFER_CANCELLED;
 }
@@ -192,13 +203,7 @@ complete_transfer(PsvcTransfer *t)
 	if (!t->idempotent)
 		psvc_cache_note_write(t->serverid);
 
-	psvc_http_detach_handle(t);
-	if (t->headers != NULL)
-	{
-		curl_slist_free_all(t->headers);
-		t->headers = NULL;
-	}
-	psvc_http_unlink(t);
+	let_go(t);
 	t->resp = resp;
 	t->state = XFER_DONE;
 }
