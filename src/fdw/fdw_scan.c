@@ -72,7 +72,7 @@
  * has one.
  *
  * Waiting.  The call module gives one descriptor for all the backend's
- * transfers (psvc_call_event_fd, src/call/http_events.c): it polls
+ * transfers (psvc_call_event_fd, src/call/http_wait.c): it polls
  * readable when curl has something to do or its timer, or a retry, is
  * due.  A WaitEventSet must not hold one descriptor twice, so of our scans
  * that wait in one Append only the first (in the Append's order) adds it;
