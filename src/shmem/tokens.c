@@ -5,9 +5,9 @@
  *
  * Design notes:
  *
- * - A fixed table of PSVC_TOKEN_SLOTS slots, asked for in
- *   shmem_request_hook and made in shmem_startup_hook under
- *   AddinShmemInitLock, as handoff.c does; a slot per account (the
+ * - A fixed table of PSVC_TOKEN_SLOTS slots, a segment of the one
+ *   shared-memory startup (segments.c, psvc_token_segment); a slot per
+ *   account (the
  *   digest of token URL, client and scopes, never a secret), the least
  *   recently used one given to a new account when all are taken.
  * - Locking: one LWLock of the tranche "partner_svc tokens" guards every
@@ -39,6 +39,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "segments.h"
 #include "tokens.h"
 
 #define PSVC_TOKEN_SLOTS 64
@@ -67,27 +68,20 @@ typedef struct TokenShared
 static TokenShared *tokens = NULL;	/* shared, or local_tokens */
 static TokenShared *local_tokens = NULL;
 static bool shared_tokens = false;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-static void
-token_shmem_request(void)
+static Size
+token_shmem_size(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(TokenShared)));
-	RequestNamedLWLockTranche("partner_svc tokens", 1);
+	return MAXALIGN(sizeof(TokenShared));
 }
 
+/* Called with AddinShmemInitLock held (segments.c). */
 static void
 token_shmem_startup(void)
 {
 	bool		found;
 	TokenShared *t;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	t = ShmemInitStruct("partner_svc tokens", sizeof(TokenShared), &found);
 	if (!found)
 	{
@@ -96,21 +90,17 @@ token_shmem_startup(void)
 		ConditionVariableInit(&t->cv);
 		t->next_gen = 1;
 	}
-	LWLockRelease(AddinShmemInitLock);
 	tokens = t;
 	shared_tokens = true;
 }
 
-void
-psvc_token_init(void)
-{
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = token_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = token_shmem_startup;
-}
+/* The segment, for the one startup of segments.c. */
+const PsvcSegment psvc_token_segment = {
+	.size = token_shmem_size,
+	.tranche = "partner_svc tokens",
+	.nlocks = 1,
+	.startup = token_shmem_startup,
+};
 
 /* The table: shared, else this backend's own (TopMemoryContext). */
 static TokenShared *

@@ -31,7 +31,8 @@
 /* Characters of an account's key (a hex digest) with the NUL. */
 #define PSVC_TOKEN_ACCOUNT_LEN 65
 
-extern void psvc_token_init(void);	/* from _PG_init: shmem hooks */
+struct PsvcSegment;				/* segments.h */
+extern const struct PsvcSegment psvc_token_segment;	/* for _PG_init */
 
 /*
  * The token of account into out (PSVC_TOKEN_MAX bytes) and its generation
