@@ -197,6 +197,19 @@ for my $f (qw(ocr translate summarize))
 	ok(!exists $last[-1]{r}{headers}{link}, 'summarize: no Link on the last page');
 }
 
+# --- the corrupt_cursor fault spoils the cursor of every cursor style:
+# a cursor error in the middle of a walk ---
+for my $f (qw(ocr translate summarize))
+{
+	$sb->fault({ route => "GET /jobs/$f/history", kind => 'corrupt_cursor', count => 1 });
+	my $p = page($sb, $f, "/jobs/$f/history?limit=10");
+	is(scalar @{ $p->{items} }, 10, "$f: corrupt_cursor: the page itself is whole");
+	my $r = get($sb, $f, $p->{next});
+	is($r->{status}, 400, "$f: corrupt_cursor: the next page is 400");
+	is($r->{json}{error}{code}, 'invalid_cursor', "$f: corrupt_cursor: invalid_cursor");
+	$sb->clear_faults;
+}
+
 # --- offset: bad offsets, past the end ---
 {
 	for my $o ('-1', 'x', '1.5', '')
