@@ -11,8 +11,10 @@ use lib "$FindBin::Bin/../lib";
 use Sandbox;
 use Test::More;
 
+# (without rate limits: the walks here make far more than a minute's
+# requests of a history route; 62_jobs_lifecycle.t tests its row)
 my $sb = Sandbox->start(keys => ['jobs-key-one', 'jobs-key-two=premium'],
-						args => ['--seed', '11']);
+						args => ['--seed', '11', '--no-rate-limits']);
 my $KEY = 'jobs-key-one';
 # A cursor carries its time of issue: with the clock stopped, a walk made
 # twice gives the same bytes, cursors included.
@@ -230,6 +232,14 @@ for my $f (qw(ocr translate summarize))
 			  'classify: pages of 10, 5 (offset 10), 10, 10, 10');
 	is_deeply([map { $_->{r}{json}{offset} } @pages], [0, 10, 15, 25, 35],
 			  'classify: offsets advanced by the rows received');
+}
+
+# --- a limit of 1: every style ends, every job once ---
+for my $f (qw(ocr translate summarize classify extract))
+{
+	my @pages = walk($sb, $f, "/jobs/$f/history?$limit_param{$f}=1");
+	is(scalar(map { @{ $_->{items} } } @pages), 45, "$f: a walk by 1 gives the 45 jobs");
+	ok(@pages <= 46, "$f: in at most 46 pages");
 }
 
 # --- page numbers: bad pages, past the end, total_pages ---
