@@ -74,6 +74,8 @@ bool		psvc_guc_learn_estimates = true;
 double		psvc_guc_time_scale = 1.0;
 int			psvc_guc_window_ms = 60000;
 
+int			psvc_guc_deferred_max_per_role = 10000;
+
 static char *webhook_listener_string = NULL;
 static char *webhook_secret_string = NULL;
 static char *worker_string = NULL;
@@ -96,7 +98,7 @@ static void assign_time_scale(double newval, void *extra);
 /*
  * The table.  The order is the order of docs/reference.md: the requests,
  * the limiter and its fleet quota, the cache and estimates, the clock,
- * the webhook worker.
+ * the webhook worker, the deferred calls.
  */
 static const PsvcGuc gucs[] = {
 	{.name = "connect_timeout", .type = PSVC_GUC_INT,
@@ -229,6 +231,13 @@ static const PsvcGuc gucs[] = {
 		"keep_calls, poll_after, poll_interval, poll_share, keep_events, keep_rejects, max_rejects.  "
 		"A key not given has its default.",
 		.check_string = psvc_guc_check_tasks, .assign_string = psvc_guc_assign_tasks},
+	{.name = "deferred_max_per_role", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_deferred_max_per_role, .boot = 10000,
+		.min = 0, .max = INT_MAX,
+		.context = PGC_SUSET,
+		.short_desc = "Most unfinished deferred calls (queued or sending) one role may have.",
+		.long_desc = "partner_svc.defer() refuses a call beyond it with SQLSTATE 53400.  Zero: no cap.  "
+		"Set it per role with ALTER ROLE ... SET."},
 };
 
 /* Defines the settings; from _PG_init, once per process. */
