@@ -117,7 +117,9 @@ static bool in_connect = false;	/* in BackgroundWorkerInitializeConnection */
  * the candidates; every step is a sort or a hash over the unfinished
  * calls' lanes, never a scan per call.  They are looked for among the
  * first $2 unfinished calls (by id) of each role that has any (the roles
- * found by a skip scan of the index on (role, id)), which is exact for
+ * found by a skip scan of the index on (role, id); a role's calls read
+ * from the row (role, id) on, in that index's order, so that the planner
+ * cannot prefer the primary key's order and filter the role), which is exact for
  * those (a lane holds the calls of one role, deferred_queue.c, so an
  * earlier call of a lane is among its role's first calls too) and keeps a
  * claim's cost bounded however long one role's queue; when none of them
@@ -143,11 +145,12 @@ static const char *const candidates_sql =
 "  FROM roles WHERE roles.r IS NOT NULL),"
 " w AS MATERIALIZED ("
 "  SELECT f.id, f.lanes, roles.r FROM roles, LATERAL ("
-"    SELECT u.id, u.lanes FROM partner_svc.deferred_queue u"
-"    WHERE u.role::pg_catalog.oid OPERATOR(pg_catalog.=) roles.r"
+"    SELECT u.id, u.lanes, u.role FROM partner_svc.deferred_queue u"
+"    WHERE (u.role::pg_catalog.oid, u.id) > (roles.r, 0::pg_catalog.int8)"
+"      AND (u.role::pg_catalog.oid, u.id) <= (roles.r, 9223372036854775807::pg_catalog.int8)"
 "      AND u.state IN ('queued', 'sending') AND u.origin = $1"
-"    ORDER BY u.id LIMIT $2) f"
-"  WHERE roles.r IS NOT NULL)"
+"    ORDER BY u.role::pg_catalog.oid, u.id LIMIT $2) f"
+"  WHERE roles.r IS NOT NULL AND f.role::pg_catalog.oid = roles.r)"
 "SELECT (SELECT pg_catalog.array_agg(x.id ORDER BY x.turn, x.id) FROM ("
 "  SELECT e.id, pg_catalog.row_number() OVER (PARTITION BY e.r ORDER BY e.id) AS turn"
 "  FROM ("

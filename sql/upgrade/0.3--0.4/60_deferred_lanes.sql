@@ -2,8 +2,11 @@
 -- of the roles (docs/deferred-calls.md#order, src/deferred/).
 
 -- the unfinished calls of each role in id order: the claim's turns of the
--- roles and the cap partner_svc.deferred_max_per_role (src/deferred/)
-CREATE INDEX deferred_queue_unfinished_role ON @extschema@.deferred_queue (role, id)
+-- roles and the cap partner_svc.deferred_max_per_role (src/deferred/); it
+-- replaces the index of all unfinished calls in id order, which the claim
+-- no longer reads (and which the planner would take for a role's calls)
+DROP INDEX @extschema@.deferred_queue_unfinished;
+CREATE INDEX deferred_queue_unfinished_role ON @extschema@.deferred_queue ((role::pg_catalog.oid), id)
   WHERE state IN ('queued', 'sending');
 
 -- A 0.3 lane ("order:A-17", "xact:731") was shared by every role, server
