@@ -11,8 +11,10 @@
  * found none it marks itself idle only if the generation has not moved
  * since (else it looks again), then sleeps on its latch.  A committing
  * backend increments the generation and sets the latch of one idle sender
- * that nobody woke yet.  So a commit is never missed: either a sender
- * looks after it, or one is woken.
+ * that nobody woke yet, or, when no sender is idle, starts one in a free
+ * slot below senders (a slot's starting time keeps a burst of commits
+ * from asking twice).  So a commit is never missed: either a sender
+ * looks after it, or one is woken or started.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *

@@ -13,7 +13,11 @@
  * dropped one's name never gets them; deferred_send.c).  A transaction
  * callback then sets, at XACT_EVENT_COMMIT (after the commit is visible
  * to others), the latch of one idle sender (deferred_int.h has the
- * protocol); a transaction that queued nothing costs nothing at commit.
+ * protocol), or starts a sender when none is idle, so that a sender stuck
+ * in a request never holds calls of other lanes; a transaction that
+ * queued nothing costs nothing at commit.  A call's lanes are scoped by
+ * its role and server (role_lanes), and defer() refuses a role's call
+ * beyond partner_svc.deferred_max_per_role unfinished ones.
  *
  * Each row records its origin, the system identifier of the cluster and
  * the OID of the database it was queued in.  A queue restored from a dump

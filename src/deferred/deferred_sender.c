@@ -18,7 +18,9 @@
  *   every few seconds, and a normal start logs no exit.  The others, up to
  *   partner_svc.worker_tasks' senders, are dynamic workers that a sender
  *   starts when the calls it found are more than it takes and no sender
- *   is idle; they exit after PSVC_DEF_HELPER_IDLE_MS without work, so an
+ *   is idle, and that a commit which queued calls starts when no sender
+ *   is idle (one may hang in a request: deferred_queue.c); they exit
+ *   after PSVC_DEF_HELPER_IDLE_MS without work, so an
  *   idle queue holds one slot of max_worker_processes.  All connect to
  *   the database and as the role of partner_svc.worker, and wait while the
  *   extension (at 0.3) is not there.
@@ -27,9 +29,10 @@
  *   calls waiting for a retry and for its maintenance, at most every
  *   second; the others sleep up to 10 s when idle.
  * - Claiming: the candidates are the calls that are due and the first
- *   unfinished call of every lane they are in (a lane is a partner object,
- *   or the queuing transaction); a sender takes its share of them (the
- *   candidates divided by senders, 1 to PSVC_DEF_BATCH), in id order, with
+ *   unfinished call of every lane they are in (a lane is a partner object
+ *   of one role and server, or the queuing transaction's calls of one
+ *   role); a sender takes its share of them (the candidates divided by
+ *   senders, 1 to PSVC_DEF_BATCH), in turns of the roles, with
  *   FOR UPDATE SKIP LOCKED, marks them sending (attempts + 1, the
  *   sender's slot) and commits: that commit is the durable mark that a
  *   request may leave.  When candidates are left it wakes an idle sender,
