@@ -30,9 +30,12 @@
 
 /*
  * While preloading: asks for the senders' shared slots and registers
- * partner_svc.worker_tasks' senders (at its value then) as background
+ * partner_svc.deferred_senders (at its value then) as background
  * workers.  From _PG_init.
  */
 extern void psvc_deferred_init(void);
+struct PsvcSegment;				/* segments.h */
+/* The senders' shared slots. */
+extern const struct PsvcSegment psvc_def_segment;
 
 #endif							/* PSVC_DEFERRED_H */

@@ -73,14 +73,13 @@
 #include "deferred_int.h"
 #include "guc.h"
 #include "pg_compat.h"
+#include "segments.h"
 
 /* How long deferred_result() sleeps between two reads, at most. */
 #define PSVC_DEF_RESULT_SLEEP_MS 2
 
 PsvcDefShared *psvc_def_shared = NULL;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static bool xact_callback_registered = false;
 static bool queued_in_xact = false;
 
@@ -88,12 +87,10 @@ PG_FUNCTION_INFO_V1(psvc_deferred_defer);
 PG_FUNCTION_INFO_V1(psvc_deferred_result);
 PG_FUNCTION_INFO_V1(psvc_deferred_origin);
 
-static void
-def_shmem_request(void)
+static Size
+def_shmem_size(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(PsvcDefShared)));
+	return MAXALIGN(sizeof(PsvcDefShared));
 }
 
 static void
@@ -101,9 +98,6 @@ def_shmem_startup(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	psvc_def_shared = ShmemInitStruct("partner_svc deferred senders",
 									  sizeof(PsvcDefShared), &found);
 	if (!found)
@@ -111,27 +105,28 @@ def_shmem_startup(void)
 		memset(psvc_def_shared, 0, sizeof(PsvcDefShared));
 		SpinLockInit(&psvc_def_shared->mutex);
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
+
+/* The segment, for the one startup of segments.c. */
+const PsvcSegment psvc_def_segment = {
+	.size = def_shmem_size,
+	.startup = def_shmem_startup,
+};
 
 void
 psvc_deferred_init(void)
 {
 	BackgroundWorker w;
+	const char *setting;
 	const char *why;
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = def_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = def_shmem_startup;
-
 	/*
 	 * No sender in the servers pg_upgrade runs (binary-upgrade mode): the
 	 * old one's would send calls while the DBA has the cluster down for
 	 * the upgrade, and the new one's would hold database postgres (the
-	 * default of partner_svc.worker) open, which pg_upgrade drops and
+	 * default of partner_svc.worker_database) open, which pg_upgrade drops and
 	 * recreates.  The dynamic senders are started by sender 0 alone.
 	 */
 	if (IsBinaryUpgrade)
@@ -153,12 +148,12 @@ psvc_deferred_init(void)
 	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
 
 	/* never a sender with another role than the one configured */
-	if (psvc_guc_worker_refused(&why))
+	if (psvc_guc_worker_refused(&setting, &why))
 	{
 		ereport(WARNING,
-				(errmsg("partner_svc deferred senders stay stopped: invalid value for parameter \"partner_svc.worker\""),
+				(errmsg("partner_svc deferred senders stay stopped: untrusted setting \"%s\"", setting),
 				 errdetail("%s", why),
-				 errhint("Correct partner_svc.worker and restart the server; until then deferred calls stay queued.")));
+				 errhint("Correct partner_svc.worker_database and partner_svc.worker_role and restart the server; until then deferred calls stay queued.")));
 		return;
 	}
 	RegisterBackgroundWorker(&w);
@@ -201,7 +196,7 @@ start_sender(int slot)
 	if (!warned)
 		ereport(LOG,
 				(errmsg("partner_svc deferred sender could not start sender %d: no free background worker slot", slot),
-				 errhint("Raise max_worker_processes to run up to the senders of partner_svc.worker_tasks at once.")));
+				 errhint("Raise max_worker_processes to run up to partner_svc.deferred_senders at once.")));
 	warned = true;
 	return false;
 }
@@ -298,9 +293,9 @@ check_served_database(void)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("deferred calls cannot be queued in database \"%s\"", here ? here : "?"),
-			 errdetail("The deferred senders serve database \"%s\" only (partner_svc.worker); a call queued here would never be sent.",
+			 errdetail("The deferred senders serve database \"%s\" only (partner_svc.worker_database); a call queued here would never be sent.",
 					   served),
-			 errhint("Call partner_svc.defer() in database \"%s\", or set the key database of partner_svc.worker to this database and restart the server.",
+			 errhint("Call partner_svc.defer() in database \"%s\", or set partner_svc.worker_database to this database and restart the server.",
 					 served)));
 }
 
@@ -662,7 +657,7 @@ psvc_deferred_result(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("timed out waiting for deferred call " INT64_FORMAT, id),
-					 errdetail("The call is %s, and the deferred senders serve database \"%s\" only (partner_svc.worker): it is never sent from this one.",
+					 errdetail("The call is %s, and the deferred senders serve database \"%s\" only (partner_svc.worker_database): it is never sent from this one.",
 							   state, psvc_def_database()),
 					 errhint("Call partner_svc.defer() in database \"%s\"; a superuser can end this call with partner_svc.deferred_cancel().",
 							 psvc_def_database())));

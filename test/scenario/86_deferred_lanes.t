@@ -5,7 +5,7 @@
 # Two hostile partners of the test's own, on loopback: one that answers
 # every request 429 with Retry-After a day ("429 for ever"), and a socket
 # that accepts connections (the kernel's backlog) and never answers.  The
-# senders are 4 (partner_svc.worker_tasks), the clock is the sandbox's at
+# senders are 4 (partner_svc.deferred_senders), the clock is the sandbox's at
 # 0.01 as in every deferred scenario.
 #
 #  1. The cap: with partner_svc.deferred_max_per_role = 2, a role's third
@@ -78,7 +78,7 @@ my $hang = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
 my $hang_url = 'http://127.0.0.1:' . $hang->sockport;
 
 my ($node, $sb) = deferred_setup('deferred_lanes',
-	conf => "partner_svc.worker_tasks = 'senders=$senders'\n");
+	conf => "partner_svc.deferred_senders = $senders\n");
 sub sql { $node->safe_psql('postgres', $_[0]) }
 
 sub payload_sql
