@@ -164,6 +164,15 @@ extern void psvc_options_explain(const PsvcServer *s, struct ExplainState *es);
  */
 extern bool psvc_options_decides_default(Oid roleid);
 
+/* in options_declared.c: the options of a declared route */
+struct DefElem;
+/* One option's value; raises HV024 naming it. */
+extern void psvc_options_check_declared(struct DefElem *def);
+/* The rules between a table's options (HV00D naming the option). */
+extern void psvc_options_check_declared_table(List *options);
+/* The rules between a column's options. */
+extern void psvc_options_check_declared_column(List *options);
+
 /* in options.c: the validator of every object of the wrapper */
 extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
 /* Raises HV00D for an option IMPORT FOREIGN SCHEMA does not take. */

@@ -111,6 +111,17 @@ struct ForeignTable;
 extern const PsvcEndpoint *psvc_fdw_endpoint_of(const struct ForeignTable *ft,
 												struct PsvcServer **server);
 
+/* in fdw_declared.c: a table over a route declared in SQL */
+
+/* Whether the table declares its route (option "endpoint"). */
+extern bool psvc_fdw_is_declared(const struct ForeignTable *ft);
+/*
+ * Its endpoint, built from its options on server srv and kept per
+ * relation until an invalidation (see the file's header for the memory).
+ */
+extern const PsvcEndpoint *psvc_fdw_declared_endpoint(const struct ForeignTable *ft,
+													   const struct PsvcServer *srv);
+
 /* in fdw_quals.c */
 
 /*

@@ -34,10 +34,26 @@ const PsvcEndpoint *
 psvc_fdw_endpoint_of(const ForeignTable *ft, PsvcServer **server)
 {
 	Oid			relid = ft->relid;
-	char	   *resource = psvc_options_resource(ft);
-	const PsvcEndpoint *ep = psvc_endpoint_find(resource);
+	char	   *resource;
+	const PsvcEndpoint *ep;
 	PsvcServer *srv = psvc_options_server(ft->serverid);
 
+	if (psvc_fdw_is_declared(ft))
+	{
+		ep = psvc_fdw_declared_endpoint(ft, srv);
+		if (server)
+			*server = srv;
+		return ep;
+	}
+	if (strcmp(srv->service, psvc_services[PSVC_SVC_CUSTOM].name) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("foreign table \"%s\" of server \"%s\" has no option \"endpoint\"",
+						get_rel_name(relid), srv->servername),
+				 errdetail("A server of service \"custom\" has no catalogue of resources: each of its tables declares its route."),
+				 errhint("Replace the option \"resource\" with \"endpoint\", such as 'GET /items'.")));
+	resource = psvc_options_resource(ft);
+	ep = psvc_endpoint_find(resource);
 	if (ep == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
@@ -62,6 +78,9 @@ psvc_fdw_column_def(const PsvcEndpoint *ep, Oid relid, Form_pg_attribute att)
 	ListCell   *lc;
 	const PsvcColumnDef *def;
 
+	/* a declared table's columns are its endpoint's, options and all */
+	if (ep->declared)
+		opts = NIL;
 	foreach(lc, opts)
 	{
 		DefElem    *d = lfirst_node(DefElem, lc);

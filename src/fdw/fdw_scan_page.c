@@ -97,7 +97,7 @@ psvc_scan_detail_param(const PsvcEndpoint *ep)
 int64
 psvc_scan_page_limit(PsvcScanState *st, int64 fetched)
 {
-	int64		want = psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE);
+	int64		want = psvc_scan_paging_page_size(st);
 
 	if (st->limit >= 0 && st->limit - fetched < want)
 		want = Max(st->limit - fetched, 1);
@@ -168,14 +168,11 @@ psvc_scan_make_call(PsvcScanState *st, const char *const *texts,
 				psvc_call_add_query(call, pv->def->param, value, placeholder);
 		}
 	}
-	if (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR)
-	{
-		psvc_call_add_query(call, "limit", psprintf(INT64_FORMAT, limit), false);
-		if (cursor)
-			psvc_call_add_query(call, "cursor", cursor, false);
-	}
+	psvc_scan_paging_query(st, call, limit, cursor);
 	psvc_call_set_decoding(call, st->decoded_sig, st->decoded_sig_len);
-	if (st->cache_ttl_ms >= 0)
+	if (!st->detail && st->ep->list->paging == PSVC_PAGING_LINK)
+		psvc_call_set_cache_ttl(call, 0);	/* the cache keeps no Link header */
+	else if (st->cache_ttl_ms >= 0)
 		psvc_call_set_cache_ttl(call, st->cache_ttl_ms);
 	return call;
 }
@@ -318,7 +315,7 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 				t1;
 	MemoryContext old;
 	MemoryContext body_cxt;
-	const char *next;
+	char	   *next;
 	ErrorContextCallback errcb;
 	ScanErrorArg arg = {st, NULL};
 
@@ -371,11 +368,11 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 	body_cxt = s->xfer_cxt;
 	s->xfer_cxt = NULL;
 	s->call = NULL;
-	if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH) && !st->detail &&
-		st->ep->list->paging == PSVC_PAGING_CURSOR &&
+	if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH) &&
+		psvc_scan_paging_fast(st) &&
 		(st->limit < 0 ||
 		 st->limit - st->rows_fetched - s->asked >=
-		 psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE)))
+		 psvc_scan_paging_page_size(st)))
 	{
 		char	   *guess;
 
@@ -412,22 +409,26 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 	s->pages++;
 	st->rows_fetched += st->page->nitems;
 
-	next = (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR) ?
-		st->page->next_cursor : NULL;
+	old = MemoryContextSwitchTo(st->run_cxt);
+	next = psvc_scan_paging_next(st, resp, st->page, s->cursor);
+	MemoryContextSwitchTo(old);
 	if (next != NULL)
 		check_cursor(st, s, next, st->page->nitems);
 	/* a wrong guess: its page is not the next one */
 	if (s->xfer != NULL && (next == NULL || strcmp(next, s->cursor) != 0))
 		psvc_scan_drop_transfer(s);
 	if (s->xfer != NULL)
+	{
+		pfree(next);
 		return true;		/* the guess was right: already asked */
+	}
 
 	if (s->cursor)
 		pfree(s->cursor);
 	s->cursor = NULL;
 	if (next != NULL)
 	{
-		s->cursor = MemoryContextStrdup(st->run_cxt, next);
+		s->cursor = next;		/* in run_cxt */
 		if (st->limit >= 0 && st->rows_fetched >= st->limit)
 			s->done = true;
 		else if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH))
@@ -435,7 +436,7 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 	}
 	else
 	{
-		if (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR && st->page->has_more)
+		if (psvc_scan_paging_fast(st) && st->page->has_more)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_ERROR),
 					 errmsg("GET %s answered has_more without a next_cursor", st->ep->list->route),
