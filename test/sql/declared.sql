@@ -76,6 +76,35 @@ SELECT seq, path, regexp_replace(query, 'after=[^&]+', 'after=...') AS query, st
 FROM sandbox.requests() ORDER BY seq;
 
 --
+-- next URL in the body (translate): its query leads to the next page.
+-- The route takes an OAuth2 token; until the server option auth
+-- 'oauth2' does it, the test fetches one by the client-credentials grant
+-- and gives it as the key of a second server (never shown)
+--
+CREATE SERVER jobs_oauth FOREIGN DATA WRAPPER partner_svc
+  OPTIONS (service 'custom', base_url :'sandbox_url');
+CREATE TEMP TABLE token_answer (line text);
+DO $$
+BEGIN
+  EXECUTE format('COPY token_answer FROM PROGRAM %L',
+    'curl -s -S -f -X POST ' || sandbox.sh((SELECT url FROM sandbox.config) || '/oauth/token')
+    || ' -d grant_type=client_credentials -d client_id=client-sandbox-key -d client_secret=sandbox-key');
+  EXECUTE format('CREATE USER MAPPING FOR PUBLIC SERVER jobs_oauth OPTIONS (api_key %L)',
+                 (SELECT line::jsonb ->> 'access_token' FROM token_answer));
+END $$;
+CREATE FOREIGN TABLE translate_history (
+  id text, model text
+) SERVER jobs_oauth OPTIONS (endpoint 'GET /jobs/translate/history', items 'results',
+                             paging 'next_url', page_size '10');
+CALL sandbox.reset_stats();
+SELECT id FROM translate_history LIMIT 1;
+SELECT count(*) AS requests FROM sandbox.requests();
+CALL sandbox.reset_stats();
+SELECT count(*) AS jobs, count(DISTINCT id) AS distinct_ids FROM translate_history;
+SELECT seq, path, regexp_replace(query, 'page_token=[^&]+', 'page_token=...') AS query, status
+FROM sandbox.requests() ORDER BY seq;
+
+--
 -- page number (extract): page from 1 and per_page; the end is has_more
 -- false or an empty page
 --
