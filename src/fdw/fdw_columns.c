@@ -85,7 +85,15 @@ psvc_fdw_column_def(const PsvcEndpoint *ep, Oid relid, Form_pg_attribute att)
 	{
 		DefElem    *d = lfirst_node(DefElem, lc);
 
-		if (strcmp(d->defname, "field") == 0)
+		if (strcmp(d->defname, "param") == 0 || strcmp(d->defname, "param_name") == 0 ||
+			strcmp(d->defname, "raw") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("option \"%s\" of column \"%s\" is valid only on a table with option \"endpoint\"",
+							d->defname, NameStr(att->attname)),
+					 errdetail("Foreign table \"%s\" reads resource \"%s\" of the catalogue, whose columns it names.",
+							   get_rel_name(relid), ep->resource)));
+		if (strcmp(d->defname, "field") == 0 || strcmp(d->defname, "json_path") == 0)
 		{
 			PsvcColumnDef *c = palloc0(sizeof(PsvcColumnDef));
 

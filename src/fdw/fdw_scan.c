@@ -462,9 +462,10 @@ psvc_fdw_begin(ForeignScanState *node, int eflags)
 		c = &st->cols[i++];
 		c->attno = att->attnum;
 		c->def = psvc_fdw_column_def(st->ep, RelationGetRelid(st->rel), att);
-		c->walk = st->ep->declared && c->def->kind == PSVC_COL_FIELD &&
+		c->walk = c->def->kind == PSVC_COL_FIELD && c->def->field != NULL &&
 			(strchr(c->def->field, '.') != NULL ||
-			 att->atttypid == JSONBOID || att->atttypid == JSONOID);
+			 (st->ep->declared &&
+			  (att->atttypid == JSONBOID || att->atttypid == JSONOID)));
 		if (c->walk)
 		{
 			c->field = -1;
