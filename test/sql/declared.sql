@@ -132,6 +132,21 @@ FROM classify_history WHERE api_key = 'sandbox-key';
 SELECT seq, path, query, status FROM sandbox.requests() ORDER BY seq;
 
 --
+-- the engine's other parts hold for declared tables: EXPLAIN ANALYZE
+-- counts the pages and requests, an Append runs two declared scans
+-- asynchronously (one per family and style), with the rows of both
+--
+SELECT * FROM sandbox.explain_analyze($$SELECT id FROM extract_history$$) AS "QUERY PLAN"
+WHERE "QUERY PLAN" ~ 'Foreign Scan|Partner (Requests|Pages|Request)';
+ALTER FOREIGN TABLE ocr_history OPTIONS (ADD async_capable 'true');
+ALTER FOREIGN TABLE summarize_history OPTIONS (ADD async_capable 'true');
+EXPLAIN (COSTS OFF)
+SELECT id FROM ocr_history WHERE family = 'ocr' UNION ALL SELECT id FROM summarize_history;
+SELECT split_part(id, '_', 1) AS family, count(*) FROM
+  (SELECT id FROM ocr_history WHERE family = 'ocr' UNION ALL SELECT id FROM summarize_history) u
+GROUP BY 1 ORDER BY 1;
+
+--
 -- none (redact): one answer
 --
 CREATE FOREIGN TABLE redact_models (
