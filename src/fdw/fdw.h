@@ -95,8 +95,10 @@ extern ForeignScan *psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel,
 									  List *tlist, List *scan_clauses, Plan *outer_plan);
 /*
  * The catalogue column a table column stands for: by name, or a plain
- * member column when the column has the "field" option.  Allocates in
- * CurrentMemoryContext.  Errors for a column that maps to nothing.
+ * member column when the column has the option "field" or "json_path";
+ * a declared table's column as its endpoint built it (fdw_declared.c).
+ * Allocates in CurrentMemoryContext.  Errors for a column that maps to
+ * nothing, and for the options of a declared route on a resource table.
  */
 extern const PsvcColumnDef *psvc_fdw_column_def(const PsvcEndpoint *ep, Oid relid,
 												 Form_pg_attribute att);

@@ -2,8 +2,9 @@
  *
  * fdw_columns.c
  *		  What a partner_svc foreign table reads: its catalogue endpoint
- *		  (checked against its server's service) and the definition of
- *		  each column, for the planner, the scan, writes and IMPORT.
+ *		  (checked against its server's service), or the endpoint its
+ *		  options declare (fdw_declared.c), and the definition of each
+ *		  column, for the planner, the scan, writes and IMPORT.
  *
  * Memory: the definitions are allocated in CurrentMemoryContext (the
  * planner's, or the scan's per-query context).
