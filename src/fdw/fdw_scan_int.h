@@ -100,6 +100,9 @@ typedef struct Stream
 	MemoryContext xfer_cxt;
 	char	   *cursor;			/* for the next page; NULL on the first */
 	int64		asked;			/* items asked for by the page in flight */
+	int64		first_asked;	/* paging by page number: the size of the
+								 * stream's first page, which its later
+								 * pages keep */
 	bool		done;			/* no more pages to ask for */
 	int			pages;
 	bool		complete;		/* reached the end of its list */

@@ -193,6 +193,18 @@ psvc_scan_start_page(PsvcScanState *st, Stream *s)
 										ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(s->xfer_cxt);
 	s->asked = psvc_scan_page_limit(st, st->rows_fetched);
+	/*
+	 * Page numbers count pages of one size: a stream's later pages are as
+	 * long as its first, whatever a LIMIT still needs (page 2 of 2 items
+	 * would be items 3 and 4, not the ones after a first page of 10)
+	 */
+	if (!st->detail && st->ep->list->paging == PSVC_PAGING_PAGE)
+	{
+		if (s->cursor == NULL)
+			s->first_asked = s->asked;
+		else
+			s->asked = s->first_asked;
+	}
 	texts = palloc(sizeof(char *) * Max(st->npushed, 1));
 	for (int i = 0; i < st->npushed; i++)
 		texts[i] = st->pushed[i].texts[psvc_scan_value_index(st, i, s->value)];

@@ -116,6 +116,14 @@ CREATE FOREIGN TABLE extract_history (
 CALL sandbox.reset_stats();
 SELECT count(*) AS jobs, count(DISTINCT id) AS distinct_ids FROM extract_history;
 SELECT seq, path, query, status FROM sandbox.requests() ORDER BY seq;
+-- under a LIMIT the first page asks for what the LIMIT needs, and a later
+-- page keeps its size (page 2 of 2 items would repeat the first page's)
+CALL sandbox.reset_stats();
+SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids
+FROM (SELECT id FROM extract_history LIMIT 12) t;
+SELECT seq, path, query, status FROM sandbox.requests() ORDER BY seq;
+SELECT (SELECT array_agg(id) FROM (SELECT id FROM extract_history LIMIT 12) a)
+     = (SELECT (array_agg(id))[1:12] FROM extract_history) AS first_twelve;
 
 --
 -- offset (classify): offset advanced by the items received; this route
@@ -129,6 +137,11 @@ CREATE FOREIGN TABLE classify_history (
 CALL sandbox.reset_stats();
 SELECT count(*) AS jobs, count(DISTINCT id) AS distinct_ids
 FROM classify_history WHERE api_key = 'sandbox-key';
+SELECT seq, path, query, status FROM sandbox.requests() ORDER BY seq;
+-- under a LIMIT: the offset follows the items received, whatever the size
+CALL sandbox.reset_stats();
+SELECT (SELECT array_agg(id) FROM (SELECT id FROM classify_history WHERE api_key = 'sandbox-key' LIMIT 12) a)
+     = (SELECT (array_agg(id))[1:12] FROM classify_history WHERE api_key = 'sandbox-key') AS first_twelve;
 SELECT seq, path, query, status FROM sandbox.requests() ORDER BY seq;
 
 --
