@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * options_declared.c
+ * fdw_options_declared.c
  *		  Validating the options of a foreign table over a route declared
  *		  in SQL (docs/declared-endpoints.md): each option's value, and the
  *		  rules between the options of one table or one column.
  *
- * The validator (options.c) knows neither the server of a table nor the
+ * The validator (fdw_options.c) knows neither the server of a table nor the
  * table of a column, so what depends on them (a {name} of the route with
  * no column for it, a route on a server of the custom service without
  * "endpoint") is checked when the table is planned (fdw_declared.c).  A
@@ -17,7 +17,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/base/options_declared.c
+ *		  src/fdw/fdw_options_declared.c
  *
  *-------------------------------------------------------------------------
  */
@@ -28,7 +28,7 @@
 #include "utils/builtins.h"
 
 #include "catalog.h"
-#include "options.h"
+#include "fdw.h"
 #include "pg_compat.h"
 
 static const char *const read_methods[] = {"GET", NULL};
