@@ -135,7 +135,7 @@ static const PsvcOption valid_options[] = {
 	{"cache_ttl", ForeignTableRelationId, check_cache_ttl},
 	{"async_capable", ForeignTableRelationId, check_boolean},
 	{"field", AttributeRelationId, check_field},
-	/* a route declared in SQL (options_declared.c) */
+	/* a route declared in SQL (fdw_options_declared.c) */
 	{"endpoint", ForeignTableRelationId, psvc_options_check_declared},
 	{"items", ForeignTableRelationId, psvc_options_check_declared},
 	{"paging", ForeignTableRelationId, psvc_options_check_declared},
