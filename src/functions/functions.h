@@ -40,6 +40,8 @@
  */
 extern PsvcServer *psvc_fn_server(const char *service,
 								  FunctionCallInfo fcinfo, int argno);
+/* the server a call that names none would use now, or InvalidOid */
+extern Oid psvc_fn_default_server(const char *service);
 /*
  * Reading answers (all allocate in CurrentMemoryContext).  psvc_fn_parse
  * never raises for a bad body: NULL when it is not UTF-8 JSON.
