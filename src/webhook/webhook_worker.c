@@ -115,6 +115,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "extversion.h"
 #include "guc.h"
 #include "handoff.h"
 #include "pg_compat.h"
@@ -678,6 +679,8 @@ run_tasks(void)
 {
 	PsvcWhCounters counters;
 
+	if (!psvc_extv_ready("partner_svc webhook worker"))
+		return;					/* objects of another version: docs/upgrades.md */
 	psvc_wh_reconcile_record();
 	psvc_wh_reconcile_step();
 	psvc_wh_http_counters(&counters);
