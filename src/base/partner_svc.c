@@ -27,10 +27,12 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "bgstats.h"
 #include "cache.h"
 #include "deferred.h"
 #include "guc.h"
@@ -50,6 +52,35 @@ PG_FUNCTION_INFO_V1(psvc_module_version);
 void		_PG_init(void);
 
 /*
+ * The background worker slots partner_svc and parallel queries want of
+ * max_worker_processes: every sender (partner_svc.worker_tasks), the
+ * webhook worker, the quota worker when a coordinator is set, and
+ * max_parallel_workers.  A server started with fewer gets one LOG line
+ * with the number (docs/reference.md#background-worker-slots): without
+ * them senders do not start and parallel queries run without workers.
+ * Only the postmaster's preload says it, so it is said once per start.
+ */
+static void
+check_worker_slots(void)
+{
+	int			ours = psvc_guc_tasks.senders + 1 +
+		(psvc_guc_quota_coordinator && psvc_guc_quota_coordinator[0] ? 1 : 0);
+
+	if (!process_shared_preload_libraries_in_progress || IsUnderPostmaster ||
+		IsBinaryUpgrade || max_worker_processes >= ours + max_parallel_workers)
+		return;
+	ereport(LOG,
+			(errmsg("max_worker_processes is %d; partner_svc and parallel queries need %d",
+					max_worker_processes, ours + max_parallel_workers),
+			 errdetail("partner_svc starts up to %d background workers (%d deferred senders, the webhook worker%s) and max_parallel_workers is %d.",
+					   ours, psvc_guc_tasks.senders,
+					   ours > psvc_guc_tasks.senders + 1 ? ", the quota worker" : "",
+					   max_parallel_workers),
+			 errhint("Set max_worker_processes to at least %d and restart the server, or lower senders in partner_svc.worker_tasks.",
+					 ours + max_parallel_workers)));
+}
+
+/*
  * Defines the GUCs, reserves their prefix, and sets up the modules.  Runs once per process that
  * loads the library, whether or not it is being preloaded.
  */
@@ -65,6 +96,8 @@ _PG_init(void)
 	psvc_fdw_jit_init();
 	psvc_handoff_init();
 	psvc_deferred_init();
+	psvc_bgs_init();
+	check_worker_slots();
 
 	MarkGUCPrefixReserved("partner_svc");
 }
