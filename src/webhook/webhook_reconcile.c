@@ -374,7 +374,6 @@ poll_one(const RcItem *it)
 	psvc_call_set_share(call, psvc_guc_tasks.poll_share);
 	psvc_call_set_cache_ttl(call, 0);
 	res = psvc_call_run(call);
-	psvc_bgs_add(PSVC_BGS_POLLS, 1);
 	if (res->kind == PSVC_CALL_OK)
 		status = psvc_fn_member_text(psvc_exec_payload(call, res), "status");
 	else if (!(res->kind == PSVC_CALL_HTTP_ERROR && res->status == 404))
@@ -406,6 +405,7 @@ poll_guarded(const RcItem *it)
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 
+	psvc_bgs_add(PSVC_BGS_POLLS, 1);
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
