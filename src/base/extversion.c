@@ -83,6 +83,12 @@ psvc_extv_installed(char *buf, size_t len)
 }
 
 bool
+psvc_extv_waiting(void)
+{
+	return extv_waiting;
+}
+
+bool
 psvc_extv_ready(const char *who)
 {
 	char		v[NAMEDATALEN];

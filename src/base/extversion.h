@@ -43,4 +43,12 @@ extern void psvc_extv_installed(char *buf, size_t len);
  */
 extern bool psvc_extv_ready(const char *who);
 
+/*
+ * Whether the last psvc_extv_ready() of this process found another
+ * version: a loop that asks it once per turn then waits at most
+ * PSVC_EXTV_RECHECK_MS, so that it sees the UPDATE soon without spinning.
+ */
+#define PSVC_EXTV_RECHECK_MS 1000
+extern bool psvc_extv_waiting(void);
+
 #endif							/* PSVC_EXTVERSION_H */

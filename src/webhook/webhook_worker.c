@@ -695,6 +695,8 @@ tasks_timeout(long timeout)
 	long		poll = psvc_wh_reconcile_wait_ms();
 	long		prune = psvc_wh_prune_wait_ms();
 
+	if (psvc_extv_waiting())	/* the duties wait for the UPDATE: no spin */
+		return timeout < 0 ? PSVC_EXTV_RECHECK_MS : Min(timeout, PSVC_EXTV_RECHECK_MS);
 	if (poll >= 0)
 		timeout = timeout < 0 ? poll : Min(timeout, poll);
 	return timeout < 0 ? prune : Min(timeout, prune);

@@ -115,8 +115,22 @@ my $cid = 'UPG-CALL-1';
 my $call = sql("SELECT partner_svc.defer('create_order', jsonb_build_object('payload', '"
 	. order_payload($cid) . "'::jsonb))");
 sql("SELECT partner_svc.create_order('" . order_payload('UPG-DIRECT-1') . "')");
-# the senders claim every second, the worker records at every turn
+# the senders claim every second, the worker records at every turn; a
+# worker whose duties wait must not spin: its CPU time over those 3 s is
+# what 150 webhooks cost (0.1 s or less), far below a busy loop's (1.2 s
+# on the shared 2-core test machine)
+sub cpu_s
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/stat") or return undef;
+	my @f = split / /, (<$fh> =~ s/^.*\) //r);
+	return ($f[11] + $f[12]) / POSIX::sysconf(POSIX::_SC_CLK_TCK);
+}
+my $wpid = worker_pid($node);
+my $cpu0 = cpu_s($wpid);
 sleep 3;
+my $cpu = cpu_s($wpid) - $cpu0;
+ok($cpu < 0.6, "the waiting worker does not spin (CPU ${cpu}s in 3 s)");
 is(sql("SELECT state FROM partner_svc.deferred_calls WHERE id = $call"), 'queued',
 	'at 0.3 the deferred call stays queued');
 is(sandbox_orders($sb, 'UPG-CALL')->{$cid} // 0, 0, 'at 0.3 nothing was sent');
