@@ -53,7 +53,7 @@ void		_PG_init(void);
 
 /*
  * The background worker slots partner_svc and parallel queries want of
- * max_worker_processes: every sender (partner_svc.worker_tasks), the
+ * max_worker_processes: every sender (partner_svc.deferred_senders), the
  * webhook worker, the quota worker when a coordinator is set, and
  * max_parallel_workers.  A server started with fewer gets one LOG line
  * with the number (docs/reference.md#background-worker-slots): without
@@ -76,7 +76,7 @@ check_worker_slots(void)
 					   ours, psvc_guc_tasks.senders,
 					   ours > psvc_guc_tasks.senders + 1 ? ", the quota worker" : "",
 					   max_parallel_workers),
-			 errhint("Set max_worker_processes to at least %d and restart the server, or lower senders in partner_svc.worker_tasks.",
+			 errhint("Set max_worker_processes to at least %d and restart the server, or lower partner_svc.deferred_senders.",
 					 ours + max_parallel_workers)));
 }
 

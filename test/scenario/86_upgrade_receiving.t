@@ -41,7 +41,7 @@ $node->init;
 $node->append_conf('postgresql.conf', <<"CONF");
 shared_preload_libraries = 'partner_svc'
 listen_addresses = '127.0.0.1'
-partner_svc.webhook_listener = 'port=$port'
+partner_svc.webhook_port = $port
 partner_svc.time_scale = 0.01
 max_worker_processes = 20
 synchronous_commit = on

@@ -31,8 +31,10 @@ use WebhookTest;
 my $port = PostgreSQL::Test::Cluster::get_free_port();
 my $dead = PostgreSQL::Test::Cluster::get_free_port();
 my ($node, $sb) = deferred_setup('stat_background', conf => <<"CONF");
-partner_svc.webhook_listener = 'port=$port'
-partner_svc.worker_tasks = 'poll_after=1 poll_interval=1 poll_share=20'
+partner_svc.webhook_port = $port
+partner_svc.poll_after = 1
+partner_svc.poll_interval = 1
+partner_svc.poll_share = 20
 CONF
 sub sql { $node->safe_psql('postgres', $_[0]) }
 sub bgs { sql("SELECT $_[0] FROM partner_svc.stat_background") }
