@@ -97,7 +97,7 @@ psvc_scan_detail_param(const PsvcEndpoint *ep)
 int64
 psvc_scan_page_limit(PsvcScanState *st, int64 fetched)
 {
-	int64		want = psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE);
+	int64		want = psvc_scan_paging_page_size(st);
 
 	if (st->limit >= 0 && st->limit - fetched < want)
 		want = Max(st->limit - fetched, 1);
@@ -168,14 +168,11 @@ psvc_scan_make_call(PsvcScanState *st, const char *const *texts,
 				psvc_call_add_query(call, pv->def->param, value, placeholder);
 		}
 	}
-	if (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR)
-	{
-		psvc_call_add_query(call, "limit", psprintf(INT64_FORMAT, limit), false);
-		if (cursor)
-			psvc_call_add_query(call, "cursor", cursor, false);
-	}
+	psvc_scan_paging_query(st, call, limit, cursor);
 	psvc_call_set_decoding(call, st->decoded_sig, st->decoded_sig_len);
-	if (st->cache_ttl_ms >= 0)
+	if (!st->detail && st->ep->list->paging == PSVC_PAGING_LINK)
+		psvc_call_set_cache_ttl(call, 0);	/* the cache keeps no Link header */
+	else if (st->cache_ttl_ms >= 0)
 		psvc_call_set_cache_ttl(call, st->cache_ttl_ms);
 	return call;
 }
@@ -196,6 +193,18 @@ psvc_scan_start_page(PsvcScanState *st, Stream *s)
 										ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(s->xfer_cxt);
 	s->asked = psvc_scan_page_limit(st, st->rows_fetched);
+	/*
+	 * Page numbers count pages of one size: a stream's later pages are as
+	 * long as its first, whatever a LIMIT still needs (page 2 of 2 items
+	 * would be items 3 and 4, not the ones after a first page of 10)
+	 */
+	if (!st->detail && st->ep->list->paging == PSVC_PAGING_PAGE)
+	{
+		if (s->cursor == NULL)
+			s->first_asked = s->asked;
+		else
+			s->asked = s->first_asked;
+	}
 	texts = palloc(sizeof(char *) * Max(st->npushed, 1));
 	for (int i = 0; i < st->npushed; i++)
 		texts[i] = st->pushed[i].texts[psvc_scan_value_index(st, i, s->value)];
@@ -300,6 +309,115 @@ psvc_scan_release_page(PsvcScanState *st)
 	}
 }
 
+/* Counts resp, the answer to one of st's requests, in st's figures. */
+static void
+count_answer(PsvcScanState *st, const PsvcResult *resp, instr_time waited)
+{
+	st->wait_ms += INSTR_TIME_GET_MILLISEC(waited);
+	st->n_retries += resp->retries;
+	st->n_requests += resp->retries;
+	if (resp->from_cache)
+	{
+		st->n_requests--;	/* counted when started: nothing was sent */
+		st->cache_hits++;
+	}
+	else if (resp->cache_miss)
+		st->cache_misses++;
+	st->n_bytes += resp->bytes;
+	st->rl_wait_ms += resp->rl_wait_ms;
+}
+
+/*
+ * Asks for s's next page now, on a cursor peeked from resp's body, so that
+ * the service prepares it while this page is decoded; the decoded cursor
+ * confirms the guess (psvc_scan_fetch_page), or the request is dropped.
+ * Only where prefetch would ask for the same page anyway: under a LIMIT,
+ * only while a full page is still wanted whatever this page holds, so that
+ * neither the size of the next page nor whether there is one depends on
+ * this page's items.  The cursor in run_cxt.
+ */
+static void
+prefetch_on_guess(PsvcScanState *st, Stream *s, const PsvcResult *resp)
+{
+	MemoryContext old;
+	char	   *guess;
+
+	if (!psvc_options_setting(st->server, PSVC_SETTING_PREFETCH) ||
+		!psvc_scan_paging_fast(st) ||
+		(st->limit >= 0 &&
+		 st->limit - st->rows_fetched - s->asked <
+		 psvc_scan_paging_page_size(st)))
+		return;
+
+	old = MemoryContextSwitchTo(st->run_cxt);
+	guess = psvc_json_peek_cursor(resp->body, resp->body_len);
+	MemoryContextSwitchTo(old);
+	/* a guess check_cursor would refuse is not sent */
+	if (guess != NULL &&
+		(guess[0] == '\0' || strlen(guess) > PSVC_SCAN_MAX_CURSOR ||
+		 (s->cursor != NULL && strcmp(guess, s->cursor) == 0)))
+	{
+		pfree(guess);
+		guess = NULL;
+	}
+	if (guess != NULL)
+	{
+		if (s->cursor)
+			pfree(s->cursor);
+		s->cursor = guess;
+		psvc_scan_start_page(st, s);
+	}
+}
+
+/*
+ * What follows s's current page, the answer resp: what leads to the next
+ * page in the list's paging style (fdw_scan_paging.c), checked, and its
+ * page asked for (unless the guess of prefetch_on_guess already did); or
+ * the end of the stream.  The cursor in run_cxt.
+ */
+static void
+follow_cursor(PsvcScanState *st, Stream *s, const PsvcResult *resp)
+{
+	MemoryContext old;
+	char	   *next;
+
+	old = MemoryContextSwitchTo(st->run_cxt);
+	next = psvc_scan_paging_next(st, resp, st->page, s->cursor);
+	MemoryContextSwitchTo(old);
+	if (next != NULL)
+		check_cursor(st, s, next, st->page->nitems);
+	/* a wrong guess: its page is not the next one */
+	if (s->xfer != NULL && (next == NULL || strcmp(next, s->cursor) != 0))
+		psvc_scan_drop_transfer(s);
+	if (s->xfer != NULL)
+	{
+		pfree(next);
+		return;					/* the guess was right: already asked */
+	}
+
+	if (s->cursor)
+		pfree(s->cursor);
+	s->cursor = NULL;
+	if (next != NULL)
+	{
+		s->cursor = next;		/* in run_cxt */
+		if (st->limit >= 0 && st->rows_fetched >= st->limit)
+			s->done = true;
+		else if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH))
+			psvc_scan_start_page(st, s);
+	}
+	else
+	{
+		if (psvc_scan_paging_fast(st) && st->page->has_more)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_ERROR),
+					 errmsg("GET %s answered has_more without a next_cursor", st->ep->list->route),
+					 errdetail("The listing cannot continue without a cursor.")));
+		s->done = true;
+		s->complete = true;
+	}
+}
+
 /*
  * Waits for stream s's page in flight (started by psvc_scan_start_page)
  * and makes it the scan's current page, asking for the next one ahead
@@ -318,7 +436,6 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 				t1;
 	MemoryContext old;
 	MemoryContext body_cxt;
-	const char *next;
 	ErrorContextCallback errcb;
 	ScanErrorArg arg = {st, NULL};
 
@@ -331,18 +448,7 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 	resp = psvc_call_finish(s->xfer);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
-	st->wait_ms += INSTR_TIME_GET_MILLISEC(t1);
-	st->n_retries += resp->retries;
-	st->n_requests += resp->retries;
-	if (resp->from_cache)
-	{
-		st->n_requests--;	/* counted when started: nothing was sent */
-		st->cache_hits++;
-	}
-	else if (resp->cache_miss)
-		st->cache_misses++;
-	st->n_bytes += resp->bytes;
-	st->rl_wait_ms += resp->rl_wait_ms;
+	count_answer(st, resp, t1);
 	s->xfer = NULL;
 
 	if (resp->kind != PSVC_CALL_OK)
@@ -359,45 +465,10 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 		return false;
 	}
 
-	/*
-	 * Ask for the next page now, on a cursor peeked from the body, so
-	 * that the service prepares it while this page is decoded; the
-	 * decoded cursor confirms the guess below, or the request is
-	 * dropped.  Only where prefetch would ask for the same page
-	 * anyway: under a LIMIT, only while a full page is still wanted
-	 * whatever this page holds, so that neither the size of the next
-	 * page nor whether there is one depends on this page's items.
-	 */
 	body_cxt = s->xfer_cxt;
 	s->xfer_cxt = NULL;
 	s->call = NULL;
-	if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH) && !st->detail &&
-		st->ep->list->paging == PSVC_PAGING_CURSOR &&
-		(st->limit < 0 ||
-		 st->limit - st->rows_fetched - s->asked >=
-		 psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE)))
-	{
-		char	   *guess;
-
-		old = MemoryContextSwitchTo(st->run_cxt);
-		guess = psvc_json_peek_cursor(resp->body, resp->body_len);
-		MemoryContextSwitchTo(old);
-		/* a guess check_cursor would refuse is not sent */
-		if (guess != NULL &&
-			(guess[0] == '\0' || strlen(guess) > PSVC_SCAN_MAX_CURSOR ||
-			 (s->cursor != NULL && strcmp(guess, s->cursor) == 0)))
-		{
-			pfree(guess);
-			guess = NULL;
-		}
-		if (guess != NULL)
-		{
-			if (s->cursor)
-				pfree(s->cursor);
-			s->cursor = guess;
-			psvc_scan_start_page(st, s);
-		}
-	}
+	prefetch_on_guess(st, s, resp);
 
 	psvc_scan_release_page(st);
 	/* the page points into the body, which lives until the page does */
@@ -412,37 +483,7 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 	s->pages++;
 	st->rows_fetched += st->page->nitems;
 
-	next = (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR) ?
-		st->page->next_cursor : NULL;
-	if (next != NULL)
-		check_cursor(st, s, next, st->page->nitems);
-	/* a wrong guess: its page is not the next one */
-	if (s->xfer != NULL && (next == NULL || strcmp(next, s->cursor) != 0))
-		psvc_scan_drop_transfer(s);
-	if (s->xfer != NULL)
-		return true;		/* the guess was right: already asked */
-
-	if (s->cursor)
-		pfree(s->cursor);
-	s->cursor = NULL;
-	if (next != NULL)
-	{
-		s->cursor = MemoryContextStrdup(st->run_cxt, next);
-		if (st->limit >= 0 && st->rows_fetched >= st->limit)
-			s->done = true;
-		else if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH))
-			psvc_scan_start_page(st, s);
-	}
-	else
-	{
-		if (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR && st->page->has_more)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("GET %s answered has_more without a next_cursor", st->ep->list->route),
-					 errdetail("The listing cannot continue without a cursor.")));
-		s->done = true;
-		s->complete = true;
-	}
+	follow_cursor(st, s, resp);
 	return true;
 }
 

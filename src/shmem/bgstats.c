@@ -6,9 +6,8 @@
  *
  * Design notes:
  *
- * - One struct of 64-bit atomics, asked for in shmem_request_hook and
- *   made in shmem_startup_hook under AddinShmemInitLock, as
- *   pg_stat_statements does.  Adding is one atomic fetch-add, from any
+ * - One struct of 64-bit atomics, a segment of the one request and
+ *   startup of shared memory (segments.h).  Adding is one atomic fetch-add, from any
  *   process, with no lock: the producers are the senders' and the
  *   worker's hot paths.  A reset writes zeros and the new stats_reset;
  *   an add racing with it may survive the reset, as in pg_stat_*.
@@ -37,6 +36,7 @@
 #include "utils/timestamp.h"
 
 #include "bgstats.h"
+#include "segments.h"
 
 typedef struct BgsShared
 {
@@ -45,18 +45,14 @@ typedef struct BgsShared
 } BgsShared;
 
 static BgsShared *bgs = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 PG_FUNCTION_INFO_V1(psvc_bgs_stats);
 PG_FUNCTION_INFO_V1(psvc_bgs_reset);
 
-static void
-bgs_shmem_request(void)
+static Size
+bgs_shmem_size(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(BgsShared)));
+	return MAXALIGN(sizeof(BgsShared));
 }
 
 static void
@@ -64,9 +60,6 @@ bgs_shmem_startup(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	bgs = ShmemInitStruct("partner_svc background counters", sizeof(BgsShared), &found);
 	if (!found)
 	{
@@ -74,19 +67,13 @@ bgs_shmem_startup(void)
 			pg_atomic_init_u64(&bgs->counters[i], 0);
 		pg_atomic_init_u64(&bgs->stats_reset, (uint64) GetCurrentTimestamp());
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
 
-void
-psvc_bgs_init(void)
-{
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = bgs_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = bgs_shmem_startup;
-}
+/* The segment, for the one startup of segments.c. */
+const PsvcSegment psvc_bgs_segment = {
+	.size = bgs_shmem_size,
+	.startup = bgs_shmem_startup,
+};
 
 void
 psvc_bgs_add(PsvcBgsCounter which, int64 n)

@@ -45,7 +45,8 @@ typedef enum PsvcBgsCounter
 	PSVC_BGS_COUNT
 } PsvcBgsCounter;
 
-extern void psvc_bgs_init(void);	/* from _PG_init: shmem hooks */
+struct PsvcSegment;				/* segments.h */
+extern const struct PsvcSegment psvc_bgs_segment;
 
 /* Adds n to a counter; nothing without shared memory.  Never raises. */
 extern void psvc_bgs_add(PsvcBgsCounter which, int64 n);
