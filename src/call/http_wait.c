@@ -21,9 +21,10 @@
  * readiness back with curl_multi_socket_action().  psvc_call_poll() looks
  * at the sockets with poll(2) and a zero timeout, so it costs one system
  * call when transfers are running and nothing when none is.  Only
- * psvc_call_finish() blocks, in a WaitEventSet on the process latch and
- * curl's sockets, with a timeout that is the earliest of curl's timer and
- * the next retry.  While one transfer is waited for, all the others
+ * psvc_call_finish() (and psvc_http_run_alone, for the OAuth2 token
+ * grant of http_token.c, a transfer of its own in the same multi handle)
+ * blocks, in a WaitEventSet on the process latch and curl's sockets, with
+ * a timeout that is the earliest of curl's timer and the next retry.  While one transfer is waited for, all the others
  * progress, retries included.
  *
  * Layers.  This file sits below http.c: it starts a due retry and hands
