@@ -11,7 +11,7 @@
  * PostgreSQL ends the process otherwise, and without preloading there is
  * nothing for them to size.  Modules read the variables below (guc.h) and
  * define no GUC of their own; test/static_checks.sh fails when the table
- * has more than 20 rows.  Every row is documented in docs/reference.md,
+ * has more than 23 rows.  Every row is documented in docs/reference.md,
  * and every rename or merge since 0.2 in docs/upgrades.md.
  *
  * A row marked server_option is also the server option of the same name,
@@ -70,6 +70,10 @@ double		psvc_guc_quota_fallback_share = 0.5;
 bool		psvc_guc_cache = true;
 int			psvc_guc_cache_size = 64 * 1024;
 bool		psvc_guc_learn_estimates = true;
+
+int			psvc_guc_poll_timeout = 5000;
+int			psvc_guc_poll_retries = 1;
+int			psvc_guc_poll_max_per_round = 500;
 
 double		psvc_guc_time_scale = 1.0;
 int			psvc_guc_window_ms = 60000;
@@ -221,6 +225,24 @@ static const PsvcGuc gucs[] = {
 		.long_desc = "Keys and values, such as 'database=app role=partner_hooks': database (default postgres; "
 		"the extension must be installed there), role (empty: the bootstrap superuser; it needs LOGIN).",
 		.check_string = psvc_guc_check_worker, .assign_string = psvc_guc_assign_worker},
+	{.name = "poll_timeout", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_poll_timeout, .boot = 5000,
+		.min = 100, .max = 60000,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_MS,
+		.short_desc = "Time allowed for one status poll of the poll worker, connecting included.",
+		.long_desc = "Applies to each attempt of a poll, whatever the polled server's connect_timeout and request_timeout."},
+	{.name = "poll_retries", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_poll_retries, .boot = 1,
+		.min = 0, .max = 5,
+		.context = PGC_SIGHUP,
+		.short_desc = "Retries of a status poll that failed transiently.",
+		.long_desc = "Whatever the polled server's max_retries; a poll that still fails is left for the next round."},
+	{.name = "poll_max_per_round", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_poll_max_per_round, .boot = 500,
+		.min = 1, .max = 100000,
+		.context = PGC_SIGHUP,
+		.short_desc = "Orders and checkouts polled per round of the poll worker at most.",
+		.long_desc = "The oldest due rows first; the others wait for the next round, and webhook_status() says polling lags."},
 	{.name = "worker_tasks", .type = PSVC_GUC_STRING,
 		.var = &worker_tasks_string, .boot_string = "",
 		.context = PGC_SIGHUP,

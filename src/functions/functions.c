@@ -278,6 +278,18 @@ default_server(const char *service)
 PsvcServer *
 psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 {
+	/* the requests that follow are this function's (xact_writes.c) */
+	if (fcinfo->flinfo)
+		psvc_xact_set_writer_function(fcinfo->flinfo->fn_oid);
+
+	if (argno < PG_NARGS() && !PG_ARGISNULL(argno))
+		return psvc_fn_server_named(service, NameStr(*PG_GETARG_NAME(argno)));
+	return psvc_fn_server_named(service, NULL);
+}
+
+PsvcServer *
+psvc_fn_server_named(const char *service, const char *name)
+{
 	Oid			serverid;
 	AclResult	aclresult;
 	const PsvcServer *kept = NULL;
@@ -285,13 +297,8 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 	uint64		generation = 0;
 	PsvcServer *server;
 
-	/* the requests that follow are this function's (xact_writes.c) */
-	if (fcinfo->flinfo)
-		psvc_xact_set_writer_function(fcinfo->flinfo->fn_oid);
-
-	if (argno < PG_NARGS() && !PG_ARGISNULL(argno))
+	if (name != NULL)
 	{
-		char	   *name = NameStr(*PG_GETARG_NAME(argno));
 		ForeignServer *fs = GetForeignServerByName(name, false);
 
 		if (!server_has_service(fs, service))

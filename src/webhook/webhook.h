@@ -32,6 +32,8 @@
 
 extern void psvc_worker_init(void);	/* from _PG_init: GUCs, registration */
 extern PGDLLEXPORT void psvc_worker_main(Datum arg);
+/* Entry point of the poll worker (webhook_poller.c). */
+extern PGDLLEXPORT void psvc_poller_main(Datum arg);
 extern Datum psvc_webhook_status(PG_FUNCTION_ARGS);
 
 #endif							/* PSVC_WEBHOOK_H */
