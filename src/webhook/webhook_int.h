@@ -28,6 +28,8 @@
 #ifndef PSVC_WEBHOOK_INT_H
 #define PSVC_WEBHOOK_INT_H
 
+#include "datatype/timestamp.h"
+
 /* last_error while the extension is missing in the database of partner_svc.worker */
 #define PSVC_WH_NO_EXTENSION_MSG \
 	"extension \"partner_svc\" is not installed in the webhook database"

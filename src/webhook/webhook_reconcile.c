@@ -51,7 +51,7 @@
  *   and never waits, so it never takes what foreground calls need, and
  *   the limiter keeps it from causing a 429.  A poll refused for the
  *   share is left for the next round.  The answer is never cached.
- * - Identity: a row recorded by a create is polled through the server of
+ * - Identity: a row recorded by a create (with its account) is polled through the server of
  *   the create with the user mapping of the role that created it (if that
  *   role still exists and has USAGE on the server); the role is recorded
  *   by OID (created_by, regrole), so a renamed creator keeps polling its
@@ -62,10 +62,11 @@
  *   default server of the orders service, as the functions find it, with
  *   the user mapping of the worker's role (partner_svc.worker).
  * - Tenancy: a row carries the partner account it was learned through
- *   (account, server_account.c), NULL for one only webhooks told.  A
- *   poll writes only a row whose account is the account of the server
- *   and key it polled through (a NULL row only through the default
- *   server), so a state learned through one account never changes a row
+ *   (account, server_account.c), NULL for one only webhooks told (or
+ *   recorded before 0.4).  A poll writes only a row whose account is the
+ *   account of the server and key it polled through, and a row of no
+ *   account is polled only through the default server, whatever server
+ *   it names, so a state learned through one account never changes a row
  *   recorded under another; a row whose server now calls as another
  *   account (its key or base URL changed) is not polled.
  * - What is written: a status read moves the row only as the rule of
@@ -379,7 +380,9 @@ start_round(void)
 static PsvcServer *
 poll_server(const RcItem *it, char *account)
 {
-	ForeignServer *fs = it->server ? GetForeignServerByName(it->server, true) : NULL;
+	/* a row of no account (webhooks only, or recorded before 0.4): the default server */
+	ForeignServer *fs = it->server && it->account ?
+		GetForeignServerByName(it->server, true) : NULL;
 	PsvcServer *server = NULL;
 
 	if (fs != NULL)
