@@ -23,11 +23,15 @@
  *   polling off, never the recording: orders created meanwhile are
  *   polled once it is on again.
  * - A database or role that cannot be used: connecting is a FATAL the
- *   worker cannot catch, so, as the webhook worker does, a shared flag
- *   outlives the process; the next worker connects to no database,
- *   checks the shared catalogues with pauses growing from 5 to 60 s
- *   (psvc_wh_connect_problem), and exits to be restarted once they can
- *   be used.  The webhook worker logs the problem; this one only waits.
+ *   worker cannot catch.  So, as sender 0 of the deferred calls does,
+ *   until it has seen the database and role usable since the server
+ *   started (or after a connection that failed: a shared flag outlives
+ *   the process), the registered worker connects to no database, checks
+ *   the shared catalogues (psvc_wh_connect_problem) with pauses growing
+ *   from 5 to 60 s and one WARNING per problem, and once they can be used
+ *   hands over to a poll worker that connects, a dynamic worker restarted
+ *   as the first one is, and exits with code 0 (nothing logged).  So a
+ *   missing database costs a WARNING, never a FATAL of this worker.
  * - The loop: the records handed over (before any poll, so that creators
  *   waiting for room in the ring wait at most one poll), then a turn of
  *   polling, then a wait on the latch (set by every record handed over
@@ -79,6 +83,7 @@ typedef struct PollShared
 	char		state[16];		/* see PsvcPollStatus */
 	TimestampTz lag_since;
 	bool		connecting;		/* a worker is connecting (or died doing so) */
+	bool		db_ok;			/* database and role seen usable since the start */
 } PollShared;
 
 static PollShared *poll_shared = NULL;
@@ -200,22 +205,51 @@ poller_exit(int code, Datum arg)
 {
 	psvc_handoff_detach();
 	SpinLockAcquire(&poll_shared->mutex);
-	poll_shared->pid = 0;
-	strlcpy(poll_shared->state, "off", sizeof(poll_shared->state));
+	/* the one that checked exits after the one it started may have begun */
+	if (poll_shared->pid == MyProcPid)
+	{
+		poll_shared->pid = 0;
+		strlcpy(poll_shared->state, "off", sizeof(poll_shared->state));
+	}
 	if (ProcDiePending)
 		poll_shared->connecting = false;	/* terminated, not refused */
 	SpinLockRelease(&poll_shared->mutex);
 }
 
 /*
- * The previous poll worker died connecting: waits, connected to no
- * database, until the database and role can be used, then exits so that
- * the postmaster starts one that connects.  Never returns.
+ * Registers a poll worker that connects at once, as a dynamic worker the
+ * postmaster restarts as the first one; false when there is no free slot
+ * of max_worker_processes.
+ */
+static bool
+register_connecting_poller(void)
+{
+	BackgroundWorker w;
+	BackgroundWorkerHandle *handle;
+
+	memset(&w, 0, sizeof(w));
+	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc poll worker");
+	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc poll worker");
+	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	w.bgw_restart_time = PSVC_POLL_RESTART_S;
+	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
+	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_poller_main");
+	return RegisterDynamicBackgroundWorker(&w, &handle);
+}
+
+/*
+ * The database and role have not been seen usable since the server
+ * started, or a connection failed: waits, connected to no database, until
+ * they can be used, then hands over to a poll worker that connects and
+ * exits with code 0 (code 1 when there is no room for it: the postmaster
+ * then starts this one again, and it connects).  Never returns.
  */
 static void
 wait_for_database(void)
 {
 	long		pause_ms = PSVC_POLL_CHECK_FIRST_MS;
+	char		logged[256] = "";
 
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	for (;;)
@@ -228,9 +262,18 @@ wait_for_database(void)
 								problem, sizeof(problem));
 		if (problem[0] == '\0')
 		{
-			set_connecting(false);
-			proc_exit(1);
+			SpinLockAcquire(&poll_shared->mutex);
+			poll_shared->connecting = false;
+			poll_shared->db_ok = true;
+			SpinLockRelease(&poll_shared->mutex);
+			proc_exit(register_connecting_poller() ? 0 : 1);
 		}
+		if (strcmp(problem, logged) != 0)
+			ereport(WARNING,
+					(errmsg("partner_svc poll worker cannot start: %s", problem),
+					 errhint("Created orders are recorded and polled once the database and role of partner_svc.worker can be used; it checks again after pauses growing to %d seconds.",
+							 PSVC_POLL_CHECK_MAX_MS / 1000)));
+		strlcpy(logged, problem, sizeof(logged));
 		publish("failed", 0);
 		pgstat_report_activity(STATE_IDLE, "waiting for the worker's database");
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -262,15 +305,15 @@ psvc_poller_main(Datum arg)
 {
 	sigjmp_buf	local_sigjmp_buf;
 	volatile long pause_ms = 0;
-	bool		was_connecting;
+	bool		check_first;
 
 	psvc_bgw_signals();
 	SpinLockAcquire(&poll_shared->mutex);
 	poll_shared->pid = MyProcPid;
-	was_connecting = poll_shared->connecting;
+	check_first = poll_shared->connecting || !poll_shared->db_ok;
 	SpinLockRelease(&poll_shared->mutex);
 	before_shmem_exit(poller_exit, (Datum) 0);
-	if (was_connecting)
+	if (check_first)
 		wait_for_database();
 
 	/* a FATAL in here leaves "connecting" set: see wait_for_database */
