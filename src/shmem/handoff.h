@@ -2,14 +2,14 @@
  *
  * handoff.h
  *		  Orders and checkouts created through partner_svc, handed from the
- *		  backend that created them to the webhook worker, which records
+ *		  backend that created them to the poll worker, which records
  *		  them for its reconciler (handoff.c).
  *
  * A create at a partner is done when the partner answers, whatever the
  * local transaction does next; so the record that lets the reconciler
  * follow the new order must survive a rollback too.  The backend that
  * made the create does not write it: it puts it into a ring in shared
- * memory, and the worker, in a transaction of its own, writes it into
+ * memory, and the poll worker, in a transaction of its own, writes it into
  * order_states or transactions (source 'created').
  *
  * Memory: the ring lives in shared memory (when preloaded); records are
