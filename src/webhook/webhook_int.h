@@ -178,6 +178,8 @@ extern void psvc_wh_reconcile_record(void);
 extern void psvc_wh_reconcile_step(void);
 /* Milliseconds until a step has work: 0 now, -1 never (polling off). */
 extern long psvc_wh_reconcile_wait_ms(void);
+/* Whether polling waits for ALTER EXTENSION ... UPDATE (0.3's objects). */
+extern bool psvc_wh_reconcile_waiting(void);
 /* Whether polling lags, since when (0: unknown), a round under way. */
 extern bool psvc_wh_reconcile_lag(TimestampTz *since, bool *active);
 /* Forgets the round under way (after an error in the loop). */
@@ -191,7 +193,8 @@ extern void psvc_wh_reconcile_reset(void);
 typedef struct PsvcPollStatus
 {
 	bool		running;
-	char		state[16];		/* off, idle, polling, lagging, failed */
+	char		state[16];		/* off, idle, polling, lagging, waiting,
+								 * failed, stopped */
 	TimestampTz lag_since;		/* 0: not lagging, or since unknown */
 	int64		created_waits;	/* creators that waited for the ring */
 } PsvcPollStatus;

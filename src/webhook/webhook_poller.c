@@ -38,7 +38,15 @@
  *   and by a reload) until the next round is due.  The skeleton (signals,
  *   reload, pinned settings, error recovery) is bgw.c's, shared with the
  *   webhook worker; an ERROR forgets the round under way and pauses
- *   (100 ms doubling to 5 s while errors repeat).
+ *   (100 ms doubling to 5 s while errors repeat).  Records are taken out
+ *   of the ring only once written, so an ERROR loses none; but after
+ *   PSVC_POLL_POISON errors in a row the oldest one is dropped with a
+ *   WARNING (drop_poisoned), so that one record that cannot be written
+ *   never holds the ring and its waiting creators for ever.
+ * - Between the restart on a new library and ALTER EXTENSION ... UPDATE
+ *   (0.3's objects, without the account column) records are written as
+ *   0.3 wrote them, taking over no row, and polling waits for the update
+ *   (state "waiting").
  * - State (PollShared): written by the worker under its spinlock, read by
  *   webhook_status() (psvc_wh_poller_status).
  *
@@ -75,6 +83,8 @@
 #define PSVC_POLL_CHECK_FIRST_MS 5000
 #define PSVC_POLL_CHECK_MAX_MS 60000
 #define PSVC_POLL_ERROR_PAUSE_MAX_MS 5000
+/* Errors in a row after which the oldest record waiting is dropped. */
+#define PSVC_POLL_POISON 5
 
 typedef struct PollShared
 {
@@ -185,6 +195,8 @@ publish_polling(void)
 
 	if (psvc_guc_tasks.poll_share <= 0)
 		publish("off", 0);
+	else if (psvc_wh_reconcile_waiting())
+		publish("waiting", 0);
 	else if (psvc_wh_reconcile_lag(&since, &active))
 		publish("lagging", since);
 	else
@@ -297,6 +309,29 @@ extension_here(void)
 }
 
 /*
+ * After PSVC_POLL_POISON errors in a row while records wait, the oldest
+ * record is dropped with a WARNING naming it and the error: one record
+ * that cannot be written (whatever the reason) must not hold the ring,
+ * and the creators waiting for room, for ever.
+ */
+static void
+drop_poisoned(const ErrorData *edata)
+{
+	PsvcCreated rec;
+
+	if (consecutive_errors < PSVC_POLL_POISON || psvc_handoff_peek(&rec, 1) == 0)
+		return;
+	psvc_handoff_drop(1);
+	consecutive_errors = 0;
+	ereport(WARNING,
+			(errmsg("partner_svc poll worker dropped the record of %s \"%s\" created through server \"%s\"",
+					rec.checkout ? "checkout" : "order", rec.id, rec.server),
+			 errdetail("Writing the records failed %d times in a row, last: %s",
+					   PSVC_POLL_POISON, edata->message),
+			 errhint("Its status is still told by webhooks; it is not polled.")));
+}
+
+/*
  * Entry point of the poll worker (bgw_function_name).  Returns only
  * through proc_exit.
  */
@@ -332,10 +367,11 @@ psvc_poller_main(Datum arg)
 		ErrorData  *edata = psvc_bgw_recover();
 
 		psvc_wh_reconcile_reset();
-		FreeErrorData(edata);
 		publish("failed", 0);
 		RESUME_INTERRUPTS();
 		consecutive_errors++;
+		drop_poisoned(edata);
+		FreeErrorData(edata);
 		pause_ms = psvc_bgw_error_pause(consecutive_errors, PSVC_POLL_ERROR_PAUSE_MAX_MS);
 	}
 	PG_exception_stack = &local_sigjmp_buf;

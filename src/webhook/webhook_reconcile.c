@@ -88,6 +88,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
@@ -97,6 +98,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
@@ -139,6 +141,8 @@ static PsvcCreated records[PSVC_RC_RECORDS];	/* taken from the handoff */
 static SPIPlanPtr due_plan = NULL;
 static SPIPlanPtr poll_plan[2] = {NULL, NULL};
 static SPIPlanPtr record_plan[2] = {NULL, NULL};
+static SPIPlanPtr record_plan_03[2] = {NULL, NULL};
+static bool schema_old = false; /* the objects are 0.3's (no account yet) */
 
 /* The due rows of both tables, oldest first. */
 static const char due_sql[] =
@@ -206,6 +210,22 @@ static const char *const record_sql[2] = {
 	" WHERE s.account = excluded.account",
 };
 
+/*
+ * The same on the objects of 0.3, between the restart on this library and
+ * ALTER EXTENSION ... UPDATE (no account column yet): a row that exists is
+ * left as it is, and nothing is polled until the update.
+ */
+static const char *const record_sql_03[2] = {
+	"INSERT INTO partner_svc.order_states AS s"
+	"  (unique_id, custom_id, status, source, server, created_by)"
+	" VALUES ($1, $2, $3, 'created', $4, $5)"
+	" ON CONFLICT (unique_id) DO NOTHING",
+	"INSERT INTO partner_svc.transactions AS s"
+	"  (transaction_id, status, source, server, created_by)"
+	" VALUES ($1, $3, 'created', $4, $5)"
+	" ON CONFLICT (transaction_id) DO NOTHING",
+};
+
 /* A text[] of n values. */
 static Datum
 text_array(const char **vals, int n)
@@ -256,10 +276,14 @@ log_failures(int polled)
  * Starts a transaction with SPI and a snapshot for the statements of one
  * turn; false, with nothing left open, when the extension is not there
  * (dropped since the worker's last check): the statements could not run.
+ * Notes whether its objects are still 0.3's (schema_old).
  */
 static bool
 begin_turn(void)
 {
+	Oid			nsp;
+	Oid			rel;
+
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	if (!OidIsValid(get_extension_oid("partner_svc", true)))
@@ -267,6 +291,9 @@ begin_turn(void)
 		CommitTransactionCommand();
 		return false;
 	}
+	nsp = get_namespace_oid("partner_svc", true);
+	rel = OidIsValid(nsp) ? get_relname_relid("order_states", nsp) : InvalidOid;
+	schema_old = !OidIsValid(rel) || get_attnum(rel, "account") == InvalidAttrNumber;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -305,7 +332,9 @@ psvc_wh_reconcile_record(void)
 		char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 		Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, NAMEOID, REGROLEOID, TEXTOID};
 
-		if (record_plan[k] == NULL)
+		if (schema_old && record_plan_03[k] == NULL)
+			record_plan_03[k] = prepare(record_sql_03[k], 5, types);
+		else if (!schema_old && record_plan[k] == NULL)
 			record_plan[k] = prepare(record_sql[k], 6, types);
 		args[0] = CStringGetTextDatum(c->id);
 		args[1] = CStringGetTextDatum(c->custom_id);
@@ -314,9 +343,10 @@ psvc_wh_reconcile_record(void)
 		args[3] = DirectFunctionCall1(namein, CStringGetDatum(c->server));
 		args[4] = ObjectIdGetDatum(c->roleid);
 		args[5] = CStringGetTextDatum(c->account);
-		if (SPI_execute_plan(record_plan[k], args, nulls, false, 0) < 0)
+		if (SPI_execute_plan(schema_old ? record_plan_03[k] : record_plan[k],
+							 args, nulls, false, 0) < 0)
 			elog(ERROR, "the reconciler could not record a created object");
-		if (SPI_processed == 0)
+		if (SPI_processed == 0 && !schema_old)
 			ereport(LOG,
 					(errmsg("partner_svc poll worker: %s \"%s\" created through server \"%s\" is not recorded",
 							c->checkout ? "checkout" : "order", c->id, c->server),
@@ -532,6 +562,14 @@ psvc_wh_reconcile_step(void)
 	cxt = CurrentMemoryContext;
 	if (!begin_turn())
 		return;
+	if (schema_old)
+	{
+		/* 0.3's objects: polling waits for ALTER EXTENSION ... UPDATE */
+		end_turn();
+		MemoryContextSwitchTo(cxt);
+		next_round = TimestampTzPlusMilliseconds(now, 5000);
+		return;
+	}
 	if (due == NIL)
 	{
 		MemoryContextReset(rc_cxt);
@@ -577,6 +615,13 @@ psvc_wh_reconcile_wait_ms(void)
 	if (now >= next_round)
 		return 0;
 	return (long) Min((next_round - now + 999) / 1000, (int64) INT_MAX);
+}
+
+/* Whether polling waits for ALTER EXTENSION ... UPDATE (0.3's objects). */
+bool
+psvc_wh_reconcile_waiting(void)
+{
+	return schema_old;
 }
 
 /*

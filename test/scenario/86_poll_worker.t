@@ -114,7 +114,9 @@ partner_svc.worker_tasks = 'poll_share=0 poll_after=1 poll_interval=1'
 CONF
 $nb->start;
 sub sqlb { $nb->safe_psql('postgres', $_[0]) }
-sqlb('CREATE EXTENSION partner_svc');
+# the objects of 0.3 first, as between a restart on this library and
+# ALTER EXTENSION ... UPDATE (docs/upgrades.md)
+sqlb(q{CREATE EXTENSION partner_svc VERSION '0.3'});
 ok(wait_for(sub { sqlb(q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'partner_svc poll worker'}) == 1 }, 30),
 	'no listener: the poll worker runs');
 is(sqlb(q{SELECT state FROM partner_svc.webhook_status()}), 'off', 'the webhook worker does not listen');
@@ -135,9 +137,18 @@ sub payload
 		vignettes => [map { { custom_id => $_, name => "vignette $_", period => '10_days',
 			start_date => '2020-01-01' } } @v] });
 }
-sqlb("SELECT partner_svc.create_order('" . payload('P-1', 'P-2') . "')");
+sqlb("SELECT partner_svc.create_order('" . payload('P-1') . "')");
+ok(wait_for(sub { sqlb(q{SELECT count(*) FROM partner_svc.order_states WHERE source = 'created'}) == 1 }, 30),
+	'0.3\'s objects, no listener: the created order is recorded');
+sqlb(q{CREATE ROLE watcher; GRANT EXECUTE ON FUNCTION partner_svc.webhook_status() TO watcher});
+sqlb('ALTER EXTENSION partner_svc UPDATE');
+is(sqlb(q{SELECT has_function_privilege('watcher', 'partner_svc.webhook_status()', 'EXECUTE')
+		|| ' ' || has_function_privilege('pg_monitor', 'partner_svc.webhook_status()', 'EXECUTE')
+		|| ' ' || has_function_privilege('public', 'partner_svc.webhook_status()', 'EXECUTE')}),
+	'true true false', 'the update keeps the grants of webhook_status(), a DBA\'s included');
+sqlb("SELECT partner_svc.create_order('" . payload('P-2') . "')");
 ok(wait_for(sub { sqlb(q{SELECT count(*) FROM partner_svc.order_states WHERE source = 'created'}) == 2 }, 30),
-	'polling off, no listener: both created orders are recorded');
+	'updated, polling off, no listener: both created orders are recorded');
 is(sqlb(q{SELECT polling FROM partner_svc.webhook_status()}), 'off', 'webhook_status() says polling is off');
 
 sub sandbox_orders
@@ -160,7 +171,9 @@ my $healed = wait_for(sub {
 ok($healed, 'polling on: the orders created while it was off reach the partner\'s status');
 is(sqlb(q{SELECT string_agg(DISTINCT source, ',') FROM partner_svc.order_states}), 'poll', 'source poll');
 is(sqlb(q{SELECT count(DISTINCT account) FROM partner_svc.order_states WHERE account ~ '^[0-9a-f]{32}$'}), 1,
-	'the rows carry the account of their create');
+	'the row recorded since the update carries the account of its create');
+is(sqlb(q{SELECT count(*) FROM partner_svc.order_states WHERE account IS NULL}), 1,
+	'the row recorded on 0.3\'s objects has none');
 
 # ------------------------------------------------------------------
 # 3. a tenant's server answers creates with another tenant's ids

@@ -55,7 +55,7 @@ BEGIN
   AS 'MODULE_PATHNAME', 'psvc_webhook_status'
   LANGUAGE C STRICT VOLATILE;
   REVOKE ALL ON FUNCTION @extschema@.webhook_status() FROM PUBLIC;
-  FOREACH g IN ARRAY pg_catalog.coalesce(grants, '{}')
+  FOREACH g IN ARRAY COALESCE(grants, '{}')
   LOOP
     EXECUTE g;
   END LOOP;
