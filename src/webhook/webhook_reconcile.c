@@ -251,12 +251,11 @@ prepare(const char *sql, int nargs, Oid *types)
 
 /* Counts a failed poll of the round; the first one's message is kept. */
 static void
-note_failure(const RcItem *it, const char *msg)
+note_failure(const char *what, const char *msg)
 {
 	if (round_failures++ == 0)
 		snprintf(round_first_failure, sizeof(round_first_failure),
-				 "could not poll the status of %s \"%s\": %s",
-				 it->checkout ? "transaction" : "order", it->id, msg);
+				 "could not %s: %s", what, msg);
 }
 
 /* The round's failures, in one LOG line; from the end of a round. */
@@ -497,21 +496,22 @@ poll_one(const RcItem *it)
 }
 
 /*
- * Polls one row in a subtransaction; a failure rolls back that poll
- * only, is counted for the round's LOG line (a spent share is not), and
- * leaves the row for the next round.
+ * Runs fn(arg) in a subtransaction (a poll, or the sweep); a failure
+ * rolls back that only, is counted for the round's LOG line as "could
+ * not <what>" (a spent share is not), and returns false.
  */
-static void
-poll_guarded(const RcItem *it)
+static bool
+run_guarded(void (*fn) (const void *), const void *arg, const char *what)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool ok = true;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		poll_one(it);
+		fn(arg);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
@@ -527,10 +527,136 @@ poll_guarded(const RcItem *it)
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
 		if (edata->sqlerrcode != ERRCODE_TOO_MANY_CONNECTIONS)
-			note_failure(it, edata->message);
+			note_failure(what, edata->message);
 		FreeErrorData(edata);
+		ok = false;
 	}
 	PG_END_TRY();
+	return ok;
+}
+
+static void
+poll_fn(const void *arg)
+{
+	poll_one((const RcItem *) arg);
+}
+
+/*
+ * Polls one row (run_guarded): a failure leaves the row for the next
+ * round.
+ */
+static void
+poll_guarded(const RcItem *it)
+{
+	(void) run_guarded(poll_fn, it,
+					   psprintf("poll the status of %s \"%s\"",
+								it->checkout ? "transaction" : "order", it->id));
+}
+
+/*
+ * The sweep: orders created while nothing recorded them (no poll worker
+ * ran: a server without it, a worker restarting, a create before the
+ * update) are found in the partner's order list, filtered by each status
+ * the list can filter that polling follows (docs/sandbox-orders.md: the
+ * filter values and the statuses they stand for).  CREATED orders are
+ * listed only without a filter; they are found once PENDING.  Through the
+ * default server of the service as the worker's role, within poll_share
+ * of the list route, at most poll_max_per_round orders and
+ * PSVC_RC_SWEEP_PAGES pages per filter; each new one becomes a row of
+ * source 'poll' and of the default server's account, polled from then
+ * on.  A row that exists is left as it is.  Runs when the poll worker
+ * starts and when polling is turned on again; a failed sweep is tried
+ * again at the next round.
+ */
+#define PSVC_RC_SWEEP_PAGES 50
+
+static const char *const sweep_filters[][2] = {
+	{"PENDING", "PENDING"},
+	{"WILL BE ACTIVE", "DEFERRED"},
+};
+
+static const char sweep_sql[] =
+"INSERT INTO partner_svc.order_states AS s"
+"  (unique_id, custom_id, status, source, server, account, polled_at)"
+" VALUES ($1, $2, $3, 'poll', $4, $5, pg_catalog.now())"
+" ON CONFLICT (unique_id) DO NOTHING";
+static SPIPlanPtr sweep_plan = NULL;
+static bool sweep_due = true;
+static int	last_share = -1;
+
+static void
+sweep_fn(const void *arg)
+{
+	PsvcServer *server = psvc_fn_server_named(psvc_services[PSVC_SVC_ORDERS].name, NULL);
+	char		account[PSVC_ACCOUNT_LEN + 1];
+	int			budget = psvc_guc_poll_max_per_round;
+	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, NAMEOID, TEXTOID};
+
+	psvc_options_account(server, account);
+	server->settings[PSVC_SETTING_REQUEST_TIMEOUT] = psvc_guc_poll_timeout;
+	server->settings[PSVC_SETTING_CONNECT_TIMEOUT] =
+		Min(psvc_options_setting(server, PSVC_SETTING_CONNECT_TIMEOUT), psvc_guc_poll_timeout);
+	server->settings[PSVC_SETTING_MAX_RETRIES] = psvc_guc_poll_retries;
+	if (sweep_plan == NULL)
+		sweep_plan = prepare(sweep_sql, 5, types);
+
+	for (int f = 0; f < lengthof(sweep_filters); f++)
+	{
+		char	   *cursor = NULL;
+
+		for (int page = 0; page < PSVC_RC_SWEEP_PAGES && budget > 0; page++)
+		{
+			PsvcCall   *call = psvc_call_make(psvc_op(PSVC_OP_ORDERS_LIST), server, NULL);
+			PsvcResult *res;
+			Jsonb	   *body;
+			Jsonb	   *data;
+			Jsonb	   *pagination;
+
+			psvc_call_add_query(call, "status", sweep_filters[f][0], false);
+			psvc_call_add_query(call, "limit", "100", false);
+			if (cursor != NULL)
+				psvc_call_add_query(call, "cursor", cursor, false);
+			psvc_call_set_share(call, psvc_guc_tasks.poll_share);
+			psvc_call_set_cache_ttl(call, 0);
+			res = psvc_call_run(call);
+			if (res->kind != PSVC_CALL_OK)
+				psvc_call_raise(call, res);
+			body = psvc_fn_parse(res->body, res->body_len);
+			data = body ? psvc_fn_member_jsonb(body, "data") : NULL;
+			if (data == NULL || !JB_ROOT_IS_ARRAY(data) || JB_ROOT_IS_SCALAR(data))
+				break;
+			for (int i = 0; i < (int) JB_ROOT_COUNT(data) && budget > 0; i++)
+			{
+				JsonbValue *v = getIthJsonbValueFromContainer(&data->root, i);
+				Jsonb	   *item;
+				char	   *id;
+				char	   *custom_id;
+				Datum		args[5];
+				char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+
+				if (v == NULL || v->type != jbvBinary)
+					continue;
+				item = JsonbValueToJsonb(v);
+				id = psvc_fn_member_text(item, "id");
+				if (id == NULL || id[0] == '\0')
+					continue;
+				custom_id = psvc_fn_member_text(item, "custom_id");
+				args[0] = CStringGetTextDatum(id);
+				args[1] = custom_id ? CStringGetTextDatum(custom_id) : (Datum) 0;
+				nulls[1] = custom_id ? ' ' : 'n';
+				args[2] = CStringGetTextDatum(sweep_filters[f][1]);
+				args[3] = DirectFunctionCall1(namein, CStringGetDatum(server->servername));
+				args[4] = CStringGetTextDatum(account);
+				if (SPI_execute_plan(sweep_plan, args, nulls, false, 0) < 0)
+					elog(ERROR, "the reconciler could not record a listed order");
+				budget--;
+			}
+			pagination = psvc_fn_member_jsonb(body, "pagination");
+			cursor = pagination ? psvc_fn_member_text(pagination, "next_cursor") : NULL;
+			if (cursor == NULL || cursor[0] == '\0')
+				break;
+		}
+	}
 }
 
 /*
@@ -546,6 +672,10 @@ psvc_wh_reconcile_step(void)
 	MemoryContext cxt;
 	int			polled = 0;
 
+	/* polling turned on again: sweep for what nothing recorded meanwhile */
+	if (last_share <= 0 && psvc_guc_tasks.poll_share > 0 && last_share != -1)
+		sweep_due = true;
+	last_share = psvc_guc_tasks.poll_share;
 	if (psvc_guc_tasks.poll_share <= 0)
 	{
 		due = NIL;
@@ -578,6 +708,13 @@ psvc_wh_reconcile_step(void)
 														  psvc_guc_time_scale));
 		round_polled = 0;
 		start_round();
+		if (sweep_due)
+		{
+			/* one request of the round (or a few pages), counted as a poll */
+			round_polled++;
+			if (run_guarded(sweep_fn, NULL, "list the orders created while nothing recorded them"))
+				sweep_due = false;
+		}
 	}
 	while (due != NIL && polled < PSVC_RC_PER_TURN)
 	{

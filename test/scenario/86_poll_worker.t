@@ -87,8 +87,8 @@ ok(wait_for(sub { sql(q{SELECT polling FROM partner_svc.webhook_status()}) eq 'l
 	'webhook_status() says polling lags');
 
 # one LOG line per round, with the count; none per order
-ok(wait_for(sub { slurp_file($node->logfile) =~ /3 of 3 status polls of this round failed/ }, 60),
-	'a round of three failed polls: one line with the count');
+ok(wait_for(sub { slurp_file($node->logfile) =~ /\b(\d+) of \1 status polls of this round failed/ }, 60),
+	'a round of failed polls (three, and the list of orders while it fails): one line with the count');
 my $log = substr(slurp_file($node->logfile), $log_start);
 my @per_order = grep { /LOG:.*could not poll the status/ } split /\n/, $log;
 is(scalar @per_order, 0, 'no line per order') or diag join("\n", @per_order[0 .. 2]);
@@ -158,6 +158,19 @@ sub sandbox_orders
 }
 ok(wait_for(sub { my $o = sandbox_orders(); 2 == grep { $_ eq 'ACTIVE' } values %$o }, 60),
 	'at the partner both orders became ACTIVE');
+# an order created at the partner while nothing recorded it (another
+# client of the key, or a create while no poll worker ran), DEFERRED for
+# as long as the test lasts
+$sb->config({ 'orders.deferred_active_after_min' => 100000 });
+my $r = $sb->req('POST', '/public/orders', key => 'k1', json => JSON::PP->new->decode(
+	JSON::PP->new->canonical->encode({ terms_and_privacy_accepted => $T, order_has_been_paid => $T,
+		vehicles => [{ plate => 'LJ 23-AB', country => 'SI' }],
+		vignettes => [{ custom_id => 'X-1', name => 'vignette X-1', period => '10_days',
+			start_date => '2099-01-01' }] })));
+my $xid = $r->{json}{data}{orders}[0]{id};
+ok($xid, "an order created at the partner only: $xid");
+ok(wait_for(sub { (sandbox_orders()->{$xid} // '') eq 'DEFERRED' }, 60), 'it is DEFERRED at the partner');
+is(sqlb("SELECT count(*) FROM partner_svc.order_states WHERE unique_id = '$xid'"), 0, 'and unknown here');
 sleep(0.5);
 is(sqlb(q{SELECT string_agg(DISTINCT status, ',') FROM partner_svc.order_states}), 'CREATED',
 	'polling off: nothing polled');
@@ -168,10 +181,12 @@ my $healed = wait_for(sub {
 	my $o = sandbox_orders();
 	sqlb(q{SELECT string_agg(unique_id || '=' || status, ',' ORDER BY unique_id) FROM partner_svc.order_states})
 	  eq join(',', map { "$_=$o->{$_}" } sort keys %$o) }, 60);
-ok($healed, 'polling on: the orders created while it was off reach the partner\'s status');
+ok($healed, 'polling on: the orders created while it was off reach the partner\'s status, the one nothing recorded included');
+is(sqlb("SELECT custom_id || ' ' || status || ' ' || source || ' ' || server FROM partner_svc.order_states WHERE unique_id = '$xid'"),
+	'X-1 DEFERRED poll orders', 'found in the order list filtered by status, through the default server');
 is(sqlb(q{SELECT string_agg(DISTINCT source, ',') FROM partner_svc.order_states}), 'poll', 'source poll');
-is(sqlb(q{SELECT count(DISTINCT account) FROM partner_svc.order_states WHERE account ~ '^[0-9a-f]{32}$'}), 1,
-	'the row recorded since the update carries the account of its create');
+is(sqlb(q{SELECT count(*) || ' ' || count(DISTINCT account) FROM partner_svc.order_states WHERE account ~ '^[0-9a-f]{32}$'}), '2 1',
+	'the row recorded since the update and the one found carry the account of the key');
 is(sqlb(q{SELECT count(*) FROM partner_svc.order_states WHERE account IS NULL}), 1,
 	'the row recorded on 0.3\'s objects has none');
 
@@ -194,7 +209,7 @@ my $snap = q{SELECT string_agg((to_jsonb(s) - 'polled_at' - 'updated_at')::text,
 	FROM partner_svc.order_states s};
 my $before = sqlb($snap);
 my @victim = split /\n/, sqlb(q{SELECT unique_id FROM partner_svc.order_states ORDER BY 1});
-is(scalar @victim, 3, 'three rows of the victim');
+is(scalar @victim, 4, 'four rows of the victim');
 
 $h->clear;
 my $t_steal = sqlb('SELECT now()');
@@ -204,7 +219,8 @@ for my $id (@victim)
 	$nb->safe_psql('postgres', "SELECT partner_svc.create_order('$p', 'evil')",
 		extra_params => ['-U', 'mallory']);
 }
-ok(scalar(grep { /^POST \/public\/orders/ } @{ $h->requests }) == 3, 'mallory\'s server answered three creates');
+is(scalar(grep { /^POST \/public\/orders/ } @{ $h->requests }), scalar @victim,
+	'mallory\'s server answered a create for each');
 # the victim's ACTIVE orders are final; the one webhooks told is polled
 # again since the creates (through whichever server the worker chose)
 ok(wait_for(sub { sqlb(qq{SELECT count(*) FROM partner_svc.order_states
