@@ -15,11 +15,11 @@
  *   webhook receipt, and each poll has the limits of its own
  *   (partner_svc.poll_timeout, poll_retries, poll_max_per_round).
  * - Always on: registered by psvc_worker_init beside the webhook worker
- *   (not in binary-upgrade mode, not when partner_svc.worker was refused
- *   at server start: the same rules), it connects at once to the
- *   database and role of partner_svc.worker, whether the listener has a
- *   port or not, and takes the records of created objects from then on
- *   (handoff.h).  poll_share = 0 of partner_svc.worker_tasks turns the
+ *   (not in binary-upgrade mode, not when the worker's database or role
+ *   was refused at server start: the same rules), it connects at once to
+ *   partner_svc.worker_database as partner_svc.worker_role, whether the
+ *   listener has a port or not, and takes the records of created objects
+ *   from then on (handoff.h).  partner_svc.poll_share = 0 turns the
  *   polling off, never the recording: orders created meanwhile are
  *   polled once it is on again.
  * - A database or role that cannot be used: connecting is a FATAL the
@@ -130,13 +130,14 @@ poll_shmem_startup(void)
 /*
  * Asks for the shared state and registers the poll worker; from
  * psvc_worker_init while preloading, which decides for both workers
- * (binary upgrade, a refused partner_svc.worker).  One more slot of
+ * (binary upgrade, a refused database or role).  One more slot of
  * max_worker_processes.
  */
 void
 psvc_wh_poller_init(void)
 {
 	BackgroundWorker w;
+	const char *setting;
 	const char *why;
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -145,7 +146,7 @@ psvc_wh_poller_init(void)
 	shmem_startup_hook = poll_shmem_startup;
 
 	/* as the webhook worker: its records would be discarded by pg_upgrade */
-	if (IsBinaryUpgrade || psvc_guc_worker_refused(&why))
+	if (IsBinaryUpgrade || psvc_guc_worker_refused(&setting, &why))
 		return;
 
 	memset(&w, 0, sizeof(w));
@@ -283,7 +284,7 @@ wait_for_database(void)
 		if (strcmp(problem, logged) != 0)
 			ereport(WARNING,
 					(errmsg("partner_svc poll worker cannot start: %s", problem),
-					 errhint("Created orders are recorded and polled once the database and role of partner_svc.worker can be used; it checks again after pauses growing to %d seconds.",
+					 errhint("Created orders are recorded and polled once partner_svc.worker_database and partner_svc.worker_role can be used; it checks again after pauses growing to %d seconds.",
 							 PSVC_POLL_CHECK_MAX_MS / 1000)));
 		strlcpy(logged, problem, sizeof(logged));
 		publish("failed", 0);

@@ -26,7 +26,7 @@
  *   a create with another tenant's id changes nothing of that tenant's.
  * - Which rows are polled: those whose status is not final
  *   (webhook_rules.c) and has not changed, nor been polled, for
- *   poll_after of partner_svc.worker_tasks (partners' clock: by default
+ *   partner_svc.poll_after (partners' clock: by default
  *   past the partner's last retry).  That covers both the orders whose
  *   webhooks stopped and the created ones no webhook ever mentioned
  *   (source 'created').  A final status ends the polling of its row.
@@ -60,7 +60,7 @@
  *   never waits for a DROP ROLE); any other row
  *   (known from webhooks only, or whose server was dropped) through the
  *   default server of the orders service, as the functions find it, with
- *   the user mapping of the worker's role (partner_svc.worker).
+ *   the user mapping of the worker's role (partner_svc.worker_role).
  * - Tenancy: a row carries the partner account it was learned through
  *   (account, server_account.c), NULL for one only webhooks told (or
  *   recorded before 0.4).  A poll writes only a row whose account is the

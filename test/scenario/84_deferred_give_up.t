@@ -21,7 +21,7 @@ use Time::HiRes qw(sleep time);
 
 my $closed = PostgreSQL::Test::Cluster::get_free_port();
 my ($node, $sb) = deferred_setup('deferred_give_up',
-	conf => "partner_svc.worker_tasks = 'max_attempts=3 give_up=1d keep_calls=0'\n");
+	conf => "partner_svc.deferred_max_attempts = 3\npartner_svc.deferred_give_up = '1d'\npartner_svc.deferred_keep_calls = 0\n");
 sub sql { $node->safe_psql('postgres', $_[0]) }
 sql("ALTER SERVER orders OPTIONS (SET base_url 'http://127.0.0.1:$closed')");
 
@@ -41,7 +41,7 @@ is(sql("SELECT state || ' ' || attempts || ' ' || sqlstate FROM partner_svc.defe
 like(sql("SELECT message FROM partner_svc.deferred_calls WHERE id = $id"), qr/connect/i, 'max_attempts: its message');
 
 # --- 2. give_up, of the partners' clock ---
-$node->append_conf('postgresql.conf', "partner_svc.time_scale = 1\npartner_svc.worker_tasks = 'max_attempts=1000 give_up=2s keep_calls=0'\n");
+$node->append_conf('postgresql.conf', "partner_svc.time_scale = 1\npartner_svc.deferred_max_attempts = 1000\npartner_svc.deferred_give_up = '2s'\npartner_svc.deferred_keep_calls = 0\n");
 $node->reload;
 sleep 1;
 my $t0 = time;
@@ -54,7 +54,7 @@ cmp_ok(sql("SELECT attempts FROM partner_svc.deferred_calls WHERE id = $id"), '<
 
 # --- 3. keep_calls ---
 is(sql("SELECT count(*) FROM partner_svc.deferred_calls"), 2, 'keep_calls=0 keeps them');
-$node->append_conf('postgresql.conf', "partner_svc.worker_tasks = 'keep_calls=1s'\n");
+$node->append_conf('postgresql.conf', "partner_svc.deferred_keep_calls = '1s'\n");
 $node->reload;
 ok($node->poll_query_until('postgres', 'SELECT count(*) = 0 FROM partner_svc.deferred_calls'),
 	'keep_calls=1s: the finished calls are removed');

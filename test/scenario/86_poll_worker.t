@@ -44,7 +44,8 @@ my $hport = $hang->sockport;
 
 my ($node, $port) = webhook_node('poll_hang', conf => <<"CONF");
 partner_svc.time_scale = $scale
-partner_svc.worker_tasks = 'poll_after=1 poll_interval=1'
+partner_svc.poll_after = 1
+partner_svc.poll_interval = 1
 partner_svc.poll_timeout = 500
 partner_svc.poll_retries = 0
 partner_svc.poll_max_per_round = 3
@@ -108,9 +109,11 @@ $nb->init;
 $nb->append_conf('postgresql.conf', <<"CONF");
 shared_preload_libraries = 'partner_svc'
 listen_addresses = '127.0.0.1'
-partner_svc.webhook_listener = 'port=0'
+partner_svc.webhook_port = 0
 partner_svc.time_scale = $scale
-partner_svc.worker_tasks = 'poll_share=0 poll_after=1 poll_interval=1'
+partner_svc.poll_share = 0
+partner_svc.poll_after = 1
+partner_svc.poll_interval = 1
 CONF
 $nb->start;
 sub sqlb { $nb->safe_psql('postgres', $_[0]) }
@@ -175,7 +178,7 @@ sleep(0.5);
 is(sqlb(q{SELECT string_agg(DISTINCT status, ',') FROM partner_svc.order_states}), 'CREATED',
 	'polling off: nothing polled');
 
-sqlb(q{ALTER SYSTEM SET partner_svc.worker_tasks = 'poll_share=20 poll_after=1 poll_interval=1'});
+sqlb(q{ALTER SYSTEM SET partner_svc.poll_share = 20});
 sqlb('SELECT pg_reload_conf()');
 my $healed = wait_for(sub {
 	my $o = sandbox_orders();
