@@ -32,7 +32,7 @@
  * (psvc_guc_worker_refused).
  *
  * A row marked server_option is also the server option of the same name,
- * which overrides the GUC for one server: options.c validates the option
+ * which overrides the GUC for one server: fdw_options.c validates the option
  * against the row's bounds and unit, server_options.c reads it back
  * (psvc_options_setting).  Adding such a setting is adding a row and its
  * PsvcSettingId.

@@ -3,7 +3,7 @@
  * options.h
  *		  The options of partner_svc's stored objects: reading a server,
  *		  its settings and its user mappings (server_options.c), and
- *		  validating options as they are written (options.c).
+ *		  validating options as they are written is the FDW's (fdw_options.c).
  *
  * A PsvcServer is a snapshot of one foreign server's options, allocated
  * in the caller's CurrentMemoryContext by psvc_options_server (a scan
@@ -69,7 +69,7 @@ typedef struct PsvcServer
 								 * where unset */
 	bool		async_capable;	/* option "async_capable": its foreign
 								 * scans may run asynchronously under an
-								 * Append (fdw_scan_async.c); false where unset */
+								 * Append (fdw_scan.c); false where unset */
 	Oid			userid;			/* whose user mapping gives the key: the
 								 * role a foreign table is checked as (set
 								 * by the scan or modify), or InvalidOid =
@@ -86,10 +86,11 @@ typedef struct PsvcServer
  * nothing owned.
  */
 struct PsvcOperation;			/* catalog.h */
+struct PsvcServerAccess;		/* below */
 typedef struct PsvcCallKey
 {
 	const PsvcServer *server;
-	const char *account;		/* psvc_options_account of server */
+	const struct PsvcServerAccess *access;	/* who the call is made as */
 	const struct PsvcOperation *op;
 	const char *const *path;	/* one value per op->params, in order */
 	const char *url;			/* base URL, path and query */
@@ -130,6 +131,35 @@ extern char *psvc_options_api_key(const PsvcServer *server);
  */
 extern void psvc_options_account(const PsvcServer *server, char *out);
 
+/* Bytes of the digest of an API key (SHA-256). */
+#define PSVC_KEY_DIGEST_LEN		32
+/*
+ * Who a call is made as, resolved once per call from its server and the
+ * user mapping (http.c hands it down to the response cache and the rate
+ * limiter): the partner account, a digest of the API key (the cache keys
+ * answers by it, never by the key), and the key itself when this
+ * resolution had to read it.  The digests are kept per backend while the
+ * options epoch holds, so a call answered by the cache reads no mapping.
+ */
+typedef struct PsvcServerAccess
+{
+	char		account[PSVC_ACCOUNT_LEN + 1];
+	uint8		key_digest[PSVC_KEY_DIGEST_LEN];	/* of no key: all zero */
+	bool		has_key;
+	char	   *api_key;		/* NULL unless read by this resolution */
+} PsvcServerAccess;
+
+/* Fills *out; may read the API key (CurrentMemoryContext). */
+extern void psvc_options_access(const PsvcServer *server, PsvcServerAccess *out);
+/*
+ * The API key of a, read now if the resolution did not (NULL when the
+ * mapping has none).  Owned by a: psvc_options_access_clear wipes it.
+ */
+extern const char *psvc_options_access_key(const PsvcServer *server,
+											PsvcServerAccess *a);
+/* Wipes and frees the key a holds, if any; never raises. */
+extern void psvc_options_access_clear(PsvcServerAccess *a);
+
 /* Bytes of a max_response_size value; 22023 when invalid. */
 extern int	psvc_options_parse_size(const char *value);
 /* The most a cache_ttl option may say: paging cursors live 24 hours. */
@@ -163,10 +193,5 @@ extern void psvc_options_explain(const PsvcServer *s, struct ExplainState *es);
  * "default", and only the servers such a role owns are candidates.
  */
 extern bool psvc_options_decides_default(Oid roleid);
-
-/* in options.c: the validator of every object of the wrapper */
-extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
-/* Raises HV00D for an option IMPORT FOREIGN SCHEMA does not take. */
-extern void psvc_options_check_import(List *options);
 
 #endif							/* PSVC_OPTIONS_H */

@@ -171,10 +171,12 @@ option_value(List *options, const char *name)
 /*
  * Servers as parsed, kept per backend: every scan, modify and function
  * call starts by reading its server's options, and parsing them was 7% of
- * a scan answered by the response cache (docs/performance.md).  Any change
- * of any server or user mapping forgets them all and moves the epoch
- * (psvc_options_epoch), whose other readers keep what they derived from
- * the options (the cache's request keys, cache.c).  Callers get copies,
+ * a scan answered by the response cache (docs/performance.md).  This is
+ * the one per-backend cache of servers.  Any change of any server, user
+ * mapping, role or role membership forgets them all and moves the epoch
+ * (psvc_options_epoch), whose other readers keep what they derived under
+ * it (the cache's request keys, cache_key.c; who a call is made as,
+ * server_account.c; a service's default server, functions.c).  Callers get copies,
  * never the kept ones, so forgetting frees nothing in use.
  */
 #define PSVC_KEPT_SERVERS 16
@@ -190,7 +192,7 @@ static int	n_kept_servers = 0;
 static MemoryContext kept_cxt = NULL;	/* child of CacheMemoryContext */
 static uint64 options_epoch = 0;
 
-/* Syscache callback on FOREIGNSERVEROID and USERMAPPINGOID. */
+/* Syscache callback on servers, user mappings, roles and memberships. */
 static void
 forget_options(Datum arg, int cacheid, uint32 hashvalue)
 {
@@ -209,6 +211,9 @@ psvc_options_epoch(void)
 										 ALLOCSET_SMALL_SIZES);
 		CacheRegisterSyscacheCallback(FOREIGNSERVEROID, forget_options, (Datum) 0);
 		CacheRegisterSyscacheCallback(USERMAPPINGOID, forget_options, (Datum) 0);
+		/* who decides a service's default server (functions.c) */
+		CacheRegisterSyscacheCallback(AUTHOID, forget_options, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, forget_options, (Datum) 0);
 	}
 	return options_epoch;
 }

@@ -23,8 +23,8 @@
  * raising results) over the HTTP transport, which is private to it:
  * http.c (transfers),
  * http_attempt.c (libcurl attempts and retries), http_wait.c (the multi
- * handle and the waits), http_events.c (the descriptor a caller with a
- * wait of its own waits on), http_url.c (the one builder of URLs) and
+ * handle and the waits, and the descriptor a caller with a wait of its
+ * own waits on), http_url.c (the one builder of URLs) and
  * http_errors.c (failures into SQLSTATEs), sharing http_int.h.  Below it
  * are the response cache (cache.h), the rate limiter (ratelimit.h), the
  * options (options.h) and the settings (guc.h); above it the FDW and the
@@ -152,7 +152,7 @@ extern void psvc_call_check_param(const struct PsvcOperation *op, const char *na
 								  const char *value);
 
 /*
- * NULL when libcurl, which sends the calls, accepts url (options.c checks
+ * NULL when libcurl, which sends the calls, accepts url (fdw_options.c checks
  * base_url and proxy with it); else why not, a static text.  any_scheme:
  * a proxy's URL.
  */
@@ -220,7 +220,7 @@ extern void psvc_call_cancel(PsvcTransfer *t);
 /* start + finish; the result is allocated in CurrentMemoryContext. */
 extern PsvcResult *psvc_call_run(const PsvcCall *call);
 
-/* in http_events.c: waiting in a WaitEventSet of the caller's */
+/* in http_wait.c: waiting in a WaitEventSet of the caller's */
 
 /*
  * A descriptor that polls readable when running calls have something to

@@ -11,9 +11,8 @@
  * file makes into the lower ones.  Layers, lowest first: http_url.c and
  * http_errors.c; http_wait.c (the multi handle and the waits, which calls
  * back into the transfers only through the PsvcHttpDriver that http.c
- * hands it); http_events.c (the descriptor an asynchronous caller waits
- * on, kept in step with curl's sockets through a hook it hands
- * http_wait.c); http_attempt.c (one attempt in libcurl); http.c (transfers);
+ * hands it, and the descriptor an asynchronous caller waits on);
+ * http_attempt.c (one attempt in libcurl); http.c (transfers);
  * call.c, the only file that reads a call's row for the transport
  * (PsvcHttpPlan).  The design of the transport (connections, progress,
  * interrupts, lifetime, retries, secrets) is described in the header of
@@ -301,19 +300,6 @@ extern void psvc_http_pump(void);
 
 /* Sleeps until something is due; runs CHECK_FOR_INTERRUPTS. */
 extern void psvc_http_wait(void);
-
-/* Milliseconds until curl's timer or a retry is due (0: now), at most 1 s. */
-extern long psvc_http_next_timeout(void);
-
-/*
- * Told of every socket curl watches and of each change (what: CURL_POLL_*,
- * CURL_POLL_REMOVE when no longer watched); runs inside libcurl's socket
- * callback, so it must neither raise nor palloc.
- */
-typedef void (*PsvcHttpSocketHook) (curl_socket_t fd, int what);
-
-/* Installs hook (http_events.c), calling it at once for every socket. */
-extern void psvc_http_set_socket_hook(PsvcHttpSocketHook hook);
 
 /* ---- http_errors.c ---- */
 

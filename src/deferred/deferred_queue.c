@@ -69,14 +69,13 @@
 #include "deferred_int.h"
 #include "guc.h"
 #include "pg_compat.h"
+#include "segments.h"
 
 /* How long deferred_result() sleeps between two reads, at most. */
 #define PSVC_DEF_RESULT_SLEEP_MS 2
 
 PsvcDefShared *psvc_def_shared = NULL;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static bool xact_callback_registered = false;
 static bool queued_in_xact = false;
 
@@ -84,12 +83,10 @@ PG_FUNCTION_INFO_V1(psvc_deferred_defer);
 PG_FUNCTION_INFO_V1(psvc_deferred_result);
 PG_FUNCTION_INFO_V1(psvc_deferred_origin);
 
-static void
-def_shmem_request(void)
+static Size
+def_shmem_size(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(PsvcDefShared)));
+	return MAXALIGN(sizeof(PsvcDefShared));
 }
 
 static void
@@ -97,9 +94,6 @@ def_shmem_startup(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	psvc_def_shared = ShmemInitStruct("partner_svc deferred senders",
 									  sizeof(PsvcDefShared), &found);
 	if (!found)
@@ -107,8 +101,13 @@ def_shmem_startup(void)
 		memset(psvc_def_shared, 0, sizeof(PsvcDefShared));
 		SpinLockInit(&psvc_def_shared->mutex);
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
+
+/* The segment, for the one startup of segments.c. */
+const PsvcSegment psvc_def_segment = {
+	.size = def_shmem_size,
+	.startup = def_shmem_startup,
+};
 
 void
 psvc_deferred_init(void)
@@ -119,11 +118,6 @@ psvc_deferred_init(void)
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = def_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = def_shmem_startup;
-
 	/*
 	 * No sender in the servers pg_upgrade runs (binary-upgrade mode): the
 	 * old one's would send calls while the DBA has the cluster down for

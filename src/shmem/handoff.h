@@ -44,7 +44,8 @@ typedef struct PsvcCreated
 												 * the create (options.h) */
 } PsvcCreated;
 
-extern void psvc_handoff_init(void);	/* from _PG_init: shmem hooks */
+struct PsvcSegment;				/* segments.h */
+extern const struct PsvcSegment psvc_handoff_segment;
 
 /*
  * Hands c over to the poll worker of this database.  False when no

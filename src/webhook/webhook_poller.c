@@ -76,6 +76,7 @@
 #include "guc.h"
 #include "handoff.h"
 #include "pg_compat.h"
+#include "segments.h"
 #include "webhook.h"
 #include "webhook_int.h"
 
@@ -97,16 +98,12 @@ typedef struct PollShared
 } PollShared;
 
 static PollShared *poll_shared = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static int	consecutive_errors = 0;
 
-static void
-poll_shmem_request(void)
+static Size
+poll_shmem_size(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(PollShared)));
+	return MAXALIGN(sizeof(PollShared));
 }
 
 static void
@@ -114,9 +111,6 @@ poll_shmem_startup(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	poll_shared = ShmemInitStruct("partner_svc poll worker", sizeof(PollShared), &found);
 	if (!found)
 	{
@@ -124,14 +118,19 @@ poll_shmem_startup(void)
 		SpinLockInit(&poll_shared->mutex);
 		strlcpy(poll_shared->state, "off", sizeof(poll_shared->state));
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
 
+/* The segment, for the one startup of segments.c. */
+const PsvcSegment psvc_wh_poll_segment = {
+	.size = poll_shmem_size,
+	.startup = poll_shmem_startup,
+};
+
 /*
- * Asks for the shared state and registers the poll worker; from
- * psvc_worker_init while preloading, which decides for both workers
- * (binary upgrade, a refused database or role).  One more slot of
- * max_worker_processes.
+ * Registers the poll worker; from psvc_worker_init while preloading,
+ * which decides for both workers (binary upgrade, a refused database or
+ * role).  One more slot of max_worker_processes.  Its shared state is the
+ * segment psvc_wh_poll_segment.
  */
 void
 psvc_wh_poller_init(void)
@@ -139,11 +138,6 @@ psvc_wh_poller_init(void)
 	BackgroundWorker w;
 	const char *setting;
 	const char *why;
-
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = poll_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = poll_shmem_startup;
 
 	/* as the webhook worker: its records would be discarded by pg_upgrade */
 	if (IsBinaryUpgrade || psvc_guc_worker_refused(&setting, &why))

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * options.c
+ * fdw_options.c
  *		  Validator of the options of partner_svc servers, user mappings,
  *		  foreign tables and their columns.
  *
@@ -16,8 +16,8 @@
  * hint.  Nor does a base_url that carries credentials, which is rejected.
  *
  * An unknown option is reported with the options valid for that object and,
- * when one is close enough, the nearest of them by edit distance (the same
- * courtesy as file_fdw; the code here is our own).
+ * when one is close enough, the nearest of them by edit distance
+ * (PostgreSQL's varstr_levenshtein, the same courtesy as file_fdw).
  *
  * Per-server settings (connect_timeout ... prefetch) are the rows of
  * guc.c's table marked server_option: valid_options takes them where
@@ -51,7 +51,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/base/options.c
+ *		  src/fdw/fdw_options.c
  *
  *-------------------------------------------------------------------------
  */
@@ -73,9 +73,11 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/varlena.h"
 
 #include "call.h"
 #include "catalog.h"
+#include "fdw.h"
 #include "guc.h"
 #include "options.h"
 #include "pg_compat.h"
@@ -231,47 +233,6 @@ object_kind(Oid catalog)
 }
 
 /*
- * Levenshtein distance of two short strings (option names and values).
- * Allocates two rows in the current memory context.
- */
-static int
-edit_distance(const char *a, const char *b)
-{
-	int			alen = strlen(a);
-	int			blen = strlen(b);
-	int		   *prev = palloc((blen + 1) * sizeof(int));
-	int		   *cur = palloc((blen + 1) * sizeof(int));
-	int			result;
-
-	for (int j = 0; j <= blen; j++)
-		prev[j] = j;
-
-	for (int i = 1; i <= alen; i++)
-	{
-		int		   *swap;
-
-		cur[0] = i;
-		for (int j = 1; j <= blen; j++)
-		{
-			int			cost = (a[i - 1] == b[j - 1]) ? 0 : 1;
-			int			best = prev[j - 1] + cost;
-
-			best = Min(best, prev[j] + 1);
-			best = Min(best, cur[j - 1] + 1);
-			cur[j] = best;
-		}
-		swap = prev;
-		prev = cur;
-		cur = swap;
-	}
-
-	result = prev[blen];
-	pfree(prev);
-	pfree(cur);
-	return result;
-}
-
-/*
  * The candidate nearest to the given word, or NULL when none is near enough
  * to be a plausible typo: two edits, or a third of the candidate's length
  * for longer names.  Ties go to the earlier candidate.
@@ -285,7 +246,9 @@ closest_match(const char *word, const char *const *candidates, int ncandidates)
 	for (int i = 0; i < ncandidates; i++)
 	{
 		int			limit = Max(2, (int) strlen(candidates[i]) / 3);
-		int			d = edit_distance(word, candidates[i]);
+		int			d = varstr_levenshtein(word, strlen(word),
+										   candidates[i], strlen(candidates[i]),
+										   1, 1, 1, false);
 
 		if (d <= limit && d < best_distance)
 		{
