@@ -554,9 +554,8 @@ poll_guarded(const RcItem *it)
 }
 
 /*
- * The sweep: orders created while nothing recorded them (no poll worker
- * ran: a server without it, a worker restarting, a create before the
- * update) are found in the partner's order list, filtered by each status
+ * The sweep: orders created while polling was off and nothing recorded
+ * them (another client of the key, or no poll worker ran) are found in the partner's order list, filtered by each status
  * the list can filter that polling follows (docs/sandbox-orders.md: the
  * filter values and the statuses they stand for).  CREATED orders are
  * listed only without a filter; they are found once PENDING.  Through the
@@ -564,9 +563,11 @@ poll_guarded(const RcItem *it)
  * of the list route, at most poll_max_per_round orders and
  * PSVC_RC_SWEEP_PAGES pages per filter; each new one becomes a row of
  * source 'poll' and of the default server's account, polled from then
- * on.  A row that exists is left as it is.  Runs when the poll worker
- * starts and when polling is turned on again; a failed sweep is tried
- * again at the next round.
+ * on.  A row that exists is left as it is.  Runs when polling is turned
+ * on again (partner_svc.poll_share from 0), not at every start of the
+ * worker: a database that never turned polling off sends no list
+ * request it did not ask for.  A failed sweep is tried again at the next
+ * round.
  */
 #define PSVC_RC_SWEEP_PAGES 50
 
@@ -581,7 +582,7 @@ static const char sweep_sql[] =
 " VALUES ($1, $2, $3, 'poll', $4, $5, pg_catalog.now())"
 " ON CONFLICT (unique_id) DO NOTHING";
 static SPIPlanPtr sweep_plan = NULL;
-static bool sweep_due = true;
+static bool sweep_due = false;
 static int	last_share = -1;
 
 static void
