@@ -161,6 +161,8 @@ typedef struct PsvcWorkerTasks
 } PsvcWorkerTasks;
 
 extern PsvcWorkerTasks psvc_guc_tasks;
+/* partner_svc.deferred_max_per_role: unfinished deferred calls a role may have, 0 = no cap */
+extern int	psvc_guc_deferred_max_per_role;
 
 /* The poll worker's own limits (webhook_poller.c): ms, count, rows. */
 extern int	psvc_guc_poll_timeout;

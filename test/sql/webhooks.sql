@@ -53,7 +53,8 @@ FROM partner_svc.webhook_status();
 
 -- the settings: reloaded with the configuration (SIGHUP), the database
 -- and role only at server start; none can be SET in a session (each one's
--- unit and bounds are in the test gucs)
+-- unit and bounds are in the test gucs), but for the cap of a role's
+-- deferred calls, which superusers set, also per role
 SELECT name, setting, unit, context FROM pg_settings
 WHERE name LIKE 'partner_svc.webhook%' OR name LIKE 'partner_svc.worker%'
    OR name LIKE 'partner_svc.deferred%' OR name LIKE 'partner_svc.poll%' ORDER BY name;
