@@ -49,7 +49,7 @@ EXTRA_CLEAN = src/sandbox/partner_svc_sandbox
 # Tests.  make installcheck runs, against the running server at PGHOST /
 # PGPORT (as PGUSER, a superuser; the server must preload partner_svc:
 # shared_preload_libraries = 'partner_svc'):
-#  - the pg_regress suite, sql/NAME.sql against expected/NAME.out, in the
+#  - the pg_regress suite, test/sql/NAME.sql against test/expected/NAME.out, in the
 #    order of test/schedule, with a sandbox that test/with_sandbox.sh starts
 #    for the run (or the one at PSVC_SANDBOX_URL, if set);
 #  - the TAP tests (prove_installcheck): the sandbox's own tests over HTTP
@@ -75,7 +75,7 @@ include $(PGXS)
 # the installed sandbox, exports PSVC_SANDBOX_URL (the tests read it with
 # \getenv), runs pg_regress and stops the sandbox, keeping its status.
 pg_regress_installcheck = bash $(srcdir)/test/with_sandbox.sh \
-	$(top_builddir)/src/test/regress/pg_regress --inputdir=$(srcdir) \
+	$(top_builddir)/src/test/regress/pg_regress --inputdir=$(srcdir)/test \
 	--bindir='$(bindir)' $(pg_regress_locale_flags) $(EXTRA_REGRESS_OPTS)
 PROVE_FLAGS = --timer -j2
 installcheck prove_installcheck: export SANDBOX_BIN = $(bindir)/partner_svc_sandbox

@@ -15,7 +15,7 @@
 # user cannot read (/root), so as root the inputs are copied to a fresh
 # temporary directory owned by postgres and pg_regress runs as postgres.
 #
-# The tests are every sql/*.sql except the install scripts, in the order
+# The tests are every test/sql/*.sql, in the order
 # of test/schedule (every test must be listed there).
 # On failure regression.diffs is printed.  The exit status is pg_regress's.
 # PSVC_REGRESS_KEEP=1 keeps the temporary directory (results/, logs) and
@@ -39,7 +39,7 @@ if [ ! -x "$pg_regress" ]; then
 	exit 2
 fi
 
-# The test list: sql/*.sql minus the extension's install scripts.
+# The test list: every test/sql/*.sql.
 tests=()
 while IFS= read -r f; do
 	name=$(basename "$f" .sql)
@@ -47,9 +47,9 @@ while IFS= read -r f; do
 		partner_svc--*) ;;
 		*) tests+=("$name") ;;
 	esac
-done < <(find "$repo/sql" -maxdepth 1 -name '*.sql' | LC_ALL=C sort)
+done < <(find "$repo/test/sql" -maxdepth 1 -name '*.sql' | LC_ALL=C sort)
 if [ ${#tests[@]} -eq 0 ]; then
-	echo "regress.sh: no tests in $repo/sql" >&2
+	echo "regress.sh: no tests in $repo/test/sql" >&2
 	exit 2
 fi
 
@@ -67,12 +67,12 @@ if [ -f "$schedule" ]; then
 		found=
 		for o in "${ordered[@]}"; do [ "$o" = "$t" ] && found=1; done
 		if [ -z "$found" ]; then
-			echo "regress.sh: sql/$t.sql is not listed in test/schedule" >&2
+			echo "regress.sh: test/sql/$t.sql is not listed in test/schedule" >&2
 			exit 2
 		fi
 	done
 	for o in "${ordered[@]}"; do
-		[ -f "$repo/sql/$o.sql" ] || { echo "regress.sh: test/schedule names missing sql/$o.sql" >&2; exit 2; }
+		[ -f "$repo/test/sql/$o.sql" ] || { echo "regress.sh: test/schedule names missing test/sql/$o.sql" >&2; exit 2; }
 	done
 	tests=("${ordered[@]}")
 fi
@@ -99,9 +99,9 @@ trap cleanup EXIT
 
 mkdir "$work/sql" "$work/expected"
 for t in "${tests[@]}"; do
-	cp "$repo/sql/$t.sql" "$work/sql/"
-	if [ -f "$repo/expected/$t.out" ]; then
-		cp "$repo/expected/$t.out" "$work/expected/"
+	cp "$repo/test/sql/$t.sql" "$work/sql/"
+	if [ -f "$repo/test/expected/$t.out" ]; then
+		cp "$repo/test/expected/$t.out" "$work/expected/"
 	fi
 done
 cat > "$work/temp.conf" <<EOF

@@ -94,11 +94,11 @@ installcheck_fails()
 {
 	local rc
 	[ -n "${CLUSTER_DIR:-}" ] || start_cluster "$work" || return 1
-	cp "$tree/expected/gucs.out" "$work/gucs.out.saved"
-	echo "a line the test does not print" >>"$tree/expected/gucs.out"
+	cp "$tree/test/expected/gucs.out" "$work/gucs.out.saved"
+	echo "a line the test does not print" >>"$tree/test/expected/gucs.out"
 	make_as_postgres installcheck REGRESS=gucs TAP_TESTS= >"$work/fail1.log" 2>&1
 	rc=$?
-	cp "$work/gucs.out.saved" "$tree/expected/gucs.out"
+	cp "$work/gucs.out.saved" "$tree/test/expected/gucs.out"
 	if [ "$rc" -eq 0 ] || ! grep -q "a line the test does not print" "$tree/regression.diffs"; then
 		echo "make installcheck did not fail on a wrong expected file (rc $rc)"
 		cat "$work/fail1.log"

@@ -10,8 +10,8 @@
 #   - released files are frozen: no symbolic link under sql/upgrade/, and
 #     the install script and upgrade files of every released version match
 #     sql/released.sha256;
-#   - test/schedule lists every regression test (sql/*.sql but the install
-#     scripts) and nothing else, so make installcheck skips none;
+#   - test/schedule lists every regression test (test/sql/*.sql) and
+#     nothing else, so make installcheck skips none;
 #   - docs/*.md, README.md and test/downstream/README.md name no file
 #     outside the repository (no machine paths, no design or specification
 #     files that are not in it);
@@ -130,15 +130,15 @@ else
 	fi
 fi
 
-# --- test/schedule and sql/ agree ---
+# --- test/schedule and test/sql/ agree ---
 scheduled=$(sed -e 's/#.*//' test/schedule | tr -s '[:space:]' '\n' | sed '/^$/d' | sort)
-tests=$(for f in sql/*.sql; do b=$(basename "$f" .sql); case "$b" in partner_svc--*) ;; *) echo "$b" ;; esac; done | sort)
+tests=$(for f in test/sql/*.sql; do basename "$f" .sql; done | sort)
 if [ "$scheduled" != "$tests" ]; then
-	bad "test/schedule and sql/*.sql differ:"
+	bad "test/schedule and test/sql/*.sql differ:"
 	diff <(echo "$scheduled") <(echo "$tests") | sed 's/^/    /' >&2
 fi
 for t in $tests; do
-	[ -f "expected/$t.out" ] || bad "sql/$t.sql has no expected/$t.out"
+	[ -f "test/expected/$t.out" ] || bad "test/sql/$t.sql has no test/expected/$t.out"
 done
 
 # --- docs name nothing outside the repository ---

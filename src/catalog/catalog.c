@@ -802,3 +802,98 @@ psvc_op_empty_code(const PsvcOperation *op, const char *code)
 			return true;
 	return false;
 }
+
+/* ---------------------------------------------------------------------
+ * Routes named by a caller (partner_svc.request(), functions_request.c):
+ * which row of the catalogue a method and a concrete path are, and the
+ * row of a route the catalogue lacks.
+ * ---------------------------------------------------------------------
+ */
+
+bool
+psvc_route_match(const char *template, int len, const char *const *segs,
+				 int nseg, int first, const char **names, int *namelens,
+				 const char **values, int *nparams)
+{
+	const char *t = template;
+	const char *end = template + len;
+	int			seg = first;
+
+	*nparams = 0;
+	while (t < end)
+	{
+		const char *slash;
+		int			slen;
+
+		if (*t != '/' || seg >= nseg)
+			return false;
+		t++;
+		slash = memchr(t, '/', end - t);
+		slen = (slash ? slash : end) - t;
+		if (slen >= 3 && t[0] == '{' && t[slen - 1] == '}')
+		{
+			if (*nparams == PSVC_MAX_PATH_PARAMS)
+				return false;
+			names[*nparams] = t + 1;
+			namelens[*nparams] = slen - 2;
+			values[*nparams] = segs[seg];
+			(*nparams)++;
+		}
+		else if ((int) strlen(segs[seg]) != slen || strncmp(segs[seg], t, slen) != 0)
+			return false;
+		t += slen;
+		seg++;
+	}
+	return seg == nseg;
+}
+
+const PsvcOperation *
+psvc_op_for_path(PsvcServiceId service, const char *method,
+				 const char *const *segs, int nseg, const char **values)
+{
+	const PsvcOperation *found = NULL;
+
+	for (int i = 0; i < PSVC_NOPS; i++)
+	{
+		const PsvcOperation *op = &psvc_operations[i];
+		const char *names[PSVC_MAX_PATH_PARAMS];
+		int			namelens[PSVC_MAX_PATH_PARAMS];
+		const char *vals[PSVC_MAX_PATH_PARAMS];
+		int			n;
+
+		if (op->service != service || strcmp(op->method, method) != 0 ||
+			!psvc_route_match(op->route, strlen(op->route), segs, nseg, 0,
+							  names, namelens, vals, &n))
+			continue;
+		/* of two rows of one route, the one not safe to repeat */
+		if (found != NULL && !(found->safe && !op->safe))
+			continue;
+		found = op;
+		/* values in the order of op->params, which a call expects */
+		for (int j = 0; j < PSVC_MAX_PATH_PARAMS; j++)
+			values[j] = NULL;
+		for (int k = 0; k < n; k++)
+			for (int j = 0; j < PSVC_MAX_PATH_PARAMS && op->params[j]; j++)
+				if ((int) strlen(op->params[j]->name) == namelens[k] &&
+					strncmp(op->params[j]->name, names[k], namelens[k]) == 0)
+					values[j] = vals[k];
+	}
+	return found;
+}
+
+void
+psvc_op_init_custom(PsvcOperation *op, PsvcServiceId service,
+					const char *method, const char *route)
+{
+	memset(op, 0, sizeof(*op));
+	op->name = "request";
+	op->service = service;
+	op->method = method;
+	op->route = route;
+	/* the methods HTTP defines as safe; a write is sent once */
+	op->safe = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	op->paging = PSVC_PAGING_NONE;
+	op->description = "partner_svc.request()";
+	op->arg = PSVC_ARG_NONE;
+	op->result = PSVC_RESULT_JSONB;
+}

@@ -255,6 +255,36 @@ extern void psvc_catalog_verify(void);
 /* Whether a 404 with this error code (may be NULL) means "nothing here". */
 extern bool psvc_op_empty_code(const PsvcOperation *op, const char *code);
 
+/*
+ * Routes named by a caller (partner_svc.request()).  A concrete path is
+ * given as its segments (segs[0 .. nseg-1], without slashes).
+ *
+ * psvc_route_match: whether template (len bytes, "/a/{b}/c") matches the
+ * segments from first on, a {name} any segment; names/namelens (pointers
+ * into template) and values (segments) receive the parameters, *nparams
+ * their count (at most PSVC_MAX_PATH_PARAMS).
+ */
+extern bool psvc_route_match(const char *template, int len,
+							 const char *const *segs, int nseg, int first,
+							 const char **names, int *namelens,
+							 const char **values, int *nparams);
+/*
+ * The row of service with method whose route matches the path (of two,
+ * the one not safe to repeat), or NULL; values receives its path values
+ * in the order of op->params.
+ */
+extern const PsvcOperation *psvc_op_for_path(PsvcServiceId service,
+											 const char *method,
+											 const char *const *segs, int nseg,
+											 const char **values);
+/*
+ * Fills *op as the row of a route the catalogue lacks: safe to repeat
+ * exactly when method is GET or HEAD, no envelope, no limit row (the
+ * caller may set one), no path parameters (the caller may add them).
+ */
+extern void psvc_op_init_custom(PsvcOperation *op, PsvcServiceId service,
+								const char *method, const char *route);
+
 /* ---- endpoints.c: the foreign tables ---- */
 
 typedef enum PsvcColKind

@@ -143,6 +143,9 @@ server_has_service(ForeignServer *fs, const char *service)
 {
 	ListCell   *lc;
 
+	if (service == NULL)
+		return true;			/* any service (partner_svc.request()) */
+
 	foreach(lc, fs->options)
 	{
 		DefElem    *d = lfirst_node(DefElem, lc);
@@ -200,8 +203,15 @@ server_names(List *servers)
 	return names.data;
 }
 
+/* " for service \"NAME\"", or "" for any service.  CurrentMemoryContext. */
+static char *
+for_service(const char *service)
+{
+	return service ? psprintf(" for service \"%s\"", service) : "";
+}
+
 /*
- * The default server of service, or an error that says why there is none
+ * The default server of service (NULL: of any service), or an error that says why there is none
  * and how to decide.  The candidates are the servers of the wrapper with
  * that service whose owner decides defaults (a superuser or the
  * extension's owner: psvc_options_decides_default) and whose option
@@ -249,7 +259,7 @@ default_server(const char *service)
 	if (list_length(marked) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_AMBIGUOUS_PARAMETER),
-				 errmsg("there are several default partner_svc servers for service \"%s\"", service),
+				 errmsg("there are several default partner_svc servers%s", for_service(service)),
 				 errdetail("The servers with the option \"default\" are %s.", server_names(marked)),
 				 errhint("Keep the option on one of them (ALTER SERVER ... OPTIONS (DROP default) on the others), or name one with the argument \"server\".")));
 	if (list_length(candidates) == 1)
@@ -257,18 +267,18 @@ default_server(const char *service)
 	if (list_length(candidates) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_AMBIGUOUS_PARAMETER),
-				 errmsg("there are several partner_svc servers for service \"%s\"", service),
+				 errmsg("there are several partner_svc servers%s", for_service(service)),
 				 errdetail("The servers are %s.", server_names(candidates)),
 				 errhint("Name one with the argument \"server\", or have a superuser mark the default one with ALTER SERVER ... OPTIONS (ADD default 'true').")));
 	if (all == NIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("there is no partner_svc server for service \"%s\"", service),
+				 errmsg("there is no partner_svc server%s", for_service(service)),
 				 errhint("Create one with CREATE SERVER ... FOREIGN DATA WRAPPER partner_svc OPTIONS (service '%s', base_url '...').",
-						 service)));
+						 service ? service : "...")));
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("there is no default partner_svc server for service \"%s\"", service),
+			 errmsg("there is no default partner_svc server%s", for_service(service)),
 			 errdetail("The servers of the service, %s, are owned by roles that are neither superusers nor the owner of the extension partner_svc, or have the option \"default\" set to false.",
 					   server_names(all)),
 			 errhint("Name one with the argument \"server\", or have a superuser create the default server.")));
@@ -294,14 +304,14 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 		char	   *name = NameStr(*PG_GETARG_NAME(argno));
 		ForeignServer *fs = GetForeignServerByName(name, false);
 
-		if (!server_has_service(fs, service))
+		if (service != NULL && !server_has_service(fs, service))
 			ereport(ERROR,
 					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 					 errmsg("server \"%s\" is not a partner_svc server of service \"%s\"",
 							name, service)));
 		serverid = fs->serverid;
 	}
-	else if ((kept = cached_server(service)) != NULL)
+	else if ((kept = cached_server(service ? service : "")) != NULL)
 		serverid = kept->serverid;
 	else
 	{
@@ -318,7 +328,7 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 		return psvc_options_copy_server(kept);
 	server = psvc_options_server(serverid);
 	if (search)
-		cache_server(service, server, generation);
+		cache_server(service ? service : "", server, generation);
 	return server;
 }
 

@@ -36,7 +36,7 @@
 /*
  * The server a function uses: the one named by argument argno, or the
  * default server of service (decided by superusers and the extension's
- * owner only).  Checks USAGE.  Allocates in CurrentMemoryContext.
+ * owner only); service NULL: a server of any service.  Checks USAGE.  Allocates in CurrentMemoryContext.
  */
 extern PsvcServer *psvc_fn_server(const char *service,
 								  FunctionCallInfo fcinfo, int argno);

@@ -6,7 +6,9 @@
 #             while its SQL objects are still 0.1, then ALTER EXTENSION
 #             partner_svc UPDATE (0.1 -> 0.2 -> current, chained);
 #   from02:   CREATE EXTENSION partner_svc VERSION '0.2' (frozen), then
-#             ALTER EXTENSION partner_svc UPDATE (0.2 -> current);
+#             ALTER EXTENSION partner_svc UPDATE (0.2 -> 0.3 -> current);
+#   from03:   CREATE EXTENSION partner_svc VERSION '0.3' (frozen), then
+#             ALTER EXTENSION partner_svc UPDATE (0.3 -> current);
 #   fresh:    CREATE EXTENSION partner_svc (the current version).
 # The catalog of each updated database is then described as text, line by
 # line, and must be the same as the fresh one's: every member object of the extension (pg_depend), functions
@@ -37,6 +39,7 @@ $node->start;
 $node->safe_psql('postgres', 'CREATE DATABASE upgraded');
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('postgres', 'CREATE DATABASE from02');
+$node->safe_psql('postgres', 'CREATE DATABASE from03');
 
 # The current version is the one of the built control file.
 my $current = $node->safe_psql('postgres',
@@ -45,8 +48,8 @@ my $current = $node->safe_psql('postgres',
 # --- the versions and the path between them ---
 is($node->safe_psql('postgres', q{
 	SELECT string_agg(version, ',' ORDER BY version) FROM pg_available_extension_versions
-	WHERE name = 'partner_svc'}), '0.1,0.2,0.3', 'versions 0.1, 0.2 and 0.3 are available');
-is($current, '0.3', 'default_version is 0.3');
+	WHERE name = 'partner_svc'}), '0.1,0.2,0.3,0.4', 'versions 0.1 to 0.4 are available');
+is($current, '0.4', 'default_version is 0.4');
 is($node->safe_psql('postgres', q{
 	SELECT path FROM pg_extension_update_paths('partner_svc') WHERE source = '0.1' AND target = '0.2'}),
 	'0.1--0.2', 'a direct update path 0.1 -> 0.2');
@@ -56,6 +59,12 @@ is($node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', q{
 	SELECT path FROM pg_extension_update_paths('partner_svc') WHERE source = '0.1' AND target = '0.3'}),
 	'0.1--0.2--0.3', '0.1 reaches 0.3 through 0.2');
+is($node->safe_psql('postgres', q{
+	SELECT path FROM pg_extension_update_paths('partner_svc') WHERE source = '0.3' AND target = '0.4'}),
+	'0.3--0.4', 'a direct update path 0.3 -> 0.4');
+is($node->safe_psql('postgres', q{
+	SELECT path FROM pg_extension_update_paths('partner_svc') WHERE source = '0.1' AND target = '0.4'}),
+	'0.1--0.2--0.3--0.4', '0.1 reaches 0.4 through 0.2 and 0.3');
 
 # --- 0.1 SQL objects with the new library ---
 $node->safe_psql('upgraded', q{CREATE EXTENSION partner_svc VERSION '0.1'});
@@ -86,8 +95,12 @@ $node->safe_psql('from02', q{CREATE EXTENSION partner_svc VERSION '0.2'});
 is($node->safe_psql('from02', q{SELECT extversion FROM pg_extension WHERE extname = 'partner_svc'}),
 	'0.2', 'installed as 0.2');
 $node->safe_psql('from02', q{ALTER EXTENSION partner_svc UPDATE});
+$node->safe_psql('from03', q{CREATE EXTENSION partner_svc VERSION '0.3'});
+is($node->safe_psql('from03', q{SELECT extversion FROM pg_extension WHERE extname = 'partner_svc'}),
+	'0.3', 'installed as 0.3');
+$node->safe_psql('from03', q{ALTER EXTENSION partner_svc UPDATE});
 $node->safe_psql('fresh', 'CREATE EXTENSION partner_svc');
-for my $db ('upgraded', 'from02', 'fresh')
+for my $db ('upgraded', 'from02', 'from03', 'fresh')
 {
 	is($node->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'partner_svc'}),
 		$current, "$db: extversion $current");
@@ -207,7 +220,7 @@ ok((grep { /^extension: partner_svc .* config=/ } @fresh), 'extension config is 
   or diag(join("\n", grep { /^extension/ } @fresh));
 
 my %in_fresh = map { $_ => 1 } @fresh;
-for my $db ('upgraded', 'from02')
+for my $db ('upgraded', 'from02', 'from03')
 {
 	my @upgraded = split /\n/, $node->safe_psql($db, $describe);
 	my %in_upgraded = map { $_ => 1 } @upgraded;

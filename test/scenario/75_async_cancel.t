@@ -11,7 +11,7 @@
 #      long before the sandbox would answer, and the session goes on: the
 #      next statement of the same session runs, with no request of the
 #      cancelled one left in flight.
-# The same with a statement_timeout is in sql/fdw_async.sql.
+# The same with a statement_timeout is in test/sql/fdw_async.sql.
 #
 # Runs as the postgres user, with the installed extension and sandbox, the
 # way test/scenario.sh runs every scenario test.

@@ -2,7 +2,7 @@
 # read-only, and in a read-only transaction of the primary, create_order
 # and an INSERT into the writable foreign table todos fail with 25006
 # (as PostgreSQL refuses an INSERT) and the sandbox receives nothing;
-# reads keep working on the standby (sql/read_only.sql has the other
+# reads keep working on the standby (test/sql/read_only.sql has the other
 # functions that write).
 use strict;
 use warnings;
