@@ -359,7 +359,14 @@ create_or_recover(const PsvcSettleCreate *def, const PsvcServer *server,
 
 		if (res->kind == PSVC_CALL_OK)
 			return psvc_exec_payload(call, res);
-		/* 503: the service did not process the request; 429: nor did it */
+		/* 503: the service did not process it; sent again, no lookup */
+		if (res->kind == PSVC_CALL_HTTP_ERROR && res->status == 503 &&
+			resends < max_resends)
+		{
+			resends++;
+			continue;
+		}
+		/* ... or raised (a run tries later); a 429 did nothing either */
 		if (res->kind != PSVC_CALL_LOST &&
 			(res->kind != PSVC_CALL_HTTP_ERROR || res->status == 503 ||
 			 res->status == 429 || res->status < 400))
