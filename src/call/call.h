@@ -100,6 +100,12 @@ typedef struct PsvcCall
 	 * (psvc_call_set_share).
 	 */
 	int			budget_share;
+	/*
+	 * The most retries of the transport, or -1 (the default): the
+	 * server's max_retries.  A settling lookup makes one request
+	 * (psvc_call_set_retries).
+	 */
+	int			max_retries;
 } PsvcCall;
 
 /* in call.c: building calls */
@@ -133,6 +139,8 @@ extern void psvc_call_set_decoding(PsvcCall *call, const char *sig, size_t len);
  * call fails at once (53300, nothing sent).
  */
 extern void psvc_call_set_share(PsvcCall *call, int percent);
+/* At most n retries of the call, whatever the server's max_retries says. */
+extern void psvc_call_set_retries(PsvcCall *call, int n);
 
 /* in http_url.c: the one builder of URLs */
 

@@ -293,6 +293,8 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 	t->servername = pstrdup(server->servername ? server->servername : "");
 	t->idempotent = plan->idempotent;
 	psvc_http_copy_settings(t, server);
+	if (call->max_retries >= 0)
+		t->max_retries = Min(t->max_retries, call->max_retries);
 
 	/* the bound on the response: the GUC, or the server's lower option */
 	t->max_body = (size_t) psvc_guc_max_response_size;

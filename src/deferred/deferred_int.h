@@ -142,8 +142,8 @@ typedef struct PsvcDefCall
 								 * SETTLE: one may have acted, and was
 								 * looked up */
 	bool		look_first;		/* SETTLE: one may have acted and was never
-								 * looked up (left sending, or its lookup
-								 * failed) */
+								 * looked up (left sending, a 5xx or lost
+								 * answer, or its lookup failed) */
 	int64		from_size;		/* BY_SIZE: the file's size before, or -1 */
 	TimestampTz created_at;
 } PsvcDefCall;

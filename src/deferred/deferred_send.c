@@ -32,8 +32,9 @@
  * ended with an answer that says nothing was done: 503, 429, no room, no
  * connection); something, already looked up (sent_at is set: a refusal
  * is settled by a lookup); something never looked up (a call left sending
- * by a crash, or one whose lookup failed: checkpoint {"look_first": true}),
- * which is looked up before it is sent.  The run tells back the mode of
+ * by a crash, one whose create got an answer that may follow the work, or
+ * one whose lookup failed: checkpoint {"look_first": true}), which is
+ * looked up before it is sent.  The run tells back the mode of
  * the next attempt, kept on the row with the outcome, and whether the
  * error is final or to be tried again whatever its SQLSTATE.
  * append_upload (PSVC_DEF_BY_SIZE) keeps the file's size in the row,

@@ -189,7 +189,9 @@ typedef enum PsvcSettleMode
 								 * since: a refusal of this attempt (any
 								 * 4xx but 429) is settled by a lookup */
 	PSVC_SETTLE_RESUMED			/* one may have been and was never looked
-								 * up (a crash): look up before sending */
+								 * up (a crash, an answer that may follow
+								 * the work, a lookup that failed): look
+								 * up before sending */
 } PsvcSettleMode;
 
 typedef struct PsvcSettleRun
@@ -216,14 +218,15 @@ extern void psvc_settle_run_end(void);
 
 /*
  * Sends the create (body payload) until it has an answer.  A 503 (the
- * service did not process it) raises at once, with no lookup.  A lost
- * answer or another 5xx, and a refusal (any 4xx but 429) of a create that
- * may repeat an earlier one, are settled by one lookup of the objects
- * (found: they are the answer, marked "recovered"; not a trace: the
- * create's own error, or without a run the create is sent again, at most
- * max_retries times; anything in between: 08006 with what was found); a
- * lookup that fails raises the create's own error.  Every failure raises.
- * CurrentMemoryContext.
+ * service did not process it) is sent again without a lookup, at most
+ * max_retries times (with a run: raised).  A lost answer or another 5xx,
+ * and a refusal (any 4xx but 429) of a create that may repeat an earlier
+ * one, are settled by one lookup of the objects (with a run, a lost
+ * answer's or 5xx's lookup is the next attempt's first request): found,
+ * they are the answer, marked "recovered"; not a trace, the create is
+ * sent again, at most max_retries times, and a refusal is raised; anything
+ * in between, 08006 with what was found.  A lookup that fails raises the
+ * create's own error.  Every failure raises.  CurrentMemoryContext.
  */
 extern Jsonb *psvc_settle_create(const PsvcSettleCreate *def,
 								 const PsvcServer *server, Jsonb *payload);

@@ -19,18 +19,19 @@
  *   as "nothing here" means no such object.  When every item has its
  *   object and they match the payload, the create's answer is made from
  *   them ("recovered": true).  Only what the documents show is relied on:
- *   a 503 says the service did not process the request, so it is raised
- *   with no lookup; a lost answer or another 5xx may follow the work and
- *   is settled by one lookup; a refusal (any 4xx but 429, whatever its
- *   code: the orders document shows no code for a repeated custom id) of
- *   a create that may repeat an earlier one is settled by one lookup too
- *   before it counts as a failure; a create resumed after a crash is
- *   looked up before it is sent.  When nothing is found a direct call
- *   sends the create again, at most max_retries times; a caller with a
- *   run (the deferred senders) gets the create's own error and tries
- *   later.  A lookup that fails never replaces the create's own error.  A
- *   payload without a key on every item cannot be looked up: the outcome
- *   is an error that says how to check.
+ *   a 503 says the service did not process the request, so it is sent
+ *   again (a direct call, at most max_retries times) or raised with no
+ *   lookup; a lost answer or another 5xx may follow the work and is
+ *   settled by one lookup (a direct call's at once, a run's at the start
+ *   of its next attempt, after its backoff); a refusal (any 4xx but 429,
+ *   whatever its code: the orders document shows no code for a repeated
+ *   custom id) of a create that may repeat an earlier one is settled by
+ *   one lookup too before it counts as a failure; a create resumed after
+ *   a crash is looked up before it is sent.  When nothing is found a
+ *   direct call sends the create again, at most max_retries times.  A
+ *   lookup that fails never replaces the create's own error.  A payload
+ *   without a key on every item cannot be looked up: the outcome is an
+ *   error that says how to check.
  * - A cancel (psvc_settle_cancel) reads the object's state: the done state
  *   means the cancel happened (the state read is returned); the state the
  *   cancel needs means it did not, and it is sent once more.  A refusal
@@ -218,7 +219,12 @@ lookup_one(const PsvcSettleCreate *def, const PsvcServer *server,
 		   const char *key, bool *failed, const char **why)
 {
 	PsvcCall   *call = psvc_call_make(def->lookup, server, &key);
-	PsvcResult *res = psvc_call_run(call);
+	PsvcResult *res;
+
+	/* a caller that tries again later makes one request per lookup */
+	if (current_run != NULL)
+		psvc_call_set_retries(call, 0);
+	res = psvc_call_run(call);
 
 	*failed = false;
 	if (res->kind == PSVC_CALL_OK)
@@ -376,12 +382,21 @@ create_or_recover(const PsvcSettleCreate *def, const PsvcServer *server,
 		{
 			/* an answer that may follow the work */
 			acted = true;
-			run_next(PSVC_SETTLE_RESEND);
 			failure = res->kind == PSVC_CALL_LOST ? res->message :
 				psprintf("%s %s failed with HTTP status %ld.",
 						 op->method, op->route, res->status);
 			if (keys == NIL)
 				create_unknown(def, failure, NULL, false, true);
+			if (current_run != NULL)
+			{
+				/*
+				 * The run's next attempt looks up first, after the backoff:
+				 * one request an attempt while the outage lasts, and a
+				 * lost request has had time to get there.
+				 */
+				raise_unsettled(def, call, res, failure, NULL);
+			}
+			run_next(PSVC_SETTLE_RESEND);
 		}
 		else if (acted)
 		{
@@ -447,20 +462,34 @@ psvc_settle_create(const PsvcSettleCreate *def, const PsvcServer *server,
  */
 
 /*
- * The object's state read after the cancel's call ended as how says
- * ("lost its answer", "was refused"); *read receives the payload of the
- * read, or NULL when its row says there is nothing.
+ * The object's state read after the cancel's call (cancel) ended in res,
+ * as how says ("lost its answer", "was refused"); *read receives the
+ * payload of the read, or NULL when its row says there is nothing.  A
+ * read that fails raises the cancel's own error, never the read's: the
+ * outcome is still unknown, so a run tries again.
  */
 static const char *
 read_state(const PsvcSettleCancel *def, const PsvcServer *server,
-		   const char *id, const char *how, Jsonb **read)
+		   const char *id, const char *how, Jsonb **read,
+		   PsvcCall *cancel, PsvcResult *res)
 {
 	PsvcCall   *call = psvc_call_make(def->read, server, &id);
+	PsvcResult *rres;
 	ErrorContextCallback errcb;
 	const char *state = NULL;
 
+	if (current_run != NULL)
+		psvc_call_set_retries(call, 0);
 	push_context(&errcb, def->reading, def->cancel, how);
-	*read = psvc_exec_send(call);
+	rres = psvc_call_run(call);
+	if (rres->kind != PSVC_CALL_OK && !psvc_call_is_empty(call, rres))
+	{
+		error_context_stack = errcb.previous;
+		if (current_run != NULL)
+			current_run->retry = true;
+		psvc_call_raise(cancel, res);
+	}
+	*read = rres->kind == PSVC_CALL_OK ? psvc_exec_payload(call, rres) : NULL;
 	if (*read != NULL)
 	{
 		if (def->state_absent == NULL)
@@ -499,7 +528,7 @@ psvc_settle_cancel(const PsvcSettleCancel *def, const PsvcServer *server,
 
 		state = read_state(def, server, id,
 						   res->kind == PSVC_CALL_LOST ? "lost its answer" :
-						   "was refused", &read);
+						   "was refused", &read, call, res);
 		if (read == NULL)
 			psvc_call_raise(call, res);
 

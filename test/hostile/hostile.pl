@@ -98,6 +98,8 @@
 # and its controls (logged like any request):
 #   /strict/_control/outage/on    from now on every /strict/ route but the
 #                                 controls answers 503 and does nothing
+#   /strict/_control/outage/NNN   ... answers HTTP status NNN (502, 504...)
+#                                 and does nothing
 #   /strict/_control/outage/off   ... until this
 #   /strict/_control/delay/MS     creates answer MS milliseconds after the
 #                                 order exists (default 0)
@@ -480,10 +482,16 @@ sub strict_orders
 		  "\"status\":\"CREATED\",\"transaction_id\":\"tx_$cid\"}";
 	};
 
-	if ($path =~ m{^/_control/outage/(on|off)$})
+	if ($path =~ m{^/_control/outage/(on|off|\d{3})$})
 	{
-		if ($1 eq 'on') { open(my $fh, '>', "$dir/outage"); close $fh; }
-		else { unlink "$dir/outage"; }
+		if ($1 eq 'off') { unlink "$dir/outage"; }
+		else
+		{
+			open(my $fh, '>', "$dir/outage.tmp") or die;
+			print $fh ($1 eq 'on' ? 503 : $1);
+			close $fh;
+			rename("$dir/outage.tmp", "$dir/outage");
+		}
 		return reply($c, 200, '{"ok":true}');
 	}
 	if ($path =~ m{^/_control/delay/(\d+)$})
@@ -507,7 +515,12 @@ sub strict_orders
 		closedir $dh;
 		return reply($c, 200, '{' . join(',', @ids) . '}');
 	}
-	return reply($c, 503, '{"error":"unavailable","data":null}') if -e "$dir/outage";
+	if (open(my $fh, '<', "$dir/outage"))
+	{
+		my $status = <$fh>;
+		close $fh;
+		return reply($c, $status || 503, '{"error":"unavailable","data":null}');
+	}
 
 	if ($path eq '/public/orders' && $method eq 'POST')
 	{
