@@ -67,6 +67,10 @@ typedef void (*sb_handler) (sb_request *req, sb_response *resp);
 
 #define SB_AUTH		0x01		/* Bearer key required */
 #define SB_ADMIN	0x02		/* sandbox-only control route (/_sandbox/...) */
+#define SB_AUTH_OAUTH2 0x04		/* Bearer access token of POST /oauth/token
+								 * required (core/oauth.c) */
+#define SB_AUTH_QUERY 0x08		/* API key in the query parameter api_key
+								 * required (its value is masked in the log) */
 
 typedef struct sb_route
 {
@@ -202,6 +206,11 @@ extern bool sb_query_check(sb_request *req, sb_response *resp,
  * document answers every invalid payload with 400 and an error type).
  */
 extern json_t *sb_json_body(sb_request *req, sb_response *resp, bool require_ctype);
+/*
+ * The value of field name of an application/x-www-form-urlencoded body,
+ * percent-decoded ('+' a space), or NULL when absent; malloc'd.
+ */
+extern char *sb_form_value(sb_request *req, const char *name);
 /* Parses a decimal int64; false if not entirely a number. */
 extern bool sb_parse_int64(const char *s, int64_t *out);
 
@@ -242,6 +251,17 @@ extern void sb_page_pure(sb_request *req, sb_response *resp, const char *bind,
  */
 extern json_t *sb_page_nested(sb_request *req, sb_response *resp, const char *bind,
 							  int64_t total, sb_item_fn item, void *arg);
+/*
+ * The window of one page of a cursor walk whose cursor is the query
+ * parameter cursor_param (limit from "limit", 1..100, default 20), with the
+ * nested lists' rule of a short second page: sets *offset, *count, *limit,
+ * and *next (a malloc'd cursor bound to bind, or NULL on the last page).
+ * The caller shapes the answer (a cursor in the body, a next URL, a Link
+ * header).  Returns false after replying 400 (bad limit or cursor).
+ */
+extern bool sb_page_slice(sb_request *req, sb_response *resp, const char *bind,
+						  int64_t total, const char *cursor_param, int64_t *offset,
+						  int64_t *count, int64_t *limit, char **next);
 /* Empties that cache (any config change, reset). */
 extern void sb_page_cache_clear(void);
 /* {"pages","bytes","hits","misses"} of that cache since it was emptied. */

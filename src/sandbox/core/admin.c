@@ -170,7 +170,9 @@ static void
 requests_tsv(sb_request *req, sb_response *resp)
 {
 	size_t		len;
-	char	   *b = sb_requests_tsv(sb_query(req, "route"), &len);
+	const char *with = sb_query(req, "with");
+	char	   *b = sb_requests_tsv(sb_query(req, "route"),
+									with != NULL && strcmp(with, "auth") == 0, &len);
 
 	sb_reply_raw(resp, 200, "text/tab-separated-values", b, len);
 	free(b);

@@ -57,13 +57,22 @@ extern json_t *sb_faults_json(void);
 extern int64_t sb_stats_enter(const char *method, const char *route);
 extern void sb_stats_leave(const char *method, const char *route, int64_t entered_epoch);
 extern void sb_stats_record(const char *method, const char *route, const char *path,
-							const char *query, int status, const sb_partner *partner,
-							size_t bytes_in, size_t bytes_out);
+							const char *query, const char *auth, int status,
+							const sb_partner *partner, size_t bytes_in, size_t bytes_out);
 extern json_t *sb_stats_json(void);
-extern char *sb_requests_tsv(const char *route_filter, size_t *len);
+extern char *sb_requests_tsv(const char *route_filter, bool with_auth, size_t *len);
 extern char *sb_stats_tsv(size_t *len);
 extern json_t *sb_requests_json(const char *route_filter);
 extern void sb_stats_reset(void);
+
+/* oauth.c: access tokens of POST /oauth/token */
+typedef enum sb_token_state
+{
+	SB_TOKEN_UNKNOWN = 0,
+	SB_TOKEN_LIVE,
+	SB_TOKEN_EXPIRED
+} sb_token_state;
+extern sb_token_state sb_oauth_token(const char *token, sb_partner **partner);
 
 /* admin.c: knobs of the core, the rate limits and the services */
 extern int	sb_knob_set(const char *name, json_t *value);	/* 1 ok, 0 unknown, -1 invalid */

@@ -310,12 +310,12 @@ cache_add(const char *bind, int64_t offset, int64_t count, char *text, size_t le
  * nested lists' rule); other pages are short at short_page_rate.
  */
 static bool
-page_window(sb_request *req, sb_response *resp, const char *bind, int64_t total,
-			bool short_page_two, int64_t *limit_out, int64_t *offset_out,
-			int64_t *page_out, int64_t *count_out)
+page_window_named(sb_request *req, sb_response *resp, const char *bind, int64_t total,
+				  bool short_page_two, const char *cursor_param, int64_t *limit_out,
+				  int64_t *offset_out, int64_t *page_out, int64_t *count_out)
 {
 	const char *limit_s = sb_query(req, "limit");
-	const char *cursor = sb_query(req, "cursor");
+	const char *cursor = sb_query(req, cursor_param);
 	int64_t		limit = DEFAULT_LIMIT;
 	int64_t		offset = 0;
 	int64_t		page = 0;
@@ -351,6 +351,16 @@ page_window(sb_request *req, sb_response *resp, const char *bind, int64_t total,
 	*page_out = page;
 	*count_out = count;
 	return true;
+}
+
+/* page_window of the cursor parameter "cursor", the movie document's. */
+static bool
+page_window(sb_request *req, sb_response *resp, const char *bind, int64_t total,
+			bool short_page_two, int64_t *limit_out, int64_t *offset_out,
+			int64_t *page_out, int64_t *count_out)
+{
+	return page_window_named(req, resp, bind, total, short_page_two, "cursor",
+							 limit_out, offset_out, page_out, count_out);
 }
 
 /*
@@ -491,4 +501,27 @@ sb_page_nested(sb_request *req, sb_response *resp, const char *bind,
 					"next_cursor", next ? json_string(next) : json_null());
 	free(next);
 	return obj;
+}
+
+/*
+ * The window of a cursor walk for a caller that shapes the page itself
+ * (services/jobs_pages.c: a next URL, a Link header).  The cursor is read
+ * from cursor_param; the second page of every walk is short while more
+ * items follow, as in a nested list.  *next is malloc'd, or NULL on the
+ * last page.  Returns false after replying 400.
+ */
+bool
+sb_page_slice(sb_request *req, sb_response *resp, const char *bind,
+			  int64_t total, const char *cursor_param, int64_t *offset,
+			  int64_t *count, int64_t *limit, char **next)
+{
+	int64_t		page;
+
+	*next = NULL;
+	if (!page_window_named(req, resp, bind, total, true, cursor_param,
+						   limit, offset, &page, count))
+		return false;
+	if (*offset + *count < total)
+		*next = cursor_make(bind, *offset + *count, page + 1);
+	return true;
 }

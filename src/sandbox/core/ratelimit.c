@@ -63,6 +63,19 @@ static rl_row rows[] = {
 	{"GET /awards/{award}", {100, 300, 1000}, -1},
 	{"GET /books/{book}", {100, 300, 1000}, -1},
 	{"GET /collections/{type}/{collection}", {100, 300, 1000}, -1},
+	/* our choice: the job families (docs/sandbox-jobs.md), per partner and route */
+	{"GET /jobs/ocr/history", {60, 300, 1000}, -1},
+	{"GET /jobs/translate/history", {60, 300, 1000}, -1},
+	{"GET /jobs/summarize/history", {60, 300, 1000}, -1},
+	{"GET /jobs/classify/history", {60, 300, 1000}, -1},
+	{"GET /jobs/extract/history", {60, 300, 1000}, -1},
+	{"GET /jobs/redact/history", {60, 300, 1000}, -1},
+	{"POST /jobs/ocr", {30, 100, 300}, -1},
+	{"POST /jobs/translate", {30, 100, 300}, -1},
+	{"POST /jobs/summarize", {30, 100, 300}, -1},
+	{"POST /jobs/classify", {30, 100, 300}, -1},
+	{"POST /jobs/extract", {30, 100, 300}, -1},
+	{"POST /jobs/redact", {30, 100, 300}, -1},
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))

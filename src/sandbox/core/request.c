@@ -99,6 +99,64 @@ sb_json_body(sb_request *req, sb_response *resp, bool require_ctype)
 	return doc;
 }
 
+static int
+hexdigit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * The first field called name of a form body (application/x-www-form-
+ * urlencoded, as the OAuth2 token route takes it), decoded; malloc'd, or
+ * NULL when the body has no such field.  The body is not checked further.
+ */
+char *
+sb_form_value(sb_request *req, const char *name)
+{
+	const char *p = req->body ? req->body : "";
+	size_t		nlen = strlen(name);
+
+	while (*p)
+	{
+		const char *end = strchr(p, '&');
+		const char *eq;
+		size_t		len = end ? (size_t) (end - p) : strlen(p);
+
+		eq = memchr(p, '=', len);
+		if (eq && (size_t) (eq - p) == nlen && strncmp(p, name, nlen) == 0)
+		{
+			const char *v = eq + 1;
+			size_t		vlen = len - nlen - 1;
+			char	   *out = malloc(vlen + 1);
+			size_t		o = 0;
+
+			for (size_t i = 0; i < vlen; i++)
+			{
+				if (v[i] == '%' && i + 2 < vlen &&
+					hexdigit(v[i + 1]) >= 0 && hexdigit(v[i + 2]) >= 0)
+				{
+					out[o++] = (char) (hexdigit(v[i + 1]) * 16 + hexdigit(v[i + 2]));
+					i += 2;
+				}
+				else
+					out[o++] = v[i] == '+' ? ' ' : v[i];
+			}
+			out[o] = '\0';
+			return out;
+		}
+		if (end == NULL)
+			break;
+		p = end + 1;
+	}
+	return NULL;
+}
+
 bool
 sb_parse_int64(const char *s, int64_t *out)
 {

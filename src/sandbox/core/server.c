@@ -4,7 +4,8 @@
  *	  matching and the pipeline every request goes through.
  *
  * Pipeline: match route (404/405) -> a decoded path that is not UTF-8
- * or holds a NUL byte (400) -> auth (401) -> injected faults that
+ * or holds a NUL byte (400) -> auth (401: a Bearer API key, or on the
+ * job routes an OAuth2 access token or a key in the query) -> injected faults that
  * replace the answer (latency, 5xx, 429) -> rate limit (429) -> handler
  * under the state lock -> faults on the wire (drop, malformed, truncate,
  * reset, drip) -> stats.  Control routes (/_sandbox/...) skip faults,
@@ -498,6 +499,196 @@ ack_now(struct MHD_Connection *conn)
 #endif
 }
 
+typedef struct header_kinds
+{
+	char	   *buf;
+	size_t		len;
+} header_kinds;
+
+/*
+ * For auth_kinds: a header other than Authorization whose value is a
+ * configured API key, alone or after a prefix word ("Token <key>"), is
+ * noted as "header:<name>" (the name lower-cased), so that the log shows
+ * a key sent in a header of the client's choice (X-API-Key, ...).
+ */
+static enum MHD_Result
+note_key_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	header_kinds *hk = cls;
+	const char *sp;
+	size_t		used = strlen(hk->buf);
+
+	if (key == NULL || value == NULL || strcasecmp(key, "Authorization") == 0)
+		return MHD_YES;
+	sp = strrchr(value, ' ');
+	if (sb_partner_by_key(value) == NULL && (sp == NULL || sb_partner_by_key(sp + 1) == NULL))
+		return MHD_YES;
+	if (used + strlen(key) + 9 < hk->len)
+	{
+		char	   *o = hk->buf + used;
+
+		o += sprintf(o, "%sheader:", used ? "," : "");
+		for (const char *k = key; *k; k++)
+			*o++ = (char) tolower((unsigned char) *k);
+		*o = '\0';
+	}
+	return MHD_YES;
+}
+
+/*
+ * The credentials a request carried, as the request log shows them
+ * (never their values): a comma-separated list of "bearer:key" (a
+ * configured API key), "bearer:token" / "bearer:expired" (an access token
+ * of POST /oauth/token, live or expired), "bearer:unknown", "basic",
+ * "other" (another Authorization scheme), "header:<name>" (another header
+ * holding an API key), "query:api_key" (the query parameter api_key), or
+ * "none".
+ */
+static void
+auth_kinds(sb_request *req, const char *auth, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (auth != NULL)
+	{
+		if (strncasecmp(auth, "Bearer ", 7) == 0)
+		{
+			sb_partner *p;
+			sb_token_state st;
+
+			if (sb_partner_by_key(auth + 7) != NULL)
+				snprintf(buf, len, "bearer:key");
+			else if ((st = sb_oauth_token(auth + 7, &p)) == SB_TOKEN_LIVE)
+				snprintf(buf, len, "bearer:token");
+			else if (st == SB_TOKEN_EXPIRED)
+				snprintf(buf, len, "bearer:expired");
+			else
+				snprintf(buf, len, "bearer:unknown");
+		}
+		else if (strncasecmp(auth, "Basic ", 6) == 0)
+			snprintf(buf, len, "basic");
+		else
+			snprintf(buf, len, "other");
+	}
+	if (req->conn != NULL)
+	{
+		header_kinds hk = {buf, len};
+
+		MHD_get_connection_values((struct MHD_Connection *) req->conn, MHD_HEADER_KIND,
+								  note_key_header, &hk);
+	}
+	if (sb_query(req, "api_key") != NULL)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%squery:api_key", buf[0] ? "," : "");
+	if (buf[0] == '\0')
+		snprintf(buf, len, "none");
+}
+
+/*
+ * The query string as the request log keeps it: as sent, except that the
+ * value of every api_key parameter (the key of the SB_AUTH_QUERY routes,
+ * or one sent where it is not taken) is replaced by REDACTED, so that the
+ * log, which tests print, never holds a key.  malloc'd.
+ */
+static char *
+logged_query(sb_request *req)
+{
+	const char *q = req->raw_query;
+	char	   *out;
+	char	   *o;
+
+	/* each masked value becomes 8 bytes; a pair takes at least 2 */
+	out = malloc(strlen(q) * 5 + 9);
+	o = out;
+	while (*q)
+	{
+		const char *end = strchr(q, '&');
+		size_t		plen = end ? (size_t) (end - q) : strlen(q);
+		const char *eq = memchr(q, '=', plen);
+		char	   *key = strndup(q, eq ? (size_t) (eq - q) : plen);
+
+		url_decode(key, true);	/* as parse_query reads it: api%5Fkey too */
+		if (eq && strcmp(key, "api_key") == 0)
+		{
+			memcpy(o, q, (size_t) (eq - q) + 1);
+			o += eq - q + 1;
+			o += sprintf(o, "REDACTED");
+		}
+		else
+		{
+			memcpy(o, q, plen);
+			o += plen;
+		}
+		free(key);
+		q += plen;
+		if (*q == '&')
+			*o++ = *q++;
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * The check of a route marked SB_AUTH_OAUTH2 or SB_AUTH_QUERY: sets
+ * req->partner from the access token or the query key (never from an API
+ * key in the header) and returns true, or replies 401 and returns false.
+ * A token route answers as RFC 6750 says, with WWW-Authenticate.
+ */
+static bool
+route_auth(sb_request *req, sb_response *resp, const char *auth)
+{
+	req->partner = NULL;
+	if (req->route->flags & SB_AUTH_OAUTH2)
+	{
+		sb_partner *p;
+		sb_token_state st;
+
+		if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0)
+		{
+			sb_reply_error(req, resp, 401, "missing_token",
+						   "the Authorization header with a Bearer access token of POST /oauth/token is required");
+			sb_add_header(resp, "WWW-Authenticate", "Bearer realm=\"jobs\"");
+			return false;
+		}
+		st = sb_oauth_token(auth + 7, &p);
+		if (st == SB_TOKEN_LIVE)
+		{
+			req->partner = p;
+			return true;
+		}
+		if (st == SB_TOKEN_EXPIRED)
+		{
+			sb_reply_error(req, resp, 401, "token_expired",
+						   "the access token has expired; request a new one");
+			sb_add_header(resp, "WWW-Authenticate",
+						  "Bearer realm=\"jobs\", error=\"invalid_token\", error_description=\"The access token expired\"");
+		}
+		else
+		{
+			sb_reply_error(req, resp, 401, "invalid_token", "the access token is not valid");
+			sb_add_header(resp, "WWW-Authenticate",
+						  "Bearer realm=\"jobs\", error=\"invalid_token\", error_description=\"The access token is not valid\"");
+		}
+		return false;
+	}
+	if (req->route->flags & SB_AUTH_QUERY)
+	{
+		const char *key = sb_query(req, "api_key");
+
+		if (key == NULL)
+		{
+			sb_reply_error(req, resp, 401, "missing_api_key",
+						   "the query parameter api_key is required");
+			return false;
+		}
+		req->partner = sb_partner_by_key(key);
+		if (req->partner == NULL)
+		{
+			sb_reply_error(req, resp, 401, "invalid_api_key", "the API key is not valid");
+			return false;
+		}
+	}
+	return true;
+}
+
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		   const char *method, const char *version, const char *upload_data,
@@ -518,6 +709,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	bool		admin;
 	int			recorded_status;
 	int64_t		entered = 0;	/* sb_stats_enter's epoch; 0 = not entered */
+	char		kinds[96];
+	char	   *lquery;
 
 	if (ctx == NULL)
 		return MHD_NO;
@@ -603,6 +796,9 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		sb_reply_error(&req, &resp, 401, auth ? "invalid_api_key" : "missing_api_key",
 					   auth ? "the API key is not valid" :
 					   "the Authorization header with a Bearer API key is required");
+	else if ((req.route->flags & (SB_AUTH_OAUTH2 | SB_AUTH_QUERY)) &&
+			 !route_auth(&req, &resp, auth))
+		;						/* answered 401 */
 	else
 	{
 		sb_rl_verdict v;
@@ -659,13 +855,16 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 
 	if (entered)
 		sb_stats_leave(method, req.route->path, entered);
+	auth_kinds(&req, auth, kinds, sizeof(kinds));
+	lquery = logged_query(&req);
 	if (use_plan && plan.drop_after_apply && resp.applied)
 	{
-		sb_stats_record(method, req.route->path, path, req.raw_query, 0,
+		sb_stats_record(method, req.route->path, path, lquery, kinds, 0,
 						req.partner, req.body_len, 0);
 		free_request(&req, &resp);
 		free(path);
 		free(shown);
+		free(lquery);
 		return MHD_NO;			/* closes the connection, no answer */
 	}
 	if (use_plan && plan.corrupt_cursor && resp.status >= 200 && resp.status < 300)
@@ -676,13 +875,14 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	recorded_status = (use_plan && (plan.truncate || plan.reset) && resp.len > 0) ? 0 : resp.status;
 	if (!admin)
 		sb_stats_record(method, req.route ? req.route->path : "(unmatched)", path,
-						req.raw_query, recorded_status == 0 ? 0 : resp.status,
+						lquery, kinds, recorded_status == 0 ? 0 : resp.status,
 						req.partner, req.body_len, resp.len);
 	sb_log("%s %s -> %d", method, ctx->uri, resp.status);
 	ret = send_response(conn, &resp, use_plan ? &plan : NULL);
 	free_request(&req, &resp);
 	free(path);
 	free(shown);
+	free(lquery);
 	return ret;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 extern const sb_service sb_service_admin;
+extern const sb_service sb_service_oauth;
 extern const sb_service sb_service_movies __attribute__((weak));
 extern const sb_service sb_service_nested __attribute__((weak));
 extern const sb_service sb_service_orders __attribute__((weak));
@@ -21,6 +22,7 @@ extern const sb_service sb_service_todos __attribute__((weak));
 extern const sb_service sb_service_generation __attribute__((weak));
 extern const sb_service sb_service_files __attribute__((weak));
 extern const sb_service sb_service_scheduler __attribute__((weak));
+extern const sb_service sb_service_jobs __attribute__((weak));
 
 const sb_service *const *
 sb_services(void)
@@ -34,6 +36,7 @@ sb_services(void)
 			&sb_service_admin, &sb_service_movies, &sb_service_nested, &sb_service_orders,
 			&sb_service_partner_misc, &sb_service_catalog, &sb_service_todos,
 			&sb_service_generation, &sb_service_files, &sb_service_scheduler,
+			&sb_service_oauth, &sb_service_jobs,
 		};
 		int			n = 0;
 

@@ -6,7 +6,11 @@
  *
  * Counters are unbounded in routes (the route tables are finite); the
  * request log is a ring of the last RECENT_MAX requests, numbered by a
- * sequence that never restarts except on /_sandbox/stats/reset.
+ * sequence that never restarts except on /_sandbox/stats/reset.  Each
+ * logged request says which credentials it carried (server.c's
+ * auth_kinds: "bearer:key", "bearer:token", "query:api_key", ...), never
+ * their values, so a test can prove which header or parameter a client
+ * sent.
  *
  * Concurrency per route: a request is in flight from when it has passed
  * the checks of path and key (before any injected latency) until its
@@ -47,6 +51,7 @@ typedef struct recent
 	char	   *route;
 	char	   *path;
 	char	   *query;
+	char	   *auth;			/* the credentials the request carried */
 	int			status;
 	int			partner;
 } recent;
@@ -64,6 +69,7 @@ recent_clear(recent *r)
 	free(r->route);
 	free(r->path);
 	free(r->query);
+	free(r->auth);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -121,8 +127,8 @@ sb_stats_leave(const char *method, const char *route, int64_t entered_epoch)
 
 void
 sb_stats_record(const char *method, const char *route, const char *path,
-				const char *query, int status, const sb_partner *partner,
-				size_t bytes_in, size_t bytes_out)
+				const char *query, const char *auth, int status,
+				const sb_partner *partner, size_t bytes_in, size_t bytes_out)
 {
 	route_stat *s;
 	recent	   *r;
@@ -144,6 +150,7 @@ sb_stats_record(const char *method, const char *route, const char *path,
 	r->route = strdup(route);
 	r->path = strdup(path);
 	r->query = strdup(query ? query : "");
+	r->auth = strdup(auth ? auth : "none");
 	r->status = status;
 	r->partner = partner ? partner->index : -1;
 	pthread_mutex_unlock(&slock);
@@ -198,12 +205,13 @@ sb_requests_json(const char *route_filter)
 		if (r->seq != seq || !filter_ok(r, route_filter))
 			continue;
 		json_array_append_new(arr,
-							  json_pack("{s:I, s:I, s:s, s:s, s:s, s:s, s:i, s:i}",
+							  json_pack("{s:I, s:I, s:s, s:s, s:s, s:s, s:i, s:i, s:s}",
 										"seq", (json_int_t) r->seq,
 										"at_ms", (json_int_t) r->at_ms,
 										"method", r->method, "route", r->route,
 										"path", r->path, "query", r->query,
-										"status", r->status, "partner", r->partner));
+										"status", r->status, "partner", r->partner,
+										"auth", r->auth));
 	}
 	pthread_mutex_unlock(&slock);
 	return json_pack("{s:o}", "requests", arr);
@@ -230,7 +238,7 @@ buf_add(char **buf, size_t *len, size_t *cap, const char *s)
  * paths and queries are as sent on the request line.
  */
 char *
-sb_requests_tsv(const char *route_filter, size_t *len)
+sb_requests_tsv(const char *route_filter, bool with_auth, size_t *len)
 {
 	char	   *buf = NULL;
 	size_t		cap = 0;
@@ -246,8 +254,9 @@ sb_requests_tsv(const char *route_filter, size_t *len)
 
 		if (r->seq != seq || !filter_ok(r, route_filter))
 			continue;
-		snprintf(line, sizeof(line), "%lld\t%s\t%s\t%s\t%s\t%d\n",
-				 (long long) r->seq, r->method, r->route, r->path, r->query, r->status);
+		snprintf(line, sizeof(line), "%lld\t%s\t%s\t%s\t%s\t%d%s%s\n",
+				 (long long) r->seq, r->method, r->route, r->path, r->query, r->status,
+				 with_auth ? "\t" : "", with_auth ? r->auth : "");
 		buf_add(&buf, len, &cap, line);
 	}
 	pthread_mutex_unlock(&slock);

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "sandbox.h"
+#include "files.h"
 #include "files_multipart.h"
 
 #define FILES_MAX_CHUNK		(5 * 1024 * 1024)	/* decoded bytes per PUT */
@@ -494,6 +495,21 @@ files_direct_upload(sb_request *req, sb_response *resp)
 	}
 	resp->applied = true;
 	sb_reply_json(resp, 201, files_info(f));
+}
+
+/* For the job families: whether partner has file_id, and its size. */
+sb_file_state
+sb_files_state(int partner, const char *file_id, size_t *size)
+{
+	files_file *f = files_lookup(&files_state[partner], file_id);
+
+	*size = 0;
+	if (f == NULL)
+		return SB_FILE_MISSING;
+	if (!files_live(f))
+		return SB_FILE_EXPIRED;
+	*size = f->size;
+	return SB_FILE_LIVE;
 }
 
 static int
