@@ -28,10 +28,10 @@
  * Exactly once.  The claim's commit marks a call sending before anything
  * is sent.  The creates and cancels (PSVC_DEF_SETTLE) are sent with a
  * PsvcSettleRun (functions.h) that tells functions_settle.c what earlier
- * attempts may have done: nothing (a first attempt, or every earlier one
- * ended with an answer that says nothing was done: 503, 429, no room, no
- * connection); something, already looked up (sent_at is set: a refusal
- * is settled by a lookup); something never looked up (a call left sending
+ * attempts may have done: nothing (a first attempt); something, or
+ * nothing that is known for sure, already looked up (sent_at is set, or
+ * the call was tried before: a refusal is settled by a lookup); something
+ * never looked up (a call left sending
  * by a crash, one whose create got an answer that may follow the work, or
  * one whose lookup failed: checkpoint {"look_first": true}), which is
  * looked up before it is sent.  The run tells back the mode of
@@ -207,14 +207,17 @@ role_gone(const PsvcDefCall *c)
  * What earlier attempts of c may have done, for the settle code: a call
  * left sending by a crash or marked to look first was never looked up;
  * one with sent_at set (a SETTLE call: an answer that may follow the work
- * came, and was looked up) was.  For the other kinds the run is unused.
+ * came, and was looked up) was.  Any other call tried before is taken as
+ * a resend too: that costs a lookup only when the service refuses it, and
+ * covers calls queued again by a version that kept no such mark.  For the
+ * other kinds the run is unused.
  */
 static PsvcSettleMode
 settle_mode(const PsvcDefCall *c)
 {
 	if (c->look_first)
 		return PSVC_SETTLE_RESUMED;
-	if (c->was_sent)
+	if (c->was_sent || c->resume)
 		return PSVC_SETTLE_RESEND;
 	return PSVC_SETTLE_FIRST;
 }
