@@ -103,6 +103,13 @@
 #   /strict/_control/outage/off   ... until this
 #   /strict/_control/delay/MS     creates answer MS milliseconds after the
 #                                 order exists (default 0)
+#   /strict/_control/drop/PREFIX  the first create of each custom_id that
+#                                 starts with PREFIX is carried out, and its
+#                                 connection closed without an answer
+#   /strict/_control/stale/PREFIX the first lookup of each such custom_id
+#                                 answers 404 order_not_found even when the
+#                                 order exists (a replica behind: the lost
+#                                 request is as good as still on its way)
 #   /strict/_control/orders       {"custom_id": 1, ...}: the orders held
 #
 # Everything else: 404 {"error":{"code":"not_found"}}.
@@ -494,6 +501,26 @@ sub strict_orders
 		}
 		return reply($c, 200, '{"ok":true}');
 	}
+	if ($path =~ m{^/_control/(drop|stale)/([A-Za-z0-9_-]+)$})
+	{
+		open(my $fh, '>', "$dir/$1") or die;
+		print $fh $2;
+		close $fh;
+		return reply($c, 200, '{"ok":true}');
+	}
+	# once(what, cid): true the first time only, when cid starts with the
+	# prefix of control file what
+	my $once = sub {
+		my ($what, $cid) = @_;
+		open(my $fh, '<', "$dir/$what") or return 0;
+		my $prefix = <$fh>;
+		close $fh;
+		return 0 unless defined $prefix && index($cid, $prefix) == 0;
+		(my $n = $cid) =~ s/[^A-Za-z0-9_.-]/_/g;
+		return 0 unless sysopen(my $m, "$dir/$what.$n", O_WRONLY | O_CREAT | O_EXCL);
+		close $m;
+		return 1;
+	};
 	if ($path =~ m{^/_control/delay/(\d+)$})
 	{
 		open(my $fh, '>', "$dir/delay") or die;
@@ -544,13 +571,15 @@ sub strict_orders
 			close $fh;
 			sleep($ms / 1000) if $ms;
 		}
+		return if $once->('drop', $cids[0]);	# closed with no answer
 		return reply($c, 200, "{\"error\":null,\"data\":{\"transaction_id\":\"tx_$cids[0]\"," .
 			  "\"order_has_been_paid\":true,\"orders\":[" . join(',', map { $order->($_) } @cids) . "]}}");
 	}
 	if ($path =~ m{^/public/orders/([^/]+)$} && $method eq 'GET')
 	{
 		my $cid = pct_decode($1);
-		return reply($c, 200, "{\"error\":null,\"data\":" . $order->($cid) . "}") if -e $fname->($cid);
+		return reply($c, 200, "{\"error\":null,\"data\":" . $order->($cid) . "}")
+		  if -e $fname->($cid) && !$once->('stale', $cid);
 		return reply($c, 404, '{"error":"order_not_found","data":null}');
 	}
 	return reply($c, 404, '{"error":{"code":"not_found"}}');

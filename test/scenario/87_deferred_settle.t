@@ -23,6 +23,13 @@
 #     than its attempts plus one (one lookup settles a 502, a failed
 #     lookup is not repeated by the transport, and the next attempt looks
 #     up before it sends).
+#  5. A resend refused because the lost request got there after all: the
+#     first create of each custom id is carried out and its answer never
+#     sent, and the first lookup of it says 404 though the order exists (a
+#     replica behind).  Five deferred calls and one direct create_order:
+#     the lookup finds nothing, the resend is refused with 400 and the
+#     unknown code, and the lookup that settles the refusal finds the
+#     order: each is done, "recovered", one order each.
 use strict;
 use warnings;
 use FindBin;
@@ -190,6 +197,21 @@ check('BAD', 10);
 @over = over_requests('BAD');
 is(scalar(@over), 0, '502: no call made more requests than its attempts plus one')
   or diag join("\n", @over);
+
+# --- 5. a refused resend settled by a lookup ---
+$h->get('/strict/_control/drop/LATE');
+$h->get('/strict/_control/stale/LATE');
+$h->clear;
+queue_calls('LATE', 5);
+check('LATE', 5);
+is(sql("SELECT count(*) FROM partner_svc.deferred_calls WHERE " . mine('LATE') . " AND answer ->> 'recovered' = 'true'"),
+	5, 'refused resend: each deferred call recovered its order');
+my $p = order_payload('LATED-001');
+is(sql("SELECT partner_svc.create_order('$p'::jsonb) ->> 'recovered'"), 'true',
+	'refused resend: a direct create_order recovers its order');
+is(held('LATED'), 1, 'refused resend: one order of the direct call');
+is(scalar(grep { m{^POST /strict/public/orders$} } @{ $h->requests }), 12,
+	'refused resend: two creates per call, the second refused');
 
 $node->stop;
 done_testing();
