@@ -29,14 +29,14 @@
  * is sent.  The creates and cancels (PSVC_DEF_SETTLE) are sent with a
  * PsvcSettleRun (functions.h) that tells functions_settle.c what earlier
  * attempts may have done: nothing (a first attempt); something, or
- * nothing that is known for sure, already looked up (sent_at is set, or
- * the call was tried before: a refusal is settled by a lookup); something
- * never looked up (a call left sending
- * by a crash, one whose create got an answer that may follow the work, or
- * one whose lookup failed: checkpoint {"look_first": true}), which is
- * looked up before it is sent.  The run tells back the mode of
- * the next attempt, kept on the row with the outcome, and whether the
- * error is final or to be tried again whatever its SQLSTATE.
+ * nothing known for sure, already looked up (sent_at is set, or the call
+ * was tried before: a refusal is settled by a lookup); something never
+ * looked up (a call left sending by a crash, one whose create got an
+ * answer that may follow the work, or one whose lookup failed: checkpoint
+ * {"look_first": true}), which is looked up before it is sent.  The run
+ * tells back the mode of the next attempt, kept on the row with the
+ * outcome, and whether the error is final or to be tried again whatever
+ * its SQLSTATE.
  * append_upload (PSVC_DEF_BY_SIZE) keeps the file's size in the row,
  * committed with sent_at, before its request; resumed, it appends what
  * the file lacks of the chunk.  The functions without any recovery
