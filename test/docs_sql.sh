@@ -18,7 +18,7 @@
 #                                         above it in the same file, in the
 #                                         same database (a continuation);
 #       <!-- run in the worker's database -->  run, and pass, in the
-#                                         database of partner_svc.worker
+#                                         partner_svc.worker_database
 #                                         (docs_worker, made from the
 #                                         template at the start), where the
 #                                         deferred senders and the webhook
@@ -157,13 +157,13 @@ IMPORT FOREIGN SCHEMA todos FROM SERVER todos INTO public;
 SQL
 	{ echo "docs_sql: the preamble failed"; cat "$work/preamble.log"; exit 1; }
 
-# The database of partner_svc.worker, for the blocks that need the
+# partner_svc.worker_database, for the blocks that need the
 # deferred senders or the webhook worker: made before the restart that
 # names it, so that they find it at once; the listener on the port the
 # sandbox's callbacks name.
 psql_as_postgres -d postgres -c 'CREATE DATABASE docs_worker TEMPLATE docs_template' >/dev/null || exit 1
-printf '%s\n' "partner_svc.worker = 'database=docs_worker'" \
-	"partner_svc.webhook_listener = 'port=$wh_port'" >>"$CLUSTER_DIR/data/postgresql.conf"
+printf '%s\n' "partner_svc.worker_database = 'docs_worker'" \
+	"partner_svc.webhook_port = $wh_port" >>"$CLUSTER_DIR/data/postgresql.conf"
 runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/postgres.log" -w restart >/dev/null ||
 	{ echo "docs_sql: the cluster did not restart"; tail -n 20 "$CLUSTER_DIR/postgres.log"; exit 1; }
 

@@ -6,13 +6,30 @@
  *
  * A setting is a row of gucs[]; psvc_guc_init (from _PG_init, in every
  * process that loads the library, preloaded or not) defines them all in
- * one loop.  PGC_POSTMASTER rows (the sizes of shared memory, the webhook
- * worker's connection) are defined only while preloading: guc.c of
- * PostgreSQL ends the process otherwise, and without preloading there is
- * nothing for them to size.  Modules read the variables below (guc.h) and
- * define no GUC of their own; test/static_checks.sh fails when the table
- * has more than 20 rows.  Every row is documented in docs/reference.md,
- * and every rename or merge since 0.2 in docs/upgrades.md.
+ * one loop.  Every tunable is a GUC of its own with its type, unit, range
+ * and context, so that pg_settings shows it and ALTER SYSTEM of one never
+ * rewrites another; the rows are grouped as docs/reference.md groups them.
+ * PGC_POSTMASTER rows (the sizes of shared memory, the worker's database
+ * and role) are defined only while preloading: guc.c of PostgreSQL ends
+ * the process otherwise, and without preloading there is nothing for them
+ * to size; their variables then hold the row's default.  Modules read the
+ * variables below (guc.h) and define no GUC of their own.  Every rename
+ * since 0.2 is in docs/upgrades.md.
+ *
+ * The settings of the webhook listener, the worker's connection and its
+ * duties write into the fields of psvc_guc_webhook, psvc_guc_worker and
+ * psvc_guc_tasks, the structs the modules read.  The three "key=value"
+ * strings of 0.3 that held them (webhook_listener, worker, worker_tasks)
+ * are still defined, hidden, only to name their successors when a
+ * configuration still sets them (guc_legacy.c).
+ *
+ * The worker's database and role decide which privileges its code runs
+ * with.  A value PostgreSQL refuses at start only earns a WARNING and
+ * leaves the default, the bootstrap superuser, in force; so a refused
+ * value, a misspelt name of one of them (a placeholder partner_svc.* that
+ * looks like one) or a 0.3 partner_svc.worker left in the configuration
+ * is remembered, and the worker and the senders stay stopped
+ * (psvc_guc_worker_refused).
  *
  * A row marked server_option is also the server option of the same name,
  * which overrides the GUC for one server: options.c validates the option
@@ -20,15 +37,11 @@
  * (psvc_options_setting).  Adding such a setting is adding a row and its
  * PsvcSettingId.
  *
- * Four settings are lists.  Three are "key=value ..." lists parsed by
- * guc_keys.c: partner_svc.webhook_listener (where the listener listens
- * and its limits on clients), partner_svc.worker (the background worker's
- * database and role) and partner_svc.worker_tasks (its duties beside the
- * webhooks: deferred calls, polling, retention).  The fourth,
- * partner_svc.webhook_secret, is the accepted secrets, parsed here; its
- * hook never refuses a value, since PostgreSQL prints a refused value.
- * partner_svc.time_scale derives the rate-limit window in its assign
- * hook: one clock for the cache's TTLs and the limiter's window.
+ * partner_svc.webhook_secret is a list, the accepted secrets, parsed
+ * here; its hook never refuses a value, since PostgreSQL prints a
+ * refused value.  partner_svc.time_scale derives the rate-limit window in
+ * its assign hook: one clock for the cache's TTLs and the limiter's
+ * window.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -45,11 +58,13 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/formatting.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/varlena.h"
 
 #include "guc.h"
-#include "guc_keys.h"
+#include "guc_legacy.h"
 #include "options.h"
 #include "pg_compat.h"
 
@@ -74,10 +89,26 @@ bool		psvc_guc_learn_estimates = true;
 double		psvc_guc_time_scale = 1.0;
 int			psvc_guc_window_ms = 60000;
 
-static char *webhook_listener_string = NULL;
+PsvcWebhookListener psvc_guc_webhook;
+PsvcWorker	psvc_guc_worker;
+PsvcWorkerTasks psvc_guc_tasks;
+
 static char *webhook_secret_string = NULL;
-static char *worker_string = NULL;
-static char *worker_tasks_string = NULL;
+
+/* the strings of 0.3, hidden from pg_settings and the sample file */
+#define LEGACY_FLAGS (GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE)
+static char *legacy_listener = NULL;
+static char *legacy_worker = NULL;
+static char *legacy_tasks = NULL;
+
+#define DAY_S (24 * 60 * 60)
+
+/*
+ * Why the worker's connection given for the server's start is not
+ * trusted, or "" (postmaster's memory, inherited by the workers).
+ */
+static char worker_refused_setting[NAMEDATALEN + 16] = "";
+static char worker_refused_why[512] = "";
 
 /* The parsed secrets: the "extra" of the GUC. */
 typedef struct SecretsExtra
@@ -92,11 +123,20 @@ const char *const *psvc_guc_webhook_secrets = no_secrets;
 static bool check_webhook_secret(char **newval, void **extra, GucSource source);
 static void assign_webhook_secret(const char *newval, void *extra);
 static void assign_time_scale(double newval, void *extra);
+static bool check_not_empty(char **newval, void **extra, GucSource source);
+static bool check_worker_database(char **newval, void **extra, GucSource source);
+static bool check_worker_role(char **newval, void **extra, GucSource source);
+static void refuse_misspelt_worker_names(void);
+static void refuse_worker(const char *setting, const char *why);
+static bool check_legacy_listener(char **newval, void **extra, GucSource source);
+static bool check_legacy_worker(char **newval, void **extra, GucSource source);
+static bool check_legacy_tasks(char **newval, void **extra, GucSource source);
 
 /*
  * The table.  The order is the order of docs/reference.md: the requests,
- * the limiter and its fleet quota, the cache and estimates, the clock,
- * the webhook worker.
+ * the limiter and its fleet quota, the cache, estimates and clock, the
+ * webhook listener, the worker's database and role, deferred calls,
+ * polling and retention; then the strings of 0.3.
  */
 static const PsvcGuc gucs[] = {
 	{.name = "connect_timeout", .type = PSVC_GUC_INT,
@@ -200,49 +240,172 @@ static const PsvcGuc gucs[] = {
 		"Cache TTLs are multiplied by it, and the rate-limit window is one minute times it (at least 100 ms).",
 		.assign_real = assign_time_scale},
 
-	{.name = "webhook_listener", .type = PSVC_GUC_STRING,
-		.var = &webhook_listener_string, .boot_string = "",
+	{.name = "webhook_listen_address", .type = PSVC_GUC_STRING,
+		.var = &psvc_guc_webhook.address, .boot_string = "127.0.0.1",
 		.context = PGC_SIGHUP,
-		.short_desc = "Where the webhook listener listens, and its limits on clients.",
-		.long_desc = "Keys and values, such as 'port=8443 max_body=128kB': address, port (0: no listener), "
-		"max_body, max_body_in_flight, max_connections_per_address, min_rate, header_timeout, "
-		"request_timeout, lock_timeout.  A key not given has its default.",
-		.check_string = psvc_guc_check_listener, .assign_string = psvc_guc_assign_listener},
+		.short_desc = "Address the webhook listener listens on.",
+		.long_desc = "An IPv4 or IPv6 address, such as 0.0.0.0 or :: for every interface.",
+		.check_string = check_not_empty},
+	{.name = "webhook_port", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_webhook.port, .boot = 0,
+		.min = 0, .max = 65535,
+		.context = PGC_SIGHUP,
+		.short_desc = "TCP port of the webhook listener.",
+		.long_desc = "Zero: no listener; the worker still runs its other tasks."},
+	{.name = "webhook_max_body", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_webhook.max_body, .boot = 65536,
+		.min = 1024, .max = 16 * 1024 * 1024,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_BYTE,
+		.short_desc = "Largest body of one webhook request.",
+		.long_desc = "A larger one is answered 413."},
+	{.name = "webhook_max_body_in_flight", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_webhook.max_body_in_flight, .boot = 16 * 1024 * 1024,
+		.min = 64 * 1024, .max = 1024 * 1024 * 1024,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_BYTE,
+		.short_desc = "Memory the bodies of all open webhook requests may hold together.",
+		.long_desc = "A request that would exceed it is answered 503."},
+	{.name = "webhook_max_connections_per_address", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_webhook.max_connections_per_address, .boot = 64,
+		.min = 0, .max = 512,
+		.context = PGC_SIGHUP,
+		.short_desc = "Open connections to the webhook listener one client address may have.",
+		.long_desc = "Zero: no cap."},
+	{.name = "webhook_min_rate", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_webhook.min_rate, .boot = 1024,
+		.min = 0, .max = 1024 * 1024 * 1024,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_BYTE,
+		.short_desc = "Slowest rate, per second, at which a client may send a webhook body.",
+		.long_desc = "Zero: any rate.  A slower client is disconnected."},
+	{.name = "webhook_header_timeout", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_webhook.header_timeout, .boot = 10,
+		.min = 1, .max = 3600,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
+		.short_desc = "Time a webhook client has to send its headers, and the longest silence.",
+		.long_desc = "A connection that says nothing for this long is closed."},
+	{.name = "webhook_request_timeout", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_webhook.request_timeout, .boot = 30,
+		.min = 1, .max = 3600,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
+		.short_desc = "Time a webhook client has to send a whole request."},
+	{.name = "webhook_lock_timeout", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_webhook.lock_timeout, .boot = 5000,
+		.min = 1, .max = 600 * 1000,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_MS,
+		.short_desc = "Longest lock wait of the webhook worker while it stores a batch.",
+		.long_desc = "The batch is then retried; the listener keeps answering meanwhile."},
 	{.name = "webhook_secret", .type = PSVC_GUC_STRING,
 		.var = &webhook_secret_string, .boot_string = "",
 		.context = PGC_SIGHUP, .flags = GUC_SUPERUSER_ONLY | GUC_LIST_INPUT,
 		.short_desc = "Values the X-Partner-Webhook-Secret header of each webhook may have.",
 		.long_desc = "Empty: no header is required.  During a rotation, the new secret and the former one, separated by a comma.",
 		.check_string = check_webhook_secret, .assign_string = assign_webhook_secret},
-	{.name = "worker", .type = PSVC_GUC_STRING,
-		.var = &worker_string, .boot_string = "",
+	{.name = "worker_database", .type = PSVC_GUC_STRING,
+		.var = &psvc_guc_worker.database, .boot_string = "postgres",
 		.context = PGC_POSTMASTER,
-		.short_desc = "Database and role of the background worker.",
-		.long_desc = "Keys and values, such as 'database=app role=partner_hooks': database (default postgres; "
-		"the extension must be installed there), role (empty: the bootstrap superuser; it needs LOGIN).",
-		.check_string = psvc_guc_check_worker, .assign_string = psvc_guc_assign_worker},
-	{.name = "worker_tasks", .type = PSVC_GUC_STRING,
-		.var = &worker_tasks_string, .boot_string = "",
+		.short_desc = "Database of the webhook worker and the deferred senders.",
+		.long_desc = "The extension must be installed there.",
+		.check_string = check_worker_database},
+	{.name = "worker_role", .type = PSVC_GUC_STRING,
+		.var = &psvc_guc_worker.role, .boot_string = "",
+		.context = PGC_POSTMASTER,
+		.short_desc = "Role of the webhook worker and the deferred senders.",
+		.long_desc = "Empty: the bootstrap superuser.  The role needs LOGIN.",
+		.check_string = check_worker_role},
+
+	{.name = "deferred_senders", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.senders, .boot = 8,
+		.min = 1, .max = 64,
 		.context = PGC_SIGHUP,
-		.short_desc = "What the background worker does beside the webhooks: deferred calls, polling, retention.",
-		.long_desc = "Keys and values, such as 'senders=8 poll_share=20': senders, give_up, max_attempts, "
-		"keep_calls, poll_after, poll_interval, poll_share, keep_events, keep_rejects, max_rejects.  "
-		"A key not given has its default.",
-		.check_string = psvc_guc_check_tasks, .assign_string = psvc_guc_assign_tasks},
+		.short_desc = "Deferred calls sent at once, each by a sender of its own."},
+	{.name = "deferred_give_up", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.give_up, .boot = DAY_S,
+		.min = 1, .max = 30 * DAY_S,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
+		.short_desc = "Age, on the partners' clock, at which a deferred call that keeps failing fails for good."},
+	{.name = "deferred_max_attempts", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.max_attempts, .boot = 25,
+		.min = 1, .max = 1000,
+		.context = PGC_SIGHUP,
+		.short_desc = "No effect: the number of attempts ends no deferred call (partner_svc.deferred_give_up does).",
+		.long_desc = "Kept so that a configuration that sets it keeps working."},
+	{.name = "deferred_keep_calls", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.keep_calls, .boot = 7 * DAY_S,
+		.min = 0, .max = INT_MAX,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
+		.short_desc = "How long finished deferred calls are kept.",
+		.long_desc = "Zero keeps them all."},
+
+	{.name = "poll_after", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.poll_after, .boot = 30 * 60,
+		.min = 1, .max = 30 * DAY_S,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
+		.short_desc = "Age, on the partners' clock, at which an unfinished order no webhook changed is polled."},
+	{.name = "poll_interval", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.poll_interval, .boot = 60,
+		.min = 1, .max = DAY_S,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
+		.short_desc = "Time, on the partners' clock, between two polling rounds."},
+	{.name = "poll_share", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.poll_share, .boot = 20,
+		.min = 0, .max = 100,
+		.context = PGC_SIGHUP,
+		.short_desc = "Percent of a route's rate limit that polling may use.",
+		.long_desc = "Zero: no polling."},
+	{.name = "webhook_keep_events", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.keep_events, .boot = 30 * DAY_S,
+		.min = 0, .max = INT_MAX,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
+		.short_desc = "How long rows of partner_svc.webhook_events are kept.",
+		.long_desc = "Zero keeps them all."},
+	{.name = "webhook_keep_rejects", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.keep_rejects, .boot = 7 * DAY_S,
+		.min = 0, .max = INT_MAX,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
+		.short_desc = "How long rows of partner_svc.webhook_rejects are kept.",
+		.long_desc = "Zero keeps them all (up to webhook_max_rejects)."},
+	{.name = "webhook_max_rejects", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_tasks.max_rejects, .boot = 10000,
+		.min = 0, .max = INT_MAX,
+		.context = PGC_SIGHUP,
+		.short_desc = "Rows of partner_svc.webhook_rejects kept at most, the oldest deleted first.",
+		.long_desc = "Zero: no cap."},
+
+	/* the settings of 0.3, kept only to say what replaced them */
+	{.name = "webhook_listener", .type = PSVC_GUC_STRING,
+		.var = &legacy_listener, .boot_string = "",
+		.context = PGC_SIGHUP, .flags = LEGACY_FLAGS,
+		.short_desc = "Replaced in 0.4 by partner_svc.webhook_*.",
+		.check_string = check_legacy_listener},
+	{.name = "worker", .type = PSVC_GUC_STRING,
+		.var = &legacy_worker, .boot_string = "",
+		.context = PGC_POSTMASTER, .flags = LEGACY_FLAGS,
+		.short_desc = "Replaced in 0.4 by partner_svc.worker_database and partner_svc.worker_role.",
+		.check_string = check_legacy_worker},
+	{.name = "worker_tasks", .type = PSVC_GUC_STRING,
+		.var = &legacy_tasks, .boot_string = "",
+		.context = PGC_SIGHUP, .flags = LEGACY_FLAGS,
+		.short_desc = "Replaced in 0.4 by partner_svc.deferred_*, poll_* and webhook_keep_* / webhook_max_rejects.",
+		.check_string = check_legacy_tasks},
 };
 
 /* Defines the settings; from _PG_init, once per process. */
 void
 psvc_guc_init(void)
 {
-	psvc_guc_keys_init();
 	for (int i = 0; i < lengthof(gucs); i++)
 	{
 		const PsvcGuc *g = &gucs[i];
 		char	   *name;
 
 		if (g->context == PGC_POSTMASTER && !process_shared_preload_libraries_in_progress)
+		{
+			/* not defined: the variable holds the default */
+			if (g->type == PSVC_GUC_STRING)
+				*(char **) g->var = (char *) g->boot_string;
+			else if (g->type == PSVC_GUC_INT)
+				*(int *) g->var = (int) g->boot;
 			continue;
+		}
 		/* the name lives as long as the GUC: TopMemoryContext */
 		name = MemoryContextStrdup(TopMemoryContext,
 								   psprintf("partner_svc.%s", g->name));
@@ -273,6 +436,9 @@ psvc_guc_init(void)
 				break;
 		}
 	}
+	/* what is still a placeholder partner_svc.* is no setting of ours */
+	if (process_shared_preload_libraries_in_progress && !IsUnderPostmaster)
+		refuse_misspelt_worker_names();
 }
 
 const PsvcGuc *
@@ -385,4 +551,151 @@ static void
 assign_webhook_secret(const char *newval, void *extra)
 {
 	psvc_guc_webhook_secrets = ((SecretsExtra *) extra)->secrets;
+}
+
+
+/* ---------------------------------------------------------------------
+ * The worker's database and role
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * Remembers, while the postmaster preloads the library (the values of the
+ * configuration file and the command line), that the worker's connection
+ * cannot be trusted: setting is the setting at fault, why a sentence.
+ * The first reason is kept.  Later (ALTER SYSTEM, a reload) nothing is
+ * remembered: the values that run were decided at start.
+ */
+static void
+refuse_worker(const char *setting, const char *why)
+{
+	if (!process_shared_preload_libraries_in_progress || IsUnderPostmaster)
+		return;
+	if (worker_refused_setting[0] != '\0')
+		return;
+	strlcpy(worker_refused_setting, setting, sizeof(worker_refused_setting));
+	strlcpy(worker_refused_why, why, sizeof(worker_refused_why));
+}
+
+/*
+ * The one decision "the configuration of the worker is not trusted, stay
+ * stopped": the webhook worker and the deferred senders then never
+ * start, rather than run with another role than the one configured.
+ */
+bool
+psvc_guc_worker_refused(const char **setting, const char **why)
+{
+	*setting = worker_refused_setting;
+	*why = worker_refused_why;
+	return worker_refused_setting[0] != '\0';
+}
+
+static bool
+check_not_empty(char **newval, void **extra, GucSource source)
+{
+	if (*newval != NULL && (*newval)[0] != '\0')
+		return true;
+	GUC_check_errdetail("The value must not be empty.");
+	return false;
+}
+
+static bool
+check_worker_database(char **newval, void **extra, GucSource source)
+{
+	if (check_not_empty(newval, extra, source))
+		return true;
+	refuse_worker("partner_svc.worker_database",
+						   "The database of the worker must not be empty.");
+	return false;
+}
+
+/* A role name PostgreSQL would truncate names another role. */
+static bool
+check_worker_role(char **newval, void **extra, GucSource source)
+{
+	if (*newval == NULL || strlen(*newval) < NAMEDATALEN)
+		return true;
+	GUC_check_errdetail("A role name has at most %d bytes.", NAMEDATALEN - 1);
+	refuse_worker("partner_svc.worker_role",
+						   psprintf("A role name has at most %d bytes.", NAMEDATALEN - 1));
+	return false;
+}
+
+/*
+ * Whether an unknown name (after "partner_svc.") was likely meant for the
+ * worker's database or role: it mentions the worker, a role, a user or a
+ * database (pg_net's pg_net.database_name and pg_net.username included).
+ */
+static bool
+looks_like_worker_name(const char *rest)
+{
+	static const char *const words[] = {"worker", "role", "user", "database", "db"};
+	char	   *lower = asc_tolower(rest, strlen(rest));
+	bool		found = false;
+
+	for (int i = 0; i < lengthof(words) && !found; i++)
+		found = strstr(lower, words[i]) != NULL;
+	pfree(lower);
+	return found;
+}
+
+/*
+ * A misspelt partner_svc.worker_role is a placeholder that
+ * MarkGUCPrefixReserved then removes with a WARNING, leaving the default
+ * role, the bootstrap superuser: refuse the worker's connection instead.
+ * Runs in the postmaster after every row is defined, so the placeholders
+ * left are names partner_svc does not have.
+ */
+static void
+refuse_misspelt_worker_names(void)
+{
+	int			n;
+	struct config_generic **vars = psvc_guc_variables(&n);
+	const char *prefix = "partner_svc.";
+
+	for (int i = 0; i < n; i++)
+	{
+		const char *name = vars[i]->name;
+
+		if ((vars[i]->flags & GUC_CUSTOM_PLACEHOLDER) == 0 ||
+			pg_strncasecmp(name, prefix, strlen(prefix)) != 0 ||
+			!looks_like_worker_name(name + strlen(prefix)))
+			continue;
+		refuse_worker(name,
+							   psprintf("\"%s\" is no setting of partner_svc; the worker's are partner_svc.worker_database and partner_svc.worker_role.",
+										name));
+	}
+}
+
+
+/* ---------------------------------------------------------------------
+ * The strings of 0.3: reported (guc_legacy.c), never refused or applied
+ * ---------------------------------------------------------------------
+ */
+
+static bool
+check_legacy_listener(char **newval, void **extra, GucSource source)
+{
+	(void) psvc_guc_legacy_report("webhook_listener", *newval, source);
+	return true;
+}
+
+static bool
+check_legacy_tasks(char **newval, void **extra, GucSource source)
+{
+	(void) psvc_guc_legacy_report("worker_tasks", *newval, source);
+	return true;
+}
+
+/*
+ * partner_svc.worker is also a reason to keep the worker stopped: its
+ * database and role are not the ones in force.
+ */
+static bool
+check_legacy_worker(char **newval, void **extra, GucSource source)
+{
+	if (psvc_guc_legacy_report("worker", *newval, source))
+		refuse_worker("partner_svc.worker",
+					  "partner_svc.worker of 0.3 is ignored; the worker's database and role are partner_svc.worker_database and partner_svc.worker_role.");
+	return true;
 }

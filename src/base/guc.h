@@ -7,11 +7,9 @@
  * bounds each GUC, and a row marked server_option is also the server
  * option of the same name that overrides it for one server (options.h,
  * psvc_options_setting).  Modules read the values through the variables
- * below and never define a GUC of their own; test/static_checks.sh counts
- * the rows and fails above 20.  Everything here is plain static storage
- * of the process; nothing is allocated, except the parsed values of the
- * two list settings, which the GUC machinery keeps (the "extra" of their
- * check hooks).
+ * below and never define a GUC of their own (test/static_checks.sh).
+ * Everything here is plain static storage of the process, except the
+ * strings and the parsed secrets, which the GUC machinery keeps.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -98,10 +96,13 @@ extern bool psvc_guc_learn_estimates;
 extern double psvc_guc_time_scale;
 extern int	psvc_guc_window_ms;
 
-/* The webhook listener's settings, parsed from partner_svc.webhook_listener. */
+/*
+ * The webhook listener's settings, partner_svc.webhook_* (one GUC each,
+ * written into these fields by the GUC machinery).
+ */
 typedef struct PsvcWebhookListener
 {
-	const char *address;		/* never empty */
+	char	   *address;		/* never empty */
 	int			port;			/* 0: no listener */
 	int			max_body;		/* bytes */
 	int			max_body_in_flight; /* bytes the bodies of all open
@@ -117,21 +118,33 @@ extern PsvcWebhookListener psvc_guc_webhook;
 /* the accepted secrets, NULL-terminated (partner_svc.webhook_secret) */
 extern const char *const *psvc_guc_webhook_secrets;
 
-/* The background worker's connection, parsed from partner_svc.worker. */
+/*
+ * The background worker's connection: partner_svc.worker_database and
+ * partner_svc.worker_role (PGC_POSTMASTER).
+ */
 typedef struct PsvcWorker
 {
-	const char *database;		/* never empty */
-	const char *role;			/* "" = the bootstrap superuser */
+	char	   *database;		/* never empty */
+	char	   *role;			/* "" = the bootstrap superuser */
 } PsvcWorker;
 
 extern PsvcWorker psvc_guc_worker;
-extern bool psvc_guc_worker_refused(const char **why);
 
 /*
- * The worker's duties beside the webhooks, parsed from
- * partner_svc.worker_tasks.  Durations are seconds; give_up, poll_after
- * and poll_interval are of the partners' clock (multiply by time_scale),
- * the keep_* periods real time, 0 keeping everything.
+ * True when the worker's connection given for the server's start cannot
+ * be trusted (a refused value, a misspelt name, a 0.3 partner_svc.worker
+ * left in the configuration): the webhook worker and the deferred senders
+ * then stay stopped rather than run as the bootstrap superuser.  *setting
+ * is the setting at fault, *why a sentence (postmaster's memory).
+ */
+extern bool psvc_guc_worker_refused(const char **setting, const char **why);
+
+/*
+ * The worker's duties beside the webhooks: partner_svc.deferred_*,
+ * partner_svc.poll_* and partner_svc.webhook_keep_* / max_rejects.
+ * Durations are seconds; give_up, poll_after and poll_interval are of the
+ * partners' clock (multiply by time_scale), the keep_* periods real time,
+ * 0 keeping everything.
  */
 typedef struct PsvcWorkerTasks
 {

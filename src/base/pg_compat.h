@@ -64,6 +64,25 @@
 #define PSVC_MODULE_MAGIC PG_MODULE_MAGIC
 #endif
 
+/*
+ * 16 keeps the GUCs in a hash table and lists them into an array it
+ * allocates (CurrentMemoryContext); before, the array was the table.
+ * Only for a file that includes utils/guc_tables.h (guc.c): from 16 that
+ * header declares names, such as find_option, that other files use.
+ */
+#ifdef GUC_TABLES_H
+static inline struct config_generic **
+psvc_guc_variables(int *n)
+{
+#if PSVC_PG16_GTE
+	return get_guc_variables(n);
+#else
+	*n = GetNumConfigOptions();
+	return get_guc_variables();
+#endif
+}
+#endif
+
 /* 16 replaced the per-object ACL checks by object_aclcheck. */
 static inline AclResult
 psvc_server_aclcheck(Oid serverid, Oid roleid, AclMode mode)

@@ -30,7 +30,7 @@
 
 /*
  * While preloading: asks for the senders' shared slots and registers
- * partner_svc.worker_tasks' senders (at its value then) as background
+ * partner_svc.deferred_senders (at its value then) as background
  * workers.  From _PG_init.
  */
 extern void psvc_deferred_init(void);

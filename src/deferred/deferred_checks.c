@@ -2,7 +2,7 @@
  *
  * deferred_checks.c
  *		  Whether the senders can connect to the database and as the role
- *		  of partner_svc.worker, found out without connecting.
+ *		  of partner_svc.worker_database, found out without connecting.
  *
  * Connecting to a database that does not exist is a FATAL the sender
  * cannot catch, and the postmaster would start it again every few

@@ -65,9 +65,8 @@ extern Oid	psvc_def_queue_owner(void);
 /* "<system identifier>/<database oid>" of this cluster and database. */
 extern char *psvc_def_origin(void);
 /*
- * The database the senders connect to (the key database of
- * partner_svc.worker): the one place that reads it, so that a setting of
- * its own needs a change here only.
+ * The database the senders connect to (partner_svc.worker_database):
+ * the one place that reads it.
  */
 extern const char *psvc_def_database(void);
 

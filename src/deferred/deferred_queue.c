@@ -114,6 +114,7 @@ void
 psvc_deferred_init(void)
 {
 	BackgroundWorker w;
+	const char *setting;
 	const char *why;
 
 	if (!process_shared_preload_libraries_in_progress)
@@ -127,7 +128,7 @@ psvc_deferred_init(void)
 	 * No sender in the servers pg_upgrade runs (binary-upgrade mode): the
 	 * old one's would send calls while the DBA has the cluster down for
 	 * the upgrade, and the new one's would hold database postgres (the
-	 * default of partner_svc.worker) open, which pg_upgrade drops and
+	 * default of partner_svc.worker_database) open, which pg_upgrade drops and
 	 * recreates.  The dynamic senders are started by sender 0 alone.
 	 */
 	if (IsBinaryUpgrade)
@@ -149,12 +150,12 @@ psvc_deferred_init(void)
 	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
 
 	/* never a sender with another role than the one configured */
-	if (psvc_guc_worker_refused(&why))
+	if (psvc_guc_worker_refused(&setting, &why))
 	{
 		ereport(WARNING,
-				(errmsg("partner_svc deferred senders stay stopped: invalid value for parameter \"partner_svc.worker\""),
+				(errmsg("partner_svc deferred senders stay stopped: untrusted setting \"%s\"", setting),
 				 errdetail("%s", why),
-				 errhint("Correct partner_svc.worker and restart the server; until then deferred calls stay queued.")));
+				 errhint("Correct partner_svc.worker_database and partner_svc.worker_role and restart the server; until then deferred calls stay queued.")));
 		return;
 	}
 	RegisterBackgroundWorker(&w);
@@ -216,9 +217,9 @@ check_served_database(void)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("deferred calls cannot be queued in database \"%s\"", here ? here : "?"),
-			 errdetail("The deferred senders serve database \"%s\" only (partner_svc.worker); a call queued here would never be sent.",
+			 errdetail("The deferred senders serve database \"%s\" only (partner_svc.worker_database); a call queued here would never be sent.",
 					   served),
-			 errhint("Call partner_svc.defer() in database \"%s\", or set the key database of partner_svc.worker to this database and restart the server.",
+			 errhint("Call partner_svc.defer() in database \"%s\", or set partner_svc.worker_database to this database and restart the server.",
 					 served)));
 }
 
@@ -513,7 +514,7 @@ psvc_deferred_result(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("timed out waiting for deferred call " INT64_FORMAT, id),
-					 errdetail("The call is %s, and the deferred senders serve database \"%s\" only (partner_svc.worker): it is never sent from this one.",
+					 errdetail("The call is %s, and the deferred senders serve database \"%s\" only (partner_svc.worker_database): it is never sent from this one.",
 							   state, psvc_def_database()),
 					 errhint("Call partner_svc.defer() in database \"%s\"; a superuser can end this call with partner_svc.deferred_cancel().",
 							 psvc_def_database())));

@@ -50,8 +50,8 @@
  * never past give_up, the one limit on time: the last attempt is made at
  * give_up, and only a failure then ends the call, so an outage shorter
  * than give_up never fails a call.  The number of attempts ends nothing
- * (max_attempts has no effect).  Every other error fails the call at once
- * with that error.
+ * (partner_svc.deferred_max_attempts has no effect).  Every other error
+ * fails the call at once with that error.
  *
  * Outcomes are committed together, every 5 ms at the latest (a call that
  * settles lost answers is safe to resume when a crash loses its outcome),

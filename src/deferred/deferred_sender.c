@@ -10,17 +10,17 @@
  *
  * - Sender 0 is registered by _PG_init when preloaded (backend type
  *   "partner_svc deferred sender") and always runs.  Until it has seen the
- *   database and role of partner_svc.worker usable since the server
+ *   partner_svc.worker_database and worker_role usable since the server
  *   started, it looks them up without connecting first, and then hands
  *   over to a sender 0 that connects, a dynamic worker restarted as the
  *   first one is, and exits with code 0 (deferred_checks.c,
  *   wait_for_database): a missing database costs a WARNING, not a FATAL
  *   every few seconds, and a normal start logs no exit.  The others, up to
- *   partner_svc.worker_tasks' senders, are dynamic workers that a sender
+ *   partner_svc.deferred_senders, are dynamic workers that a sender
  *   starts when the calls it found are more than it takes and no sender
  *   is idle; they exit after PSVC_DEF_HELPER_IDLE_MS without work, so an
  *   idle queue holds one slot of max_worker_processes.  All connect to
- *   the database and as the role of partner_svc.worker, and wait while the
+ *   partner_svc.worker_database as partner_svc.worker_role, and wait while the
  *   extension (at 0.3) is not there.
  * - A sender sleeps on its latch; a committing backend that queued calls
  *   sets it (deferred_queue.c, deferred_int.h).  Sender 0 also wakes for
@@ -109,7 +109,7 @@ static int	my_slot = -1;
 static MemoryContext claim_cxt = NULL;
 static TimestampTz next_maintenance = 0;
 static TimestampTz last_work = 0;
-static Oid	worker_user = InvalidOid;	/* the role of partner_svc.worker */
+static Oid	worker_user = InvalidOid;	/* partner_svc.worker_role */
 static bool in_connect = false;	/* in BackgroundWorkerInitializeConnection */
 
 /*
@@ -516,7 +516,7 @@ start_sender(int slot)
 	if (!warned)
 		ereport(LOG,
 				(errmsg("partner_svc deferred sender could not start sender %d: no free background worker slot", slot),
-				 errhint("Raise max_worker_processes to run up to the senders of partner_svc.worker_tasks at once.")));
+				 errhint("Raise max_worker_processes to run up to partner_svc.deferred_senders at once.")));
 	warned = true;
 	return false;
 }
@@ -574,7 +574,7 @@ pin_settings(void)
 }
 
 /*
- * Sender 0 has not seen the database and role of partner_svc.worker usable
+ * Sender 0 has not seen partner_svc.worker_database and worker_role usable
  * since the server started (or a connect failed): connects to no
  * database and looks them up (deferred_checks.c), again after pauses from
  * 5 s doubling to 60 s, with one WARNING per problem; once they are
@@ -614,10 +614,10 @@ wait_for_database(void)
 		if (strcmp(problem, logged) != 0)
 			ereport(WARNING,
 					(errmsg("partner_svc deferred sender cannot start: %s", problem),
-					 errhint("Deferred calls are sent once the database and role of partner_svc.worker can be used; it checks again after pauses growing to %d seconds.",
+					 errhint("Deferred calls are sent once partner_svc.worker_database and partner_svc.worker_role can be used; it checks again after pauses growing to %d seconds.",
 							 PSVC_DEF_CHECK_MAX_MS / 1000)));
 		strlcpy(logged, problem, sizeof(logged));
-		pgstat_report_activity(STATE_IDLE, "waiting for the database of partner_svc.worker");
+		pgstat_report_activity(STATE_IDLE, "waiting for partner_svc.worker_database");
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 pause_ms, psvc_wait_event(PSVC_WAIT_SENDER_IDLE));
 		ResetLatch(MyLatch);

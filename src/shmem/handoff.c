@@ -12,7 +12,7 @@
  *   ring, the worker's database and its latch; a record is copied in or
  *   out under it (a few hundred bytes, nothing that can raise).
  * - Only the worker's database is recorded: the worker writes into its
- *   own database only (partner_svc.worker), so a create in another one
+ *   own database only (partner_svc.worker_database), so a create in another one
  *   is not handed over (its order_states are not the worker's).  Without
  *   a running worker nothing is handed over, so nothing piles up.
  * - A full ring (the worker stuck for a long time while creates go on)

@@ -21,7 +21,7 @@
  *   Complete requests are never cut.  libmicrohttpd itself enforces the
  *   cap per source address (MHD_OPTION_PER_IP_CONNECTION_LIMIT).
  * - Body bytes in flight: one global budget
- *   (max_body_in_flight of partner_svc.webhook_listener) counts the memory that the
+ *   (partner_svc.webhook_max_body_in_flight) counts the memory that the
  *   bodies hold, one accounting with the containment of
  *   webhook_listener.c: a request reserves its Content-Length and the NUL
  *   before the listener mallocs them (reserve_body there), and a chunked

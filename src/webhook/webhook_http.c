@@ -8,8 +8,8 @@
  * Design notes:
  *
  * - The listener's settings (the secrets, the body limit, the limits on
- *   hostile clients) are keys of partner_svc.webhook_listener and
- *   partner_svc.webhook_secret, parsed by guc_keys.c and guc.c into psvc_guc_webhook and
+ *   hostile clients) are partner_svc.webhook_* and
+ *   partner_svc.webhook_secret, read by guc.c into psvc_guc_webhook and
  *   psvc_guc_webhook_secrets.
  * - The largest body read is psvc_wh_http_body_cap(): max_body, or less when the in-flight budget could
  *   not hold such a body (and its NUL) even with nothing else in flight.  A 503 says "retry later", and
@@ -107,8 +107,8 @@ psvc_wh_http_body_cap(void)
 }
 
 /*
- * Warns when max_body_in_flight cannot hold one body of max_body (keys
- * of partner_svc.webhook_listener): the listener then answers 413 above
+ * Warns when partner_svc.webhook_max_body_in_flight cannot hold one body
+ * of partner_svc.webhook_max_body: the listener then answers 413 above
  * psvc_wh_http_body_cap().  Both are PGC_SIGHUP and a check hook cannot
  * see the other's new value, so the worker calls this when the listener starts and after
  * each reload; a pair of values is reported once per worker.  Runs in the
@@ -131,11 +131,11 @@ psvc_wh_http_check_limits(void)
 	warned_in_flight = psvc_guc_webhook.max_body_in_flight;
 	ereport(WARNING,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("max_body_in_flight of partner_svc.webhook_listener (%d bytes) cannot hold one body of max_body (%d bytes)",
+			 errmsg("partner_svc.webhook_max_body_in_flight (%d bytes) cannot hold one body of partner_svc.webhook_max_body (%d bytes)",
 					psvc_guc_webhook.max_body_in_flight, psvc_guc_webhook.max_body),
 			 errdetail("Webhook bodies larger than %zu bytes are answered 413, since a body also holds one byte more than its length.",
 					   psvc_wh_http_body_cap()),
-			 errhint("Set max_body_in_flight of partner_svc.webhook_listener to at least %d bytes, or lower its max_body, and reload.",
+			 errhint("Set partner_svc.webhook_max_body_in_flight to at least %d bytes, or lower partner_svc.webhook_max_body, and reload.",
 					 psvc_guc_webhook.max_body + 1)));
 }
 

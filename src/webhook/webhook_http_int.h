@@ -28,7 +28,7 @@
 
 /*
  * Connections open at once, from all addresses; also the largest cap per
- * address (max_connections_per_address of partner_svc.webhook_listener).
+ * address (partner_svc.webhook_max_connections_per_address).
  */
 #define PSVC_WH_CONNECTION_LIMIT 512
 #define PSVC_WH_SECRET_HEADER "X-Partner-Webhook-Secret"

@@ -28,7 +28,7 @@
 #ifndef PSVC_WEBHOOK_INT_H
 #define PSVC_WEBHOOK_INT_H
 
-/* last_error while the extension is missing in the database of partner_svc.worker */
+/* last_error while the extension is missing in partner_svc.worker_database */
 #define PSVC_WH_NO_EXTENSION_MSG \
 	"extension \"partner_svc\" is not installed in the webhook database"
 

@@ -39,7 +39,7 @@
  *   dropped and the answer is 503 (no_memory), decided in the callback.
  * - A suspended connection never times out and is never freed, so batch
  *   entries stay valid until answered.  A client that stalls before its
- *   body is complete is closed after header_timeout (a key of partner_svc.webhook_listener)
+ *   body is complete is closed after partner_svc.webhook_header_timeout
  *   seconds of silence (MHD_OPTION_CONNECTION_TIMEOUT); it never blocks
  *   anybody else.
  *

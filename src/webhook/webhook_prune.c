@@ -9,7 +9,7 @@
  *
  * - The settings are keep_events, keep_rejects (real seconds, 0 keeps
  *   everything) and max_rejects (rows, 0 = no cap) of
- *   partner_svc.worker_tasks (docs/backups.md).
+ *   the worker's duties (partner_svc.poll_*, webhook_keep_*) (docs/backups.md).
  * - Age: at most every PSVC_PRUNE_EVERY_MS, or a quarter of the shortest
  *   retention when that is shorter, the rows received before now minus
  *   the retention are deleted, at most PSVC_PRUNE_BATCH rows per table

@@ -22,7 +22,7 @@
  *   keeps its status and only gains the server and role.
  * - Which rows are polled: those whose status is not final
  *   (webhook_rules.c) and has not changed, nor been polled, for
- *   poll_after of partner_svc.worker_tasks (partners' clock: by default
+ *   partner_svc.poll_after (partners' clock: by default
  *   past the partner's last retry).  That covers both the orders whose
  *   webhooks stopped and the created ones no webhook ever mentioned
  *   (source 'created').  A final status ends the polling of its row.
@@ -47,7 +47,7 @@
  *   never waits for a DROP ROLE); any other row
  *   (known from webhooks only, or whose server was dropped) through the
  *   default server of the orders service, as the functions find it, with
- *   the user mapping of the worker's role (partner_svc.worker).
+ *   the user mapping of the worker's role (partner_svc.worker_role).
  * - What is written: a status read moves the row only as the rule of
  *   statuses allows (PSVC_WH_MOVES, the same rule as webhooks), with
  *   source 'poll'; every poll sets polled_at.  Nothing is written into

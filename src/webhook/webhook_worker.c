@@ -21,7 +21,7 @@
  *     answers every held delivery 503 and only then stops libmicrohttpd;
  *   - memory for a body is obtained before the body is read (Content-Length
  *     known) or marked missing (chunked), and counted against
- *     max_body_in_flight (partner_svc.webhook_listener): out of memory or an
+ *     partner_svc.webhook_max_body_in_flight: out of memory or an
  *     exhausted budget is a 503 decided in the callback, never an ERROR
  *     while a delivery is held; the worker parses the body in place,
  *     without a copy;
@@ -34,10 +34,10 @@
  *
  * - One worker, registered by _PG_init when the library is preloaded
  *   (backend type "partner_svc webhook worker"), restarted by the
- *   postmaster 5 s after it dies (not registered when partner_svc.worker
- *   was refused at server start: psvc_guc_worker_refused).  It always runs; with
- *   no port in partner_svc.webhook_listener (the default) it only waits for a
- *   reload.  It connects to the database of partner_svc.worker, as
+ *   postmaster 5 s after it dies (not registered when the worker's database
+ *   or role was not trusted at server start: psvc_guc_worker_refused).  It always runs; with
+ *   partner_svc.webhook_port 0 (the default) it only waits for a
+ *   reload.  It connects to partner_svc.worker_database, as
  *   its role (default: the bootstrap superuser), the first
  *   time it has a port, so an unused worker needs no database.
  * - Connecting to a database that does not exist is a FATAL the worker
@@ -54,8 +54,7 @@
  *   or database defaults (PGC_S_OVERRIDE): synchronous_commit = on (a 200
  *   means durable), search_path = pg_catalog, pg_temp,
  *   default_transaction_read_only = off, default_transaction_isolation =
- *   read committed, and lock_timeout = the lock_timeout of
- *   partner_svc.webhook_listener
+ *   read committed, and lock_timeout = partner_svc.webhook_lock_timeout
  *   (a batch never waits longer for a lock; it is answered 503).
  * - The loop waits on one WaitEventSet: the latch (SIGHUP, SIGTERM), the
  *   postmaster's death (WL_EXIT_ON_PM_DEATH), and libmicrohttpd's epoll
@@ -73,7 +72,7 @@
  *   reopened (the cap per address, or a secret removed from a listener
  *   that is not on loopback).  Database and role are PGC_POSTMASTER.
  * - Beside the webhooks, while connected, each turn runs the duties of
- *   partner_svc.worker_tasks (run_tasks): records of orders created
+ *   the worker's duties (partner_svc.poll_*, webhook_keep_*) (run_tasks): records of orders created
  *   through partner_svc and the status polling of those webhooks left
  *   behind (webhook_reconcile.c), and the retention of webhook_events and
  *   webhook_rejects (webhook_prune.c), each in transactions of its own and
@@ -182,6 +181,7 @@ static void
 wh_shmem_startup(void)
 {
 	bool		found;
+	const char *setting;
 	const char *why;
 
 	if (prev_shmem_startup_hook)
@@ -193,16 +193,16 @@ wh_shmem_startup(void)
 		memset(wh_shared, 0, sizeof(PsvcWhShared));
 		SpinLockInit(&wh_shared->mutex);
 		strlcpy(wh_shared->state, "off", sizeof(wh_shared->state));
-		if (psvc_guc_worker_refused(&why))
+		if (psvc_guc_worker_refused(&setting, &why))
 			snprintf(wh_shared->last_error, sizeof(wh_shared->last_error),
-					 "invalid value for parameter \"partner_svc.worker\": %s", why);
+					 "untrusted setting \"%s\": %s", setting, why);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
 /*
  * Defines the webhook settings (in every process that loads the library;
- * partner_svc.worker only while preloading) and, while
+ * the worker's database and role only while preloading) and, while
  * preloading, asks for shared memory and registers the worker (except
  * in binary-upgrade mode).
  */
@@ -210,6 +210,7 @@ void
 psvc_worker_init(void)
 {
 	BackgroundWorker w;
+	const char *setting;
 	const char *why;
 
 	/* the settings are guc.c's; without preloading there is no worker */
@@ -240,12 +241,12 @@ psvc_worker_init(void)
 	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_worker_main");
 
 	/* never a worker with another role than the one configured */
-	if (psvc_guc_worker_refused(&why))
+	if (psvc_guc_worker_refused(&setting, &why))
 	{
 		ereport(WARNING,
-				(errmsg("partner_svc webhook worker stays stopped: invalid value for parameter \"partner_svc.worker\""),
+				(errmsg("partner_svc webhook worker stays stopped: untrusted setting \"%s\"", setting),
 				 errdetail("%s", why),
-				 errhint("Correct partner_svc.worker and restart the server; until then no webhook is received and nothing is polled.")));
+				 errhint("Correct partner_svc.worker_database and partner_svc.worker_role and restart the server; until then no webhook is received and nothing is polled.")));
 		return;
 	}
 	RegisterBackgroundWorker(&w);
@@ -401,7 +402,7 @@ set_connecting(bool on)
  * Pins the settings of the worker's transactions (see the file header).
  * PGC_S_OVERRIDE wins over the role's and database's defaults and over
  * the configuration file, so a reload keeps them; called again after a
- * reload for the lock_timeout of partner_svc.webhook_listener.
+ * reload for partner_svc.webhook_lock_timeout.
  */
 static void
 pin_settings(void)
@@ -466,7 +467,7 @@ wait_for_database(void)
 		if (strcmp(problem, logged) != 0)
 			ereport(WARNING,
 					(errmsg("partner_svc webhook worker cannot start: %s", problem),
-					 errhint("It checks again after pauses growing to %d seconds; fix the database or role of partner_svc.worker, or create what is missing.",
+					 errhint("It checks again after pauses growing to %d seconds; fix partner_svc.worker_database or partner_svc.worker_role, or create what is missing.",
 							 PSVC_WH_CHECK_MAX_MS / 1000)));
 		strlcpy(logged, problem, sizeof(logged));
 		worker_set_error(problem);
@@ -491,7 +492,7 @@ note_extension_missing(void)
 		ereport(WARNING,
 				(errmsg("partner_svc webhook worker answers 503: extension \"partner_svc\" is not installed in database \"%s\"",
 						psvc_guc_worker.database),
-				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.worker.")));
+				 errhint("Run CREATE EXTENSION partner_svc in the database named by partner_svc.worker_database.")));
 	extension_missing = true;
 	worker_set_error(PSVC_WH_NO_EXTENSION_MSG);
 	extension_pause_ms = extension_pause_ms == 0 ? PSVC_WH_CHECK_FIRST_MS
@@ -556,7 +557,7 @@ report_idle(void)
 		snprintf(buf, sizeof(buf), "listening for webhooks on %s port %d",
 				 running_address, running_port);
 	else
-		snprintf(buf, sizeof(buf), "not listening (port=%d in partner_svc.webhook_listener)", psvc_guc_webhook.port);
+		snprintf(buf, sizeof(buf), "not listening (partner_svc.webhook_port = %d)", psvc_guc_webhook.port);
 	pgstat_report_activity(STATE_IDLE, buf);
 }
 
@@ -613,7 +614,7 @@ sync_listener(void)
 		if (strcmp(err, last_bind_error) != 0)
 			ereport(WARNING,
 					(errmsg("partner_svc webhook worker cannot listen: %s", err),
-					 errhint("It tries again every %d seconds; change the address or port of partner_svc.webhook_listener and reload.",
+					 errhint("It tries again every %d seconds; change partner_svc.webhook_listen_address or partner_svc.webhook_port and reload.",
 							 PSVC_WH_RETRY_BIND_MS / 1000)));
 		strlcpy(last_bind_error, err, sizeof(last_bind_error));
 		worker_set_error(err);
@@ -665,12 +666,12 @@ serve(void)
 }
 
 /*
- * The worker's duties beside the webhooks (partner_svc.worker_tasks),
+ * The worker's duties beside the webhooks (partner_svc.poll_*, webhook_keep_*),
  * each in transactions of its own: recording the objects created through
  * partner_svc and polling the statuses webhooks left behind
  * (webhook_reconcile.c), and the retention of received webhooks
  * (webhook_prune.c).  They run while the worker is connected, that is
- * once partner_svc.webhook_listener has a port.  An ERROR is caught by
+ * once partner_svc.webhook_port is set.  An ERROR is caught by
  * psvc_worker_main as any other.
  */
 static void

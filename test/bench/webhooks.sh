@@ -40,7 +40,7 @@ start_cluster "$work"
 whport=$(free_port)
 cat >>"$work/data/postgresql.conf" <<CONF
 synchronous_commit = on
-partner_svc.webhook_listener = 'port=$whport'
+partner_svc.webhook_port = $whport
 CONF
 psql -qX -d postgres -c 'CREATE EXTENSION partner_svc' -c 'SELECT pg_reload_conf()' >/dev/null
 for _ in $(seq 1 100); do

@@ -98,11 +98,11 @@ sql('DROP TRIGGER slow ON partner_svc.webhook_events');
 $sb->config({ 'orders.webhook_timeout_ms' => 5000 });
 
 # --- the listener is off: connection refused, retried ---
-sql("ALTER SYSTEM SET partner_svc.webhook_listener = 'port=0'; SELECT pg_reload_conf()");
+sql("ALTER SYSTEM SET partner_svc.webhook_port = 0; SELECT pg_reload_conf()");
 ok(wait_for(sub { webhook_status($node)->{state} eq 'off' }, 30), 'listener off after a reload');
 my $id3 = create('OFF');
 ok(wait_for(sub { grep { !defined $_->{http_status} } @{ attempts($id3) } }, 30), 'off: the sender cannot connect');
-sql("ALTER SYSTEM RESET partner_svc.webhook_listener; SELECT pg_reload_conf()");
+sql("ALTER SYSTEM RESET partner_svc.webhook_port; SELECT pg_reload_conf()");
 ok(wait_for(sub { webhook_status($node)->{state} eq 'listening' }, 30), 'listening again after a reload');
 check_order($id3, 'listener off');
 

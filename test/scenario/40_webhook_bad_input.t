@@ -12,7 +12,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(sleep time);
 
-my ($node, $port) = webhook_node('bad_input', listener => 'header_timeout=1');
+my ($node, $port) = webhook_node('bad_input', conf => "partner_svc.webhook_header_timeout = 1\n");
 my $pid = worker_pid($node);
 ok($pid > 0, 'worker runs');
 
@@ -99,10 +99,10 @@ is($r->{status}, 413, 'over max_body (64 kB): 413');
 $r = HTTP::Tiny->new(timeout => 30)->request('POST', "http://127.0.0.1:$port/webhooks/sandbox",
 	{ content => do { my @c = ($big); sub { shift @c } }, headers => { 'Content-Type' => 'application/json' } });
 is($r->{status}, 413, 'chunked body over the limit: 413');
-$node->safe_psql('postgres', "ALTER SYSTEM SET partner_svc.webhook_listener = 'port=$port header_timeout=1 max_body=128kB'; SELECT pg_reload_conf()");
+$node->safe_psql('postgres', "ALTER SYSTEM SET partner_svc.webhook_max_body = '128kB'; SELECT pg_reload_conf()");
 ok(wait_for(sub { req('POST', '/webhooks/sandbox', $big)->{status} == 400 }, 30),
 	'after raising the limit and a reload the same body is read (and is not an event: 400)');
-$node->safe_psql('postgres', "ALTER SYSTEM RESET partner_svc.webhook_listener; SELECT pg_reload_conf()");
+$node->safe_psql('postgres', "ALTER SYSTEM RESET partner_svc.webhook_max_body; SELECT pg_reload_conf()");
 
 # --- an in-flight budget that cannot hold one body of max_body ---
 # 100 kB of budget, 128 kB of max_body: a body needs its length plus one
@@ -113,16 +113,16 @@ $node->safe_psql('postgres', "ALTER SYSTEM RESET partner_svc.webhook_listener; S
 my $log_at = -s $node->logfile;
 my $rejects_before = rejects();
 $node->safe_psql('postgres', qq{
-	ALTER SYSTEM SET partner_svc.webhook_listener = 'port=$port header_timeout=1 max_body=128kB max_body_in_flight=100kB';
+	ALTER SYSTEM SET partner_svc.webhook_max_body = '128kB'; ALTER SYSTEM SET partner_svc.webhook_max_body_in_flight = '100kB';
 	SELECT pg_reload_conf()});
-my $warning = qr/WARNING:  max_body_in_flight of partner_svc\.webhook_listener \(102400 bytes\) cannot hold one body of max_body \(131072 bytes\)/;
+my $warning = qr/WARNING:  partner_svc\.webhook_max_body_in_flight \(102400 bytes\) cannot hold one body of partner_svc\.webhook_max_body \(131072 bytes\)/;
 ok(wait_for(sub { slurp_file($node->logfile, $log_at) =~ $warning }, 30),
 	'reload: a WARNING names both settings');
 {
 	my $log = slurp_file($node->logfile, $log_at);
 	like($log, qr/DETAIL:  Webhook bodies larger than 102399 bytes are answered 413, since a body also holds one byte more than its length\./,
 		'its detail gives the effective limit');
-	like($log, qr/HINT:  Set max_body_in_flight of partner_svc\.webhook_listener to at least 131073 bytes, or lower its max_body, and reload\./,
+	like($log, qr/HINT:  Set partner_svc\.webhook_max_body_in_flight to at least 131073 bytes, or lower partner_svc\.webhook_max_body, and reload\./,
 		'its hint says what to set');
 }
 # a JSON text of exactly n bytes (read, and not an event: 400)
@@ -143,10 +143,10 @@ is(chunked_req(sized(110000))->{status}, 413, 'the same body chunked: 413');
 is(chunked_req(sized(100000))->{status}, 400,
 	'a chunked body of 100000 bytes is read (its buffer stops at the cap, not at 128 kB)');
 $node->safe_psql('postgres', qq{
-	ALTER SYSTEM SET partner_svc.webhook_listener = 'port=$port header_timeout=1 max_body=128kB max_body_in_flight=100kB min_rate=2048';
+	ALTER SYSTEM SET partner_svc.webhook_max_body = '128kB'; ALTER SYSTEM SET partner_svc.webhook_max_body_in_flight = '100kB'; ALTER SYSTEM SET partner_svc.webhook_min_rate = 2048;
 	SELECT pg_reload_conf()});
 ok(wait_for(sub { $node->safe_psql('postgres',
-	"SELECT count(*) FROM pg_settings WHERE name = 'partner_svc.webhook_listener' AND setting LIKE '%min_rate=2048'") == 1 }, 30),
+	"SELECT count(*) FROM pg_settings WHERE name = 'partner_svc.webhook_min_rate' AND setting = '2048'") == 1 }, 30),
 	'another reload');
 sleep 1;
 {
@@ -154,7 +154,9 @@ sleep 1;
 	is(scalar @warned, 1, 'the WARNING is given once for the same pair of values');
 }
 $node->safe_psql('postgres', q{
-	ALTER SYSTEM RESET partner_svc.webhook_listener;
+	ALTER SYSTEM RESET partner_svc.webhook_max_body;
+	ALTER SYSTEM RESET partner_svc.webhook_max_body_in_flight;
+	ALTER SYSTEM RESET partner_svc.webhook_min_rate;
 	SELECT pg_reload_conf()});
 # until the reload is seen, the probe is still read (400) and kept as a
 # reject: count those too

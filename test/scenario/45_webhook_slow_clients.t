@@ -118,8 +118,10 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM partner_svc.webhook_events
 # --- the limits one by one, with small values ------------------------------
 my $since = webhook_status($node)->{listening_since};
 $node->safe_psql('postgres', qq{
-	ALTER SYSTEM SET partner_svc.webhook_listener =
-		'port=$port max_connections_per_address=20 header_timeout=2 request_timeout=6 min_rate=100';
+	ALTER SYSTEM SET partner_svc.webhook_max_connections_per_address = 20;
+	ALTER SYSTEM SET partner_svc.webhook_header_timeout = 2;
+	ALTER SYSTEM SET partner_svc.webhook_request_timeout = 6;
+	ALTER SYSTEM SET partner_svc.webhook_min_rate = 100;
 	SELECT pg_reload_conf()});
 ok(wait_for(sub { my $s = webhook_status($node); $s->{state} eq 'listening' && $s->{listening_since} ne $since }, 30),
 	'a new cap per address reopens the listener');
@@ -202,8 +204,10 @@ ok(webhook_status($node)->{timed_out} >= 3, 'webhook_status counts the connectio
 # body bytes in flight: 64 kB over all requests
 $since = webhook_status($node)->{listening_since};
 $node->safe_psql('postgres', qq{
-	ALTER SYSTEM SET partner_svc.webhook_listener =
-		'port=$port max_connections_per_address=20 max_body_in_flight=64kB min_rate=0 header_timeout=60 request_timeout=60';
+	ALTER SYSTEM SET partner_svc.webhook_max_body_in_flight = '64kB';
+	ALTER SYSTEM SET partner_svc.webhook_min_rate = 0;
+	ALTER SYSTEM SET partner_svc.webhook_header_timeout = 60;
+	ALTER SYSTEM SET partner_svc.webhook_request_timeout = 60;
 	SELECT pg_reload_conf()});
 ok(wait_for(sub { my $s = webhook_status($node); $s->{state} eq 'listening' && $s->{listening_since} ne $since }, 30),
 	'in-flight budget set (a new idle timeout reopens the listener)');
@@ -242,8 +246,7 @@ sleep 1;
 		'once the held bodies are gone, the budget is free again (read, and 400: not an event)');
 }
 $node->safe_psql('postgres', qq{
-	ALTER SYSTEM SET partner_svc.webhook_listener =
-		'port=$port max_connections_per_address=20 min_rate=0 header_timeout=60 request_timeout=60';
+	ALTER SYSTEM RESET partner_svc.webhook_max_body_in_flight;
 	SELECT pg_reload_conf()});
 
 # --- the path is matched byte for byte -------------------------------------

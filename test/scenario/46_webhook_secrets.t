@@ -109,7 +109,7 @@ unlike($out, qr/secret-/, 'pg_settings does not show them either');
 set_conf("ALTER SYSTEM RESET partner_svc.webhook_secret");
 ok(wait_for(sub { status_with(undef) == 413 }, 30), 'no secret: requests pass without the header (loopback address)');
 my $log_at = -s $node->logfile;
-set_conf("ALTER SYSTEM SET partner_svc.webhook_listener = 'address=0.0.0.0 port=$port'");
+set_conf("ALTER SYSTEM SET partner_svc.webhook_listen_address = '0.0.0.0'; ALTER SYSTEM SET partner_svc.webhook_port = $port");
 ok(wait_for(sub { webhook_status($node)->{state} eq 'failed' }, 30),
 	'0.0.0.0 without a secret: state failed');
 my $s = webhook_status($node);
@@ -124,10 +124,10 @@ my $hexport = sprintf(':%04X ', $port);
 my @listening = grep { /$hexport/ && / 0A / } split /\n/, $tcp;
 is(scalar @listening, 0, 'no socket listens on the port (any address)');
 
-set_conf("ALTER SYSTEM SET partner_svc.webhook_listener = 'address=:: port=$port'");
+set_conf("ALTER SYSTEM SET partner_svc.webhook_listen_address = '::'; ALTER SYSTEM SET partner_svc.webhook_port = $port");
 ok(wait_for(sub { (webhook_status($node)->{last_error} // '') =~ /refusing to listen on "::"/ }, 30),
 	':: without a secret is refused too');
-set_conf("ALTER SYSTEM SET partner_svc.webhook_listener = 'address=127.0.0.1 port=$port'");
+set_conf("ALTER SYSTEM SET partner_svc.webhook_listen_address = '127.0.0.1'; ALTER SYSTEM SET partner_svc.webhook_port = $port");
 ok(wait_for(sub { webhook_status($node)->{state} eq 'listening' }, 30),
 	'back on 127.0.0.1 (loopback), no secret needed: listening');
 is(status_with(undef, order_event('ORDER_STATUS_CHANGED', 'PENDING', 'ord_rot_0000')), 200,

@@ -32,7 +32,7 @@ my ($node, $port);
 	# the postmaster and so every backend and the worker load the shim
 	local $ENV{LD_PRELOAD} = $shim;
 	local $ENV{PSVC_FAILALLOC_FILE} = $trigger;
-	($node, $port) = webhook_node('oom', listener => 'max_body=16MB');
+	($node, $port) = webhook_node('oom', conf => "partner_svc.webhook_max_body = '16MB'\n");
 }
 sub sql { $node->safe_psql('postgres', $_[0]) }
 

@@ -1,7 +1,7 @@
 # Shutdown while a batch waits on a lock (issue 10, shutdown).  A session
 # holds LOCK TABLE partner_svc.webhook_events IN ACCESS EXCLUSIVE MODE
 # while a delivery arrives, so the worker's batch waits on the lock
-# (lock_timeout in partner_svc.webhook_listener is far longer than the test).
+# (partner_svc.webhook_lock_timeout is far longer than the test).
 # - pg_terminate_backend of the worker ends it in under 1 s, and the held
 #   delivery is answered 503 with Retry-After; the worker comes back.
 # - The same with the lock held by a prepared transaction (it outlives
@@ -19,7 +19,8 @@ use Test::More;
 use Time::HiRes qw(time sleep);
 
 my $tmp = tempdir(CLEANUP => 1);
-my ($node, $port) = webhook_node('shutdown', listener => 'lock_timeout=10min', conf => <<'CONF');
+my ($node, $port) = webhook_node('shutdown', conf => <<'CONF');
+partner_svc.webhook_lock_timeout = '10min'
 max_prepared_transactions = 2
 CONF
 sub sql { $node->safe_psql('postgres', $_[0]) }

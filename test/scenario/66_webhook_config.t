@@ -1,11 +1,11 @@
 # Configuration errors and pinned settings (issue 10).
-# - the database of partner_svc.worker names a database that does not exist:
+# - partner_svc.worker_database names a database that does not exist:
 #   one FATAL, then webhook_status() (read from another database) says
 #   why, and the worker checks again with pauses instead of a FATAL every
 #   5 s.  The database created without the extension: last_error says the
 #   extension is missing and deliveries get 503; with the extension they
 #   are stored there, and last_error clears.
-# - the role of partner_svc.worker names a role that does not exist yet: the
+# - partner_svc.worker_role names a role that does not exist yet: the
 #   same, then, once it exists (a LOGIN role that may only write the
 #   webhook tables), the worker connects as it.  Its transactions run with
 #   synchronous_commit on, search_path pg_catalog, the configured
@@ -24,15 +24,14 @@ use Time::HiRes qw(sleep);
 
 sub node_with
 {
-	my ($name, $conf, $listener) = @_;
-	$listener = defined $listener ? " $listener" : '';
+	my ($name, $conf) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	my $port = PostgreSQL::Test::Cluster::get_free_port();
 	$node->init;
 	$node->append_conf('postgresql.conf', <<"CONF" . $conf);
 shared_preload_libraries = 'partner_svc'
 listen_addresses = '127.0.0.1'
-partner_svc.webhook_listener = 'port=$port$listener'
+partner_svc.webhook_port = $port
 CONF
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION partner_svc');
@@ -41,7 +40,7 @@ CONF
 sub status_of { my $s = webhook_status($_[0]); return "$s->{state}: " . ($s->{last_error} // '') }
 
 # --- a missing database ---
-my ($node, $port) = node_with('nodb', "partner_svc.worker = 'database=hooks'\n");
+my ($node, $port) = node_with('nodb', "partner_svc.worker_database = 'hooks'\n");
 ok(wait_for(sub { status_of($node) eq 'failed: database "hooks" does not exist' }, 60),
 	'missing database: webhook_status() in another database says so')
   or diag status_of($node);
@@ -73,7 +72,7 @@ ok(wait_for(sub { !defined webhook_status($node)->{last_error} }, 90),
 $node->stop;
 
 # --- a missing role, then pinned settings ---
-($node, $port) = node_with('role', "partner_svc.worker = 'role=hook'\n", 'lock_timeout=1500ms');
+($node, $port) = node_with('role', "partner_svc.worker_role = 'hook'\npartner_svc.webhook_lock_timeout = '1500ms'\n");
 sub sql { $node->safe_psql('postgres', $_[0]) }
 ok(wait_for(sub { status_of($node) eq 'failed: role "hook" does not exist' }, 60),
 	'missing role: webhook_status() says so') or diag status_of($node);
@@ -109,7 +108,7 @@ ALTER ROLE hook LOGIN;
 ok(wait_for(sub { webhook_status($node)->{state} eq 'listening' }, 90),
 	'the role exists: the worker listens') or diag status_of($node);
 is(sql("SELECT usename FROM pg_stat_activity WHERE backend_type = 'partner_svc webhook worker'"), 'hook',
-	'the worker is connected as the role of partner_svc.worker');
+	'the worker is connected as partner_svc.worker_role');
 is(sql('SELECT rolsuper FROM pg_roles WHERE rolname = \'hook\''), 'f', 'a role that is not a superuser');
 is(post_webhook($port, 'sandbox', checkout_event('tx-9', 'SUCCESS', 'ord-9'))->{status}, 200,
 	'a checkout is stored (the statement does not use the shadowing =)');
@@ -117,7 +116,7 @@ is(sql('SELECT status FROM partner_svc.transactions'), 'SUCCESS', 'transactions 
 is(sql('SELECT sc, sp, lt, ro, usr FROM public.seen'), 'on|pg_catalog, pg_temp|1500ms|off|hook',
 	'synchronous_commit, search_path, lock_timeout and read-write pinned; connected as hook');
 # a reload keeps them and applies a new lock timeout
-sql("ALTER SYSTEM SET partner_svc.webhook_listener = 'port=$port lock_timeout=2s'; SELECT pg_reload_conf()");
+sql("ALTER SYSTEM SET partner_svc.webhook_lock_timeout = '2s'; SELECT pg_reload_conf()");
 ok(wait_for(sub {
 	post_webhook($port, 'sandbox', order_event('ORDER_STATUS_CHANGED', 'CREATED', 'ord-' . int(rand(1e9))))->{status} == 200
 	  && sql("SELECT lt FROM public.seen ORDER BY ctid DESC LIMIT 1") eq '2s' }, 30),

@@ -149,7 +149,7 @@ $primary->backup('b');
 my $standby = PostgreSQL::Test::Cluster->new('trust_standby');
 $standby->init_from_backup($primary, 'b', has_streaming => 1);
 my $sport = PostgreSQL::Test::Cluster::get_free_port();
-$standby->append_conf('postgresql.conf', "partner_svc.webhook_listener = 'port=$sport'\n");
+$standby->append_conf('postgresql.conf', "partner_svc.webhook_port = $sport\n");
 $standby->start;
 $primary->wait_for_catchup($standby);
 my $s = webhook_status($standby);

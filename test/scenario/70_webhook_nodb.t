@@ -21,8 +21,8 @@ $node->init;
 $node->append_conf('postgresql.conf', <<"CONF");
 shared_preload_libraries = 'partner_svc'
 listen_addresses = '127.0.0.1'
-partner_svc.webhook_listener = 'port=$port'
-partner_svc.worker = 'database=hooks'
+partner_svc.webhook_port = $port
+partner_svc.worker_database = 'hooks'
 autovacuum = off
 CONF
 

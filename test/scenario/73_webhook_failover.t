@@ -41,7 +41,7 @@ sub make_pair
 	$primary->append_conf('postgresql.conf', <<"CONF");
 shared_preload_libraries = 'partner_svc'
 listen_addresses = '127.0.0.1'
-partner_svc.webhook_listener = 'port=$pport'
+partner_svc.webhook_port = $pport
 synchronous_commit = on
 CONF
 	$primary->start;
@@ -56,7 +56,7 @@ CONF
 	$standby->init_from_backup($primary, 'b', has_streaming => 1);
 	# once promoted it has no standby of its own: it must not wait for one
 	$standby->append_conf('postgresql.conf', <<"CONF");
-partner_svc.webhook_listener = 'port=$sport'
+partner_svc.webhook_port = $sport
 synchronous_standby_names = ''
 CONF
 	$standby->start;

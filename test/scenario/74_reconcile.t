@@ -159,7 +159,7 @@ is(sql("SELECT status FROM partner_svc.transactions"), 'SUCCESS', 'the checkout 
 # take 2 of them; orders that stay CREATED are due at every round
 $sb->config({ 'orders.pending_after_min' => 100000 });
 sql(q{ALTER SERVER orders OPTIONS (ADD rate_limits 'GET /orders/{id}/status=10')});
-sql("ALTER SYSTEM SET partner_svc.worker_tasks = 'poll_after=1 poll_interval=1 poll_share=20'; SELECT pg_reload_conf()");
+sql("ALTER SYSTEM SET partner_svc.poll_after = 1; ALTER SYSTEM SET partner_svc.poll_interval = 1; ALTER SYSTEM SET partner_svc.poll_share = 20; SELECT pg_reload_conf()");
 $sb->reset_stats;
 sql("SELECT partner_svc.create_order('" . payload(1, ['S-1', '2020-01-01'], ['S-2', '2020-01-01']) . "')");
 my $s1 = sql("SELECT unique_id FROM partner_svc.order_states WHERE custom_id = 'S-1'");
@@ -170,7 +170,7 @@ my $t1 = time;
 is(sql("SELECT count(partner_svc.order_status('$s1')) FROM generate_series(1, 7)"), 7,
 	'seven foreground reads of the polled order succeed');
 sleep(4 * $minute);
-sql("ALTER SYSTEM SET partner_svc.worker_tasks = 'poll_share=0'; SELECT pg_reload_conf()");
+sql("ALTER SYSTEM SET partner_svc.poll_share = 0; SELECT pg_reload_conf()");
 sleep(2 * $minute);
 my @st = @{ $sb->requests('GET /public/orders/{id}/status') };
 is(scalar(grep { $_->{status} == 429 } @st), 0, '0 x 429 with polling at every round');

@@ -11,7 +11,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my ($node, $port) = webhook_node('retention',
-	conf => "partner_svc.worker_tasks = 'keep_events=4 keep_rejects=4 max_rejects=5'\n");
+	conf => "partner_svc.webhook_keep_events = 4\npartner_svc.webhook_keep_rejects = 4\npartner_svc.webhook_max_rejects = 5\n");
 sub sql { $node->safe_psql('postgres', $_[0]) }
 # the worker started before CREATE EXTENSION: wait until it has found it
 ok(wait_for(sub { !defined webhook_status($node)->{last_error} }, 30), 'the worker found the extension');
@@ -50,7 +50,7 @@ is(sql('SELECT string_agg(body, \',\' ORDER BY id) FROM partner_svc.webhook_reje
 is(webhook_status($node)->{rejected}, 12, 'all twelve were answered 400 and counted');
 
 # 0 keeps everything: events kept, rejects pruned by age
-sql("ALTER SYSTEM SET partner_svc.worker_tasks = 'keep_events=0 keep_rejects=1 max_rejects=0'; SELECT pg_reload_conf()");
+sql("ALTER SYSTEM SET partner_svc.webhook_keep_events = 0; ALTER SYSTEM SET partner_svc.webhook_keep_rejects = 1; ALTER SYSTEM SET partner_svc.webhook_max_rejects = 0; SELECT pg_reload_conf()");
 sleep 1;
 old_event('e-zero', '1 hour');
 old_reject('r-aged', '1 hour');
@@ -59,7 +59,7 @@ ok(wait_for(sub { sql("SELECT count(*) FROM partner_svc.webhook_rejects WHERE bo
 is(sql("SELECT count(*) FROM partner_svc.webhook_events WHERE payload->>'tag' = 'e-zero'"), 1, 'keep_events=0 keeps an old event');
 
 # and no cap: rejects pile up while keep_rejects is 0
-sql("ALTER SYSTEM SET partner_svc.worker_tasks = 'keep_events=1 keep_rejects=0 max_rejects=0'; SELECT pg_reload_conf()");
+sql("ALTER SYSTEM SET partner_svc.webhook_keep_events = 1; ALTER SYSTEM SET partner_svc.webhook_keep_rejects = 0; ALTER SYSTEM SET partner_svc.webhook_max_rejects = 0; SELECT pg_reload_conf()");
 sleep 1;
 sql('TRUNCATE partner_svc.webhook_rejects');
 old_reject('r-zero', '1 hour');

@@ -98,9 +98,10 @@ my $listen = PostgreSQL::Test::Cluster::get_free_port();
 # while the test compares them).
 my $conf = <<"CONF";
 shared_preload_libraries = 'partner_svc'
-partner_svc.webhook_listener = 'port=$listen'
-partner_svc.worker = 'database=postgres'
-partner_svc.worker_tasks = 'max_attempts=1000 poll_after=30d'
+partner_svc.webhook_port = $listen
+partner_svc.worker_database = 'postgres'
+partner_svc.deferred_max_attempts = 1000
+partner_svc.poll_after = '30d'
 partner_svc.time_scale = 0.01
 synchronous_commit = on
 CONF

@@ -26,7 +26,7 @@ use Time::HiRes qw(sleep time);
 
 my $closed = PostgreSQL::Test::Cluster::get_free_port();
 my ($a, $sb) = deferred_setup('restore_a', streaming => 1,
-	conf => "partner_svc.worker_tasks = 'max_attempts=1000'\n");
+	conf => "partner_svc.deferred_max_attempts = 1000\n");
 $a->safe_psql('postgres', "ALTER SERVER orders OPTIONS (SET base_url 'http://127.0.0.1:$closed')");
 my $tenant_grants = 'GRANT USAGE ON SCHEMA partner_svc TO restore_tenant;
 GRANT USAGE ON FOREIGN SERVER orders TO restore_tenant;';

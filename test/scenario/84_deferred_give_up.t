@@ -1,9 +1,10 @@
 # 84_deferred_give_up.t: a deferred call gives up after give_up, the one
 # limit on time, with its last error, however many attempts that took;
-# finished calls are removed after keep_calls (partner_svc.worker_tasks,
+# finished calls are removed after keep_calls (partner_svc.deferred_*,
 # docs/deferred-calls.md).
 #
-#  1. max_attempts=3 and give_up=300 of the partners' clock (3 s at
+#  1. deferred_max_attempts = 3 and deferred_give_up = 300 s of the
+#     partners' clock (3 s at
 #     time_scale 0.01), the server at a closed loopback port: a refused
 #     connection is retried beyond max_attempts, which ends nothing, until
 #     give_up; then the call fails with the connection error (HV00N).
@@ -23,7 +24,7 @@ use Time::HiRes qw(sleep time);
 
 my $closed = PostgreSQL::Test::Cluster::get_free_port();
 my ($node, $sb) = deferred_setup('deferred_give_up',
-	conf => "partner_svc.worker_tasks = 'max_attempts=3 give_up=300 keep_calls=0'\n");
+	conf => "partner_svc.deferred_max_attempts = 3\npartner_svc.deferred_give_up = 300\npartner_svc.deferred_keep_calls = 0\n");
 sub sql { $node->safe_psql('postgres', $_[0]) }
 sql("ALTER SERVER orders OPTIONS (SET base_url 'http://127.0.0.1:$closed')");
 
@@ -47,7 +48,7 @@ cmp_ok(sql("SELECT attempts FROM partner_svc.deferred_calls WHERE id = $id"), '>
 like(sql("SELECT message FROM partner_svc.deferred_calls WHERE id = $id"), qr/connect/i, 'max_attempts: its message');
 
 # --- 2. give_up, of the partners' clock ---
-$node->append_conf('postgresql.conf', "partner_svc.time_scale = 1\npartner_svc.worker_tasks = 'max_attempts=1000 give_up=2s keep_calls=0'\n");
+$node->append_conf('postgresql.conf', "partner_svc.time_scale = 1\npartner_svc.deferred_max_attempts = 1000\npartner_svc.deferred_give_up = '2s'\npartner_svc.deferred_keep_calls = 0\n");
 $node->reload;
 sleep 1;
 my $t0 = time;
@@ -60,7 +61,7 @@ cmp_ok(sql("SELECT attempts FROM partner_svc.deferred_calls WHERE id = $id"), '<
 
 # --- 3. keep_calls ---
 is(sql("SELECT count(*) FROM partner_svc.deferred_calls"), 2, 'keep_calls=0 keeps them');
-$node->append_conf('postgresql.conf', "partner_svc.worker_tasks = 'keep_calls=1s'\n");
+$node->append_conf('postgresql.conf', "partner_svc.deferred_keep_calls = '1s'\n");
 $node->reload;
 ok($node->poll_query_until('postgres', 'SELECT count(*) = 0 FROM partner_svc.deferred_calls'),
 	'keep_calls=1s: the finished calls are removed');

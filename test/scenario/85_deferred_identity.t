@@ -39,8 +39,8 @@ my %partner = ('sandbox-key' => 0, 'key-one' => 1, 'key-two' => 2);
 my $wport = PostgreSQL::Test::Cluster::get_free_port();
 my ($node, $sb) = deferred_setup('deferred_identity',
 	keys => [ 'key-one=premium', 'key-two=premium' ],
-	conf => "partner_svc.webhook_listener = 'port=$wport'\n"
-	  . "partner_svc.worker_tasks = 'poll_after=1s poll_interval=1s'\n");
+	conf => "partner_svc.webhook_port = $wport\n"
+	  . "partner_svc.poll_after = '1s'\npartner_svc.poll_interval = '1s'\n");
 sub sql { $node->safe_psql('postgres', $_[0]) }
 
 # psql as role (SET ROLE): (stdout, stderr)

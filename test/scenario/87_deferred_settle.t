@@ -11,8 +11,9 @@
 #     holds the 200 orders: a resumed create looks its order up before it
 #     sends anything, and a refused resend is settled by a lookup.
 #  2. The same with pg_ctl stop -m immediate and a start.
-#  3. An outage (503 for every request) of half of give_up (give_up=1000
-#     of the partners' clock, 10 s at time_scale 0.01; max_attempts=3):
+#  3. An outage (503 for every request) of half of give_up
+#     (partner_svc.deferred_give_up = 1000 s of the partners' clock, 10 s
+#     at time_scale 0.01; partner_svc.deferred_max_attempts = 3):
 #     while it lasts each queued call keeps the error of its own create,
 #     not of a lookup; afterwards every call is done (none failed, though
 #     they took more than max_attempts attempts), the service holds each
@@ -126,7 +127,7 @@ check('STOP', 200);
 
 # --- 3. an outage of half of give_up ---
 $h->get('/strict/_control/delay/0');
-$node->append_conf('postgresql.conf', "partner_svc.worker_tasks = 'give_up=1000 max_attempts=3'\n");
+$node->append_conf('postgresql.conf', "partner_svc.deferred_give_up = 1000\npartner_svc.deferred_max_attempts = 3\n");
 $node->reload;
 sleep 1;
 $h->get('/strict/_control/outage/on');

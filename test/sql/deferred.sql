@@ -1,6 +1,6 @@
 --
 -- deferred: the SQL surface of deferred calls (docs/deferred-calls.md).
--- The senders work in the database of partner_svc.worker (postgres), not
+-- The senders work in partner_svc.worker_database (postgres), not
 -- in this one, so defer() refuses every call here (55000): this file
 -- checks what defer() refuses before anything is queued, and, on calls
 -- written into the queue by hand, who sees which call in deferred_calls

@@ -46,37 +46,53 @@ SELECT state, listen_address, port, database, pid IS NOT NULL AS has_pid,
 FROM partner_svc.webhook_status();
 SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'partner_svc webhook worker';
 
--- the settings: reloaded with the configuration (SIGHUP), the database only
--- at server start; none can be SET in a session
+-- the settings: reloaded with the configuration (SIGHUP), the database
+-- and role only at server start; none can be SET in a session (each one's
+-- unit and bounds are in the test gucs)
 SELECT name, setting, unit, context FROM pg_settings
-WHERE name LIKE 'partner_svc.webhook%' OR name LIKE 'partner_svc.worker%' ORDER BY name;
-SET partner_svc.webhook_listener = 'port=8080';
-SET partner_svc.worker = 'database=regression';
-SET partner_svc.worker_tasks = 'senders=2';
-ALTER SYSTEM SET partner_svc.webhook_listener = 'port=70000';
-ALTER SYSTEM SET partner_svc.webhook_listener = 'address=';
-ALTER SYSTEM SET partner_svc.webhook_listener = 'max_body=100';
+WHERE name LIKE 'partner_svc.webhook%' OR name LIKE 'partner_svc.worker%'
+   OR name LIKE 'partner_svc.deferred%' OR name LIKE 'partner_svc.poll%' ORDER BY name;
+SET partner_svc.webhook_port = 8080;
+SET partner_svc.worker_database = 'regression';
+SET partner_svc.deferred_senders = 2;
+ALTER SYSTEM SET partner_svc.webhook_port = 70000;
+ALTER SYSTEM SET partner_svc.webhook_listen_address = '';
+\set VERBOSITY sqlstate
+ALTER SYSTEM SET partner_svc.webhook_max_body = 100;
 -- the worker's lock timeout is always bounded
-ALTER SYSTEM SET partner_svc.webhook_listener = 'lock_timeout=0';
--- the listener's keys: each read as its own setting would be, units
--- included; an unknown, repeated or malformed key refuses the whole value
-ALTER SYSTEM SET partner_svc.webhook_listener = 'port=8443 max_bdy=1MB';
-ALTER SYSTEM SET partner_svc.webhook_listener = 'port=8443 prot=1';
-ALTER SYSTEM SET partner_svc.webhook_listener = 'port=8443, port=8444';
-ALTER SYSTEM SET partner_svc.webhook_listener = 'port';
--- the worker's tasks: the same key=value syntax; a value in double quotes
--- may hold spaces and commas
-ALTER SYSTEM SET partner_svc.worker_tasks = 'senders=0';
-ALTER SYSTEM SET partner_svc.worker_tasks = 'poll_share=20 poll_shar=30';
-ALTER SYSTEM SET partner_svc.worker_tasks = 'give_up=1 week';
-ALTER SYSTEM SET partner_svc.worker_tasks = 'keep_events="30d';
-ALTER SYSTEM SET partner_svc.worker_tasks = 'senders=4, give_up=2h, keep_events=0, poll_after="25min"';
-ALTER SYSTEM RESET partner_svc.worker_tasks;
-ALTER SYSTEM SET partner_svc.webhook_listener = 'header_timeout=2h';
-ALTER SYSTEM SET partner_svc.webhook_listener = 'request_timeout=ten';
-ALTER SYSTEM SET partner_svc.webhook_listener =
-  'address=::1, port=8443, max_body=1MB max_body_in_flight=32MB min_rate=0 header_timeout=1min request_timeout=5min lock_timeout=2s max_connections_per_address=0';
-ALTER SYSTEM RESET partner_svc.webhook_listener;
+ALTER SYSTEM SET partner_svc.webhook_lock_timeout = 0;
+\set VERBOSITY default
+ALTER SYSTEM SET partner_svc.deferred_senders = 0;
+-- a misspelt name is refused (the prefix is reserved), a wrong value too
+SET partner_svc.webhook_max_bdy = '1MB';
+ALTER SYSTEM SET partner_svc.webhook_request_timeout = 'ten';
+-- one ALTER SYSTEM a setting: each is written alone
+ALTER SYSTEM SET partner_svc.webhook_listen_address = '::1';
+ALTER SYSTEM SET partner_svc.webhook_port = 8443;
+ALTER SYSTEM SET partner_svc.webhook_max_body = '1MB';
+ALTER SYSTEM SET partner_svc.webhook_max_body_in_flight = '32MB';
+ALTER SYSTEM SET partner_svc.webhook_min_rate = 0;
+ALTER SYSTEM SET partner_svc.webhook_header_timeout = '1min';
+ALTER SYSTEM SET partner_svc.webhook_request_timeout = '5min';
+ALTER SYSTEM SET partner_svc.webhook_lock_timeout = '2s';
+ALTER SYSTEM SET partner_svc.webhook_max_connections_per_address = 0;
+ALTER SYSTEM SET partner_svc.deferred_give_up = '2h';
+ALTER SYSTEM SET partner_svc.poll_after = '25min';
+ALTER SYSTEM SET partner_svc.webhook_keep_events = 0;
+ALTER SYSTEM SET partner_svc.worker_role = 'partner_hooks';
+ALTER SYSTEM RESET partner_svc.webhook_listen_address;
+ALTER SYSTEM RESET partner_svc.webhook_port;
+ALTER SYSTEM RESET partner_svc.webhook_max_body;
+ALTER SYSTEM RESET partner_svc.webhook_max_body_in_flight;
+ALTER SYSTEM RESET partner_svc.webhook_min_rate;
+ALTER SYSTEM RESET partner_svc.webhook_header_timeout;
+ALTER SYSTEM RESET partner_svc.webhook_request_timeout;
+ALTER SYSTEM RESET partner_svc.webhook_lock_timeout;
+ALTER SYSTEM RESET partner_svc.webhook_max_connections_per_address;
+ALTER SYSTEM RESET partner_svc.deferred_give_up;
+ALTER SYSTEM RESET partner_svc.poll_after;
+ALTER SYSTEM RESET partner_svc.webhook_keep_events;
+ALTER SYSTEM RESET partner_svc.worker_role;
 -- the secrets: a list (two during a rotation); a value is never refused,
 -- since the refusal would print it
 ALTER SYSTEM SET partner_svc.webhook_secret = 'a-secret, the-one-before';

@@ -19,19 +19,17 @@ our @EXPORT = qw(webhook_node post_webhook order_event checkout_event wait_for
   worker_pid webhook_status);
 our $JSON = JSON::PP->new->canonical;
 
-# webhook_node(name, conf => "extra postgresql.conf lines",
-#   listener => "more keys of partner_svc.webhook_listener"): ($node, $port)
+# webhook_node(name, conf => "extra postgresql.conf lines"): ($node, $port)
 sub webhook_node
 {
 	my ($name, %o) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	my $port = PostgreSQL::Test::Cluster::get_free_port();
-	my $listener = defined $o{listener} ? " $o{listener}" : '';
 	$node->init;
 	$node->append_conf('postgresql.conf', <<"CONF" . ($o{conf} // ''));
 shared_preload_libraries = 'partner_svc'
 listen_addresses = '127.0.0.1'
-partner_svc.webhook_listener = 'port=$port$listener'
+partner_svc.webhook_port = $port
 synchronous_commit = on
 restart_after_crash = on
 CONF
