@@ -129,6 +129,8 @@ check('STOP', 200);
 $h->get('/strict/_control/delay/0');
 $node->append_conf('postgresql.conf', "partner_svc.deferred_give_up = 1000\npartner_svc.deferred_max_attempts = 3\n");
 $node->reload;
+ok($node->poll_query_until('postgres', "SELECT current_setting('partner_svc.deferred_give_up') = '1000s'"),
+	'outage: give_up is 1000 s of the partners\' clock');
 sleep 1;
 $h->get('/strict/_control/outage/on');
 $h->clear;
