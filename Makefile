@@ -71,6 +71,23 @@ PROVE_TESTS = $(filter $(PROVE_SLOW),$(wildcard test/scenario/*.t)) \
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# The catalogue's rows are checked when the extension is built, not in
+# every backend at run time: test/catalog/catalog_check.c, linked with the
+# catalogue's own objects (constant data that depends on nothing), fails
+# the build on a malformed row.  make catalog-check runs it alone.
+CATALOG_OBJS = src/catalog/catalog.o src/catalog/endpoints.o
+test/catalog/catalog_check: $(TREE)test/catalog/catalog_check.c $(CATALOG_OBJS)
+	@mkdir -p test/catalog
+	$(CC) $(CFLAGS) $(PG_CFLAGS) $(CPPFLAGS) -I$(srcdir)/src/catalog -o $@ $< $(CATALOG_OBJS)
+src/catalog/catalog.checked: test/catalog/catalog_check
+	./test/catalog/catalog_check
+	@touch $@
+all: src/catalog/catalog.checked
+.PHONY: catalog-check
+catalog-check: test/catalog/catalog_check
+	./test/catalog/catalog_check
+EXTRA_CLEAN += test/catalog/catalog_check src/catalog/catalog.checked
+
 # The sandbox fixture of the pg_regress suite wraps pg_regress: it starts
 # the installed sandbox, exports PSVC_SANDBOX_URL (the tests read it with
 # \getenv), runs pg_regress and stops the sandbox, keeping its status.

@@ -17,6 +17,11 @@
 # calls back without knowing the layer above.
 #
 # It fails (exit status 1) when
+#   - a file of a layer folder includes a header of a higher folder, or
+#     names anything a file of a higher folder provides: what its header
+#     declares or defines (function, variable, type, tag, enumerator,
+#     macro) or a function its .c defines without static (@order below
+#     gives the folders, lowest first);
 #   - X.c uses Y.c and Y.c uses X.c, or any longer cycle of uses;
 #   - headers include each other in a cycle;
 #   - a header is included, directly or through another header, by more
@@ -30,7 +35,8 @@
 #     its own directory) includes a file outside src/sandbox/, or the
 #     extension includes one of the sandbox's.
 #
-# Usage: perl test/include_graph.pl [-q]   (-q: print only the problems)
+# Usage: perl test/include_graph.pl [-q] [TREE]   (-q: print only the
+# problems; TREE: the tree to read instead of this one)
 # Run from anywhere; test/static_checks.sh runs it.
 use strict;
 use warnings;
@@ -38,8 +44,18 @@ use File::Basename qw(basename dirname);
 use Cwd qw(abs_path);
 
 my $quiet = @ARGV && $ARGV[0] eq '-q';
-my $root = abs_path(dirname(__FILE__) . '/..');
+shift @ARGV if $quiet;
+# the tree to read: this one, or the one named (test/include_graph_test.sh
+# plants a use against the order in a scratch copy)
+my $root = abs_path(@ARGV ? $ARGV[0] : dirname(__FILE__) . '/..');
 my $src = "$root/src";
+
+# The layer folders, lowest first (docs/architecture.md).  A file may name
+# what its own folder or a lower one declares or defines, never what a
+# higher one does.
+my @order = qw(catalog base json shmem call fdw functions webhook deferred init);
+my %rank;
+@rank{@order} = (0 .. $#order);
 
 # The extension's files: src/*.[ch] and src/LAYER/*.[ch] (one folder per
 # layer, docs/architecture.md), every one named by its base name (names are
@@ -54,6 +70,8 @@ for my $d ('', map { basename($_) } grep { -d $_ && basename($_) ne 'sandbox' } 
 	{
 		next unless $e =~ /\.[ch]$/ && -f "$dir/$e";
 		die "include_graph: two files named $e (src/$path{$e}, src/$d/$e)\n" if exists $path{$e};
+		die "include_graph: src/$d/ is not in the order of the layer folders (\@order)\n"
+		  unless exists $rank{$d};
 		$path{$e} = $d eq '' ? $e : "$d/$e";
 		$layer{$e} = $d;
 	}
@@ -323,6 +341,57 @@ for my $c (@cfiles)
 	}
 }
 
+# --- direction: no file includes a header of a higher folder, or names
+# anything a header of a higher folder declares or defines (a function, a
+# variable, a type, a struct, union or enum tag, an enumerator, a macro):
+# a lower folder knows nothing of the folders above it.  A name that a
+# header of the file's own folder or of a lower one also provides is not
+# counted (it is that header's). ---
+{
+	# each name provided by a header, with the lowest folder that provides it
+	my %low;
+	for my $h (@hfiles)
+	{
+		for my $n (keys %{ $provides{$h} })
+		{
+			next if $n =~ /^->/;	# struct members are no names of their own
+			next if $n =~ /_H$/ && $raw{$h} =~ /#\s*ifndef\s+\Q$n\E\b/;	# include guard
+			my $r = $rank{ $layer{$h} };
+			$low{$n} = [ $r, $h ] if !$low{$n} || $r < $low{$n}[0];
+		}
+	}
+	# and the functions a .c file defines without static, whether a header
+	# declares them or not (_PG_init, a function another file declares
+	# extern for itself)
+	for my $c (@cfiles)
+	{
+		while ($text{$c} =~ /^([^\n;{}#]*)\n(\w+)\s*\(/mg)
+		{
+			my ($type, $n) = ($1, $2);
+			next if $type =~ /\bstatic\b/ || $type !~ /\w/ || $type =~ /^\s/;
+			my $r = $rank{ $layer{$c} };
+			$low{$n} = [ $r, $c ] if !$low{$n} || $r < $low{$n}[0];
+		}
+	}
+	for my $f (@files)
+	{
+		my $r = $rank{ $layer{$f} };
+		for my $h (@{ $includes{$f} })
+		{
+			push @problems, "src/$path{$f} (folder $layer{$f}) includes $h of the higher folder $layer{$h}"
+			  if $rank{ $layer{$h} } > $r;
+		}
+		my %named;
+		$named{$1} = 1 while $text{$f} =~ /\b([A-Za-z_]\w*)\b/g;
+		for my $n (sort keys %named)
+		{
+			my $l = $low{$n} or next;
+			next unless $l->[0] > $r;
+			push @problems, "src/$path{$f} (folder $layer{$f}) names $n of $l->[1] of the higher folder $layer{ $l->[1] }";
+		}
+	}
+}
+
 # --- cycles (Tarjan's strongly connected components) ---
 sub sccs
 {
@@ -430,5 +499,5 @@ if (@problems)
 	print STDERR "include_graph: $_\n" for @problems;
 	exit 1;
 }
-print "include_graph: no cycle, no header included by more than half of the $nc .c files\n";
+print "include_graph: folders in order (@order), no cycle, no header included by more than half of the $nc .c files\n";
 exit 0;

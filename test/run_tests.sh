@@ -5,7 +5,10 @@
 #   1. installs the packages it needs (test/setup.sh),
 #   2. static checks (test/static_checks.sh): versions agree, released
 #      files are unchanged, docs name no file outside the repository,
-#      test/schedule lists every test, the layering holds,
+#      test/schedule lists every test, the layering holds; then make's
+#      check of the catalogue fails on planted malformed rows
+#      (test/catalog_check_test.sh) and the recipe of a new foreign table
+#      is walked in a scratch copy (test/recipe_walk.sh),
 #   3. for each major of PG_MAJORS (default "15 18"): 15 is Debian
 #      bookworm's own package; any other is built from Debian's source
 #      package, with assertions, by test/pg_build.sh into its cache
@@ -45,6 +48,20 @@ if (PG_BIN=$first_bin; source test/lib.sh && build_install "$root") && bash test
 else
 	failed=$((failed + 1))
 	results+=("static checks: FAILED")
+fi
+
+# The catalogue is checked by make (a malformed row fails the build), and
+# the recipe of a new foreign table (docs/architecture.md) is walked in a
+# scratch copy, which is installed for its tests; the tree is installed
+# again after it.  About a minute and a half.
+echo
+echo "== the catalogue and the recipe"
+if PG_BIN=$first_bin bash test/catalog_check_test.sh && PG_BIN=$first_bin bash test/recipe_walk.sh; then
+	passed=$((passed + 1))
+	results+=("catalogue and recipe: ok")
+else
+	failed=$((failed + 1))
+	results+=("catalogue and recipe: FAILED")
 fi
 
 # the major tested before is the one each later major's pg_upgrade

@@ -15,14 +15,22 @@
 #   - docs/*.md, README.md and test/downstream/README.md name no file
 #     outside the repository (no machine paths, no design or specification
 #     files that are not in it);
-#   - the include graph of src/ (test/include_graph.pl): no cycle of uses
-#     between files, no header included by more than half of the .c
-#     files, the sandbox shares no header with the extension;
+#   - the include graph of src/ (test/include_graph.pl): the layer folders
+#     in one order (no file includes a header of a higher folder or names
+#     what one declares; test/include_graph_test.sh proves the check fails
+#     on planted uses), no cycle of uses between files, no header included
+#     by more than half of the .c files, the sandbox shares no header with
+#     the extension;
 #   - no route string of a partner service outside the operation
 #     catalogue (test/route_strings.sh);
 #   - no call to a partner service built, and no field of a catalogue row
 #     re-encoded, outside the call module; the HTTP transport private to
 #     it (test/call_check.sh);
+#   - at most two functions over 120 lines in src/ (the sandbox aside),
+#     each with a line " * Long: ..." in the comment above it that says
+#     why (test/function_length.pl);
+#   - every foreign table of the catalogue is a value of option resource
+#     in docs/reference.md and has a section in docs/foreign-tables.md;
 #   - no test of the PostgreSQL version outside src/base/pg_compat.h;
 #   - comments cite docs/ pages, never the specification documents;
 #   - the GUCs: every one is a row of the one table in src/base/guc.c (no
@@ -166,6 +174,23 @@ done
 # --- layering: one header per module, no cycle of uses, no header that
 # most files include, the sandbox apart (test/include_graph.pl) ---
 perl test/include_graph.pl -q || bad "the include graph is broken (perl test/include_graph.pl prints it)"
+# and the check of direction fails on a use planted against the order
+bash test/include_graph_test.sh >/dev/null || bad "test/include_graph.pl passes a use against the order of the folders (test/include_graph_test.sh)"
+
+# --- function length: at most two functions over 120 lines in src/ (the
+# sandbox aside), each with the reason written above it ---
+perl test/function_length.pl >/dev/null || bad "functions too long (perl test/function_length.pl -v lists them)"
+bash test/function_length_test.sh >/dev/null || bad "test/function_length.pl passes a planted long function (test/function_length_test.sh)"
+
+# --- every foreign table of the catalogue is documented: a value of the
+# option resource in docs/reference.md, a section of docs/foreign-tables.md
+# (the recipe of docs/architecture.md lists both) ---
+for r in $(sed -n 's/.*{\.resource = "\([a-z_]*\)".*/\1/p' src/catalog/endpoints.c); do
+	grep -qE "^\| \`resource\` \|.*\`$r\`" docs/reference.md ||
+		bad "resource $r (src/catalog/endpoints.c) is not a value of option resource in docs/reference.md"
+	grep -qE "^#+ .*\`$r\`" docs/foreign-tables.md ||
+		bad "resource $r (src/catalog/endpoints.c) has no section in docs/foreign-tables.md"
+done
 
 # --- the differences between PostgreSQL majors are in src/base/pg_compat.h
 # only: no version test anywhere else in the extension ---

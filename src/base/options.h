@@ -3,7 +3,7 @@
  * options.h
  *		  The options of partner_svc's stored objects: reading a server,
  *		  its settings and its user mappings (server_options.c), and
- *		  validating options as they are written (options.c).
+ *		  validating options as they are written is the FDW's (fdw_options.c).
  *
  * A PsvcServer is a snapshot of one foreign server's options, allocated
  * in the caller's CurrentMemoryContext by psvc_options_server (a scan
@@ -45,6 +45,19 @@ typedef enum PsvcSettingId
 	PSVC_NSETTINGS
 } PsvcSettingId;
 
+/*
+ * How a server's requests carry the partner's credentials (server option
+ * "auth", docs/authentication.md).
+ */
+typedef enum PsvcAuth
+{
+	PSVC_AUTH_BEARER,			/* Authorization: Bearer <api_key> */
+	PSVC_AUTH_HEADER,			/* <auth_header>: [<auth_prefix> ]<api_key> */
+	PSVC_AUTH_QUERY,			/* ?<auth_param>=<api_key> */
+	PSVC_AUTH_OAUTH2			/* Bearer token of the client-credentials
+								 * grant at token_url (http_token.c) */
+} PsvcAuth;
+
 /* What a partner_svc server says about the remote side. */
 typedef struct PsvcServer
 {
@@ -69,7 +82,16 @@ typedef struct PsvcServer
 								 * where unset */
 	bool		async_capable;	/* option "async_capable": its foreign
 								 * scans may run asynchronously under an
-								 * Append (fdw_scan_async.c); false where unset */
+								 * Append (fdw_scan.c); false where unset */
+	PsvcAuth	auth;			/* option "auth"; bearer where unset */
+	const char *auth_header;	/* auth header: the header's name */
+	const char *auth_prefix;	/* auth header: a word before the key, or
+								 * NULL */
+	const char *auth_param;		/* auth query: the parameter's name */
+	const char *token_url;		/* auth oauth2: the token endpoint */
+	const char *scopes;			/* auth oauth2: the scope sent, or NULL */
+	const char *idempotency_header; /* the header of an idempotency key the
+									 * partner honours, or NULL */
 	Oid			userid;			/* whose user mapping gives the key: the
 								 * role a foreign table is checked as (set
 								 * by the scan or modify), or InvalidOid =
@@ -86,10 +108,11 @@ typedef struct PsvcServer
  * nothing owned.
  */
 struct PsvcOperation;			/* catalog.h */
+struct PsvcServerAccess;		/* below */
 typedef struct PsvcCallKey
 {
 	const PsvcServer *server;
-	const char *account;		/* psvc_options_account of server */
+	const struct PsvcServerAccess *access;	/* who the call is made as */
 	const struct PsvcOperation *op;
 	const char *const *path;	/* one value per op->params, in order */
 	const char *url;			/* base URL, path and query */
@@ -109,8 +132,10 @@ extern uint64 psvc_options_epoch(void);
 /* A deep copy of s in CurrentMemoryContext (a new field is copied there). */
 extern PsvcServer *psvc_options_copy_server(const PsvcServer *s);
 /*
- * The api_key of the user mapping of server->userid (the current user when
- * invalid), or PUBLIC's, for the server; NULL when the mapping has none.
+ * The credential of the user mapping of server->userid (the current user
+ * when invalid), or PUBLIC's, for the server: its api_key, or for a server
+ * of auth oauth2 its client_id and client_secret joined by a newline
+ * (which neither may hold: options.c); NULL when the mapping has none.
  * No mapping at all is an error (42704), except for a service the
  * documents mark keyless (todos).  Allocates in CurrentMemoryContext.  The
  * caller must never print it.
@@ -129,6 +154,35 @@ extern char *psvc_options_api_key(const PsvcServer *server);
  * backend while the options epoch holds.
  */
 extern void psvc_options_account(const PsvcServer *server, char *out);
+
+/* Bytes of the digest of an API key (SHA-256). */
+#define PSVC_KEY_DIGEST_LEN		32
+/*
+ * Who a call is made as, resolved once per call from its server and the
+ * user mapping (http.c hands it down to the response cache and the rate
+ * limiter): the partner account, a digest of the API key (the cache keys
+ * answers by it, never by the key), and the key itself when this
+ * resolution had to read it.  The digests are kept per backend while the
+ * options epoch holds, so a call answered by the cache reads no mapping.
+ */
+typedef struct PsvcServerAccess
+{
+	char		account[PSVC_ACCOUNT_LEN + 1];
+	uint8		key_digest[PSVC_KEY_DIGEST_LEN];	/* of no key: all zero */
+	bool		has_key;
+	char	   *api_key;		/* NULL unless read by this resolution */
+} PsvcServerAccess;
+
+/* Fills *out; may read the API key (CurrentMemoryContext). */
+extern void psvc_options_access(const PsvcServer *server, PsvcServerAccess *out);
+/*
+ * The API key of a, read now if the resolution did not (NULL when the
+ * mapping has none).  Owned by a: psvc_options_access_clear wipes it.
+ */
+extern const char *psvc_options_access_key(const PsvcServer *server,
+											PsvcServerAccess *a);
+/* Wipes and frees the key a holds, if any; never raises. */
+extern void psvc_options_access_clear(PsvcServerAccess *a);
 
 /* Bytes of a max_response_size value; 22023 when invalid. */
 extern int	psvc_options_parse_size(const char *value);
@@ -163,10 +217,5 @@ extern void psvc_options_explain(const PsvcServer *s, struct ExplainState *es);
  * "default", and only the servers such a role owns are candidates.
  */
 extern bool psvc_options_decides_default(Oid roleid);
-
-/* in options.c: the validator of every object of the wrapper */
-extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
-/* Raises HV00D for an option IMPORT FOREIGN SCHEMA does not take. */
-extern void psvc_options_check_import(List *options);
 
 #endif							/* PSVC_OPTIONS_H */

@@ -37,9 +37,9 @@
 
 /*
  * Digests computed last, per backend: each needs the user mapping's key
- * and a SHA-256, and every limited call asks.  A digest depends on the
- * server's base URL and the mapping that gives the key (server, role),
- * and holds while the options epoch (options.h) has not moved.
+ * and a SHA-256, and every call asks.  A digest depends on the server's
+ * base URL and the mapping that gives the key (server, role), and holds
+ * while the options epoch (options.h) has not moved.
  */
 #define PSVC_ACCOUNT_MEMO 16
 
@@ -49,7 +49,9 @@ typedef struct AccountMemo
 	Oid			userid;
 	uint64		epoch;
 	bool		used;
+	bool		has_key;
 	char		account[PSVC_ACCOUNT_LEN + 1];
+	uint8		key_digest[PSVC_KEY_DIGEST_LEN];
 } AccountMemo;
 
 static AccountMemo account_memo[PSVC_ACCOUNT_MEMO];
@@ -118,40 +120,64 @@ digest_account(const char *url, const char *key, char *out)
 	out[PSVC_ACCOUNT_LEN] = '\0';
 }
 
+/* The SHA-256 of key into out; the key is only read. */
+static void
+digest_key(const char *key, uint8 *out)
+{
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	bool		ok;
+
+	ok = ctx != NULL &&
+		pg_cryptohash_init(ctx) == 0 &&
+		pg_cryptohash_update(ctx, (const uint8 *) "partner_svc key", 16) == 0 &&
+		pg_cryptohash_update(ctx, (const uint8 *) key, strlen(key) + 1) == 0 &&
+		pg_cryptohash_final(ctx, out, PSVC_KEY_DIGEST_LEN) == 0;
+	pg_cryptohash_free(ctx);
+	if (!ok)
+		elog(ERROR, "could not compute the API key digest");
+}
+
+/*
+ * The one reading of a server's mapping a call makes: the account and the
+ * key's digest, kept, or computed from the key, which then stays in
+ * out->api_key for the request's header (the caller clears it).
+ */
 void
-psvc_options_account(const PsvcServer *server, char *out)
+psvc_options_access(const PsvcServer *server, PsvcServerAccess *out)
 {
 	Oid			userid = OidIsValid(server->userid) ?
 		server->userid : GetUserId();
 	uint64		epoch = psvc_options_epoch();
 	char	   *url;
-	char	   *key;
 	AccountMemo *m;
 
+	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < PSVC_ACCOUNT_MEMO; i++)
 	{
 		m = &account_memo[i];
 		if (m->used && m->serverid == server->serverid &&
 			m->userid == userid && m->epoch == epoch)
 		{
-			memcpy(out, m->account, PSVC_ACCOUNT_LEN + 1);
+			memcpy(out->account, m->account, PSVC_ACCOUNT_LEN + 1);
+			memcpy(out->key_digest, m->key_digest, PSVC_KEY_DIGEST_LEN);
+			out->has_key = m->has_key;
 			return;
 		}
 	}
 
 	url = normalise_url(server->base_url);
-	key = psvc_options_api_key(server);
+	out->api_key = psvc_options_api_key(server);
+	out->has_key = out->api_key != NULL;
 	PG_TRY();
 	{
-		digest_account(url, key, out);
+		digest_account(url, out->api_key, out->account);
+		if (out->api_key != NULL)
+			digest_key(out->api_key, out->key_digest);
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
-		if (key != NULL)
-		{
-			explicit_bzero(key, strlen(key));
-			pfree(key);
-		}
+		psvc_options_access_clear(out);
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	pfree(url);
@@ -165,5 +191,37 @@ psvc_options_account(const PsvcServer *server, char *out)
 	m->userid = userid;
 	m->epoch = epoch;
 	m->used = true;
-	memcpy(m->account, out, PSVC_ACCOUNT_LEN + 1);
+	m->has_key = out->has_key;
+	memcpy(m->account, out->account, PSVC_ACCOUNT_LEN + 1);
+	memcpy(m->key_digest, out->key_digest, PSVC_KEY_DIGEST_LEN);
+}
+
+const char *
+psvc_options_access_key(const PsvcServer *server, PsvcServerAccess *a)
+{
+	if (a->api_key == NULL && a->has_key)
+		a->api_key = psvc_options_api_key(server);
+	return a->api_key;
+}
+
+void
+psvc_options_access_clear(PsvcServerAccess *a)
+{
+	if (a->api_key != NULL)
+	{
+		explicit_bzero(a->api_key, strlen(a->api_key));
+		pfree(a->api_key);
+		a->api_key = NULL;
+	}
+}
+
+/* The account alone (the views of the limiter): the key is not kept. */
+void
+psvc_options_account(const PsvcServer *server, char *out)
+{
+	PsvcServerAccess a;
+
+	psvc_options_access(server, &a);
+	psvc_options_access_clear(&a);
+	memcpy(out, a.account, PSVC_ACCOUNT_LEN + 1);
 }

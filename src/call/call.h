@@ -23,8 +23,8 @@
  * raising results) over the HTTP transport, which is private to it:
  * http.c (transfers),
  * http_attempt.c (libcurl attempts and retries), http_wait.c (the multi
- * handle and the waits), http_events.c (the descriptor a caller with a
- * wait of its own waits on), http_url.c (the one builder of URLs) and
+ * handle and the waits, and the descriptor a caller with a wait of its
+ * own waits on), http_url.c (the one builder of URLs) and
  * http_errors.c (failures into SQLSTATEs), sharing http_int.h.  Below it
  * are the response cache (cache.h), the rate limiter (ratelimit.h), the
  * options (options.h) and the settings (guc.h); above it the FDW and the
@@ -106,6 +106,13 @@ typedef struct PsvcCall
 	 * (psvc_call_set_retries).
 	 */
 	int			max_retries;
+	/*
+	 * The call's own idempotency key, sent in the header its server's
+	 * option idempotency_header names, which makes a write safe to
+	 * repeat after a 5xx, a timeout or a lost connection; NULL: none
+	 * (psvc_call_set_idempotency_key).
+	 */
+	const char *idempotency_key;
 } PsvcCall;
 
 /* in call.c: building calls */
@@ -118,6 +125,12 @@ typedef struct PsvcCall
 extern PsvcCall *psvc_call_make(const struct PsvcOperation *op,
 								const struct PsvcServer *server,
 								const char *const *path);
+/*
+ * Gives call the idempotency key key (kept by pointer): when its server
+ * has the option idempotency_header, the key is sent in that header and
+ * the call is retried as a safe one.  Without the option nothing changes.
+ */
+extern void psvc_call_set_idempotency_key(PsvcCall *call, const char *key);
 /* Sets the value of path parameter name (elog when op has none of that name). */
 extern void psvc_call_set_path(PsvcCall *call, const char *name,
 							   const char *value);
@@ -160,7 +173,7 @@ extern void psvc_call_check_param(const struct PsvcOperation *op, const char *na
 								  const char *value);
 
 /*
- * NULL when libcurl, which sends the calls, accepts url (options.c checks
+ * NULL when libcurl, which sends the calls, accepts url (fdw_options.c checks
  * base_url and proxy with it); else why not, a static text.  any_scheme:
  * a proxy's URL.
  */
@@ -228,7 +241,7 @@ extern void psvc_call_cancel(PsvcTransfer *t);
 /* start + finish; the result is allocated in CurrentMemoryContext. */
 extern PsvcResult *psvc_call_run(const PsvcCall *call);
 
-/* in http_events.c: waiting in a WaitEventSet of the caller's */
+/* in http_wait.c: waiting in a WaitEventSet of the caller's */
 
 /*
  * A descriptor that polls readable when running calls have something to

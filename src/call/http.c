@@ -109,19 +109,53 @@ static const PsvcHttpDriver http_driver = {
 
 /*
  * An attempt of t ended (http_wait.c calls back): the transfer completes
- * unless http_attempt.c scheduled another attempt.
+ * unless http_attempt.c scheduled another attempt, or the partner refused
+ * the OAuth2 token of t (a 401, which is never retried otherwise): then a
+ * new token replaces it and t is sent again at once, once (http_token.c).
+ * A 401 is a refusal before anything was done, so a write is sent again
+ * too.
  */
 static void
 attempt_finished(PsvcTransfer *t, CURLcode code)
 {
-	if (psvc_http_attempt_ended(t, code))
-		complete_transfer(t);
+	if (!psvc_http_attempt_ended(t, code))
+		return;
+	if (t->outcome == OUTCOME_HTTP && t->status == 401 &&
+		t->oauth2 != NULL && !t->oauth2->renewed)
+	{
+		psvc_http_token_renew(t);
+		psvc_http_schedule_retry(t, 0);
+		return;
+	}
+	complete_transfer(t);
 }
 
 /* ---------------------------------------------------------------------
  * Transfers' handles
  * ---------------------------------------------------------------------
  */
+
+/*
+ * Gives back what t holds of libcurl and the multi handle: its easy handle
+ * (to the pool), its header list, its place among the running transfers.
+ * Never raises (the reset callback calls it).
+ */
+static void
+let_go(PsvcTransfer *t)
+{
+	psvc_http_detach_handle(t);
+	if (t->headers != NULL)
+	{
+		curl_slist_free_all(t->headers);
+		t->headers = NULL;
+	}
+	if (t->send_url != NULL)
+	{
+		explicit_bzero(t->send_url, strlen(t->send_url));
+		t->send_url = NULL;
+	}
+	psvc_http_unlink(t);
+}
 
 /*
  * Reset callback of the transfer's memory context, also used by
@@ -138,13 +172,7 @@ transfer_release(void *arg)
 	/* an abandoned write may still be carried out: cached reads are stale */
 	if (!t->idempotent && (t->state == XFER_RUNNING || t->state == XFER_BACKOFF))
 		psvc_cache_note_write(t->serverid);
-	psvc_http_detach_handle(t);
-	if (t->headers != NULL)
-	{
-		curl_slist_free_all(t->headers);
-		t->headers = NULL;
-	}
-	psvc_http_unlink(t);
+	let_go(t);
 	if (t->state != XFER_DONE)
 		t->state = XFER_CANCELLED;
 }
@@ -192,13 +220,7 @@ complete_transfer(PsvcTransfer *t)
 	if (!t->idempotent)
 		psvc_cache_note_write(t->serverid);
 
-	psvc_http_detach_handle(t);
-	if (t->headers != NULL)
-	{
-		curl_slist_free_all(t->headers);
-		t->headers = NULL;
-	}
-	psvc_http_unlink(t);
+	let_go(t);
 	t->resp = resp;
 	t->state = XFER_DONE;
 }
@@ -257,30 +279,17 @@ complete_revalidated(PsvcTransfer *t)
  */
 
 /*
- * Starts call, as plan reads its row (call.c), without waiting.  The
- * transfer, its buffers and later its result live in cxt; a reset
- * callback on cxt aborts the transfer and releases its handle when cxt is
- * reset or deleted.  Reads the API key of the current user's mapping
- * (catalog access: call it in a transaction).
+ * A new transfer of call in cxt, as plan reads its row: what it is (method,
+ * route, retry safety), the server's settings, and the bound on its answer
+ * (the GUC, or the server's lower option).  Nothing is sent yet; the reset
+ * callback on cxt releases whatever it holds from now on.
  */
-PsvcTransfer *
-psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
-				MemoryContext cxt)
+static PsvcTransfer *
+transfer_new(const PsvcCall *call, const PsvcHttpPlan *plan, MemoryContext cxt)
 {
 	const PsvcServer *server = call->server;
-	PsvcTransfer *t;
-	MemoryContext oldcxt;
-	StringInfoData buf;
-	char	   *key;
-	PsvcCallKey ckey;
-	char		account[PSVC_ACCOUNT_LEN + 1];
-	PsvcCachedAnswer answer;
-	PsvcCacheFound found = PSVC_CACHE_MISS;
+	PsvcTransfer *t = MemoryContextAllocZero(cxt, sizeof(PsvcTransfer));
 
-	psvc_http_ensure_multi(&http_driver);
-
-	oldcxt = MemoryContextSwitchTo(cxt);
-	t = palloc0(sizeof(PsvcTransfer));
 	t->cxt = cxt;
 	t->state = XFER_CANCELLED;	/* until the first attempt starts */
 	t->inflight = -1;			/* until linked */
@@ -291,12 +300,12 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 	t->method = plan->method;
 	t->route = plan->route;
 	t->servername = pstrdup(server->servername ? server->servername : "");
+	t->serverid = server->serverid;
 	t->idempotent = plan->idempotent;
 	psvc_http_copy_settings(t, server);
 	if (call->max_retries >= 0)
 		t->max_retries = Min(t->max_retries, call->max_retries);
 
-	/* the bound on the response: the GUC, or the server's lower option */
 	t->max_body = (size_t) psvc_guc_max_response_size;
 	t->max_body_setting = "partner_svc.max_response_size";
 	if (server->max_response_size > 0 &&
@@ -307,92 +316,152 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 									   t->servername);
 	}
 	t->max_body = Min(t->max_body, PSVC_HTTP_MAX_BODY);
+	return t;
+}
 
-	/* checked and encoded before anything is sent (http_url.c) */
+/*
+ * t's URL and description: the path checked and encoded before anything
+ * is sent (http_url.c), bounded in length.  CurrentMemoryContext (t's).
+ */
+static void
+transfer_set_url(PsvcTransfer *t, const PsvcCall *call)
+{
+	const char *base_url = call->server->base_url;
+	StringInfoData buf;
+
 	initStringInfo(&buf);
 	psvc_http_append_path(&buf, call, true);
-	if (strlen(server->base_url) + buf.len > PSVC_HTTP_MAX_URL)
+	if (strlen(base_url) + buf.len > PSVC_HTTP_MAX_URL)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("request URL of %s %s is too long", t->method, t->route),
 				 errdetail("The URL would have %zu bytes; the limit is %d.",
-						   strlen(server->base_url) + buf.len, PSVC_HTTP_MAX_URL),
+						   strlen(base_url) + buf.len, PSVC_HTTP_MAX_URL),
 				 errhint("Nothing was sent to the service.")));
-	t->url = psprintf("%s%s", server->base_url, buf.data);
+	t->url = psprintf("%s%s", base_url, buf.data);
 	t->description = psprintf("%s %s", t->method, buf.data);
 	pfree(buf.data);
+}
 
-	/*
-	 * The body: text in the server encoding, sent as UTF-8, the documents'
-	 * wire format.  This is the one conversion of request bodies.
-	 */
-	if (call->body != NULL)
+/*
+ * t's body: text in the server encoding, sent as UTF-8, the documents'
+ * wire format.  This is the one conversion of request bodies.
+ * CurrentMemoryContext (t's).
+ */
+static void
+transfer_set_body(PsvcTransfer *t, const PsvcCall *call)
+{
+	const char *utf8 = call->body;
+
+	if (call->body == NULL)
+		return;
+	if (GetDatabaseEncoding() != PG_UTF8 && call->body_len > 0)
 	{
-		const char *utf8 = call->body;
-
-		if (GetDatabaseEncoding() != PG_UTF8 && call->body_len > 0)
-		{
-			if (call->body_len >= MaxAllocSize ||
-				memchr(call->body, '\0', call->body_len) != NULL)
-				elog(ERROR, "request body of %s %s is not text", t->method, t->route);
-			utf8 = pg_server_to_any(call->body, (int) call->body_len, PG_UTF8);
-		}
-		if (utf8 != call->body)
-		{
-			t->body = (char *) utf8;
-			t->body_len = strlen(utf8);
-		}
-		else
-		{
-			t->body = palloc(call->body_len + 1);
-			memcpy(t->body, call->body, call->body_len);
-			t->body[call->body_len] = '\0';
-			t->body_len = call->body_len;
-		}
+		if (call->body_len >= MaxAllocSize ||
+			memchr(call->body, '\0', call->body_len) != NULL)
+			elog(ERROR, "request body of %s %s is not text", t->method, t->route);
+		utf8 = pg_server_to_any(call->body, (int) call->body_len, PG_UTF8);
 	}
+	if (utf8 != call->body)
+	{
+		t->body = (char *) utf8;
+		t->body_len = strlen(utf8);
+	}
+	else
+	{
+		t->body = palloc(call->body_len + 1);
+		memcpy(t->body, call->body, call->body_len);
+		t->body[call->body_len] = '\0';
+		t->body_len = call->body_len;
+	}
+}
 
-	/*
-	 * The response cache first: a hit needs no header, no API key, no rate
-	 * limiter and no network (cache.c); an answer past its TTL that has an
-	 * ETag is revalidated (below).
-	 */
-	ckey.server = server;
-	ckey.account = NULL;		/* the limiter's alone: below */
-	ckey.op = call->op;
-	ckey.path = call->path;
-	ckey.url = t->url;
-	ckey.share = call->budget_share;
-	t->serverid = server->serverid;
+/*
+ * Asks the response cache about t (cache.c): a hit needs no header, no API
+ * key, no rate limiter and no network; an answer past its TTL that has an
+ * ETag is revalidated (add_headers).  The answer found goes to *answer.
+ */
+static PsvcCacheFound
+probe_cache(PsvcTransfer *t, const PsvcCall *call, const PsvcHttpPlan *plan,
+			const PsvcCallKey *ckey, PsvcCachedAnswer *answer)
+{
 	if (plan->cacheable)
-		t->cache = psvc_cache_probe(&ckey, call->cache_ttl_ms, call->decoded_sig,
-									call->decoded_sig_len, cxt);
-	if (t->cache != NULL)
-		found = psvc_cache_lookup(t->cache, &answer);
-	if (found == PSVC_CACHE_HIT)
+		t->cache = psvc_cache_probe(ckey, call->cache_ttl_ms, call->decoded_sig,
+									call->decoded_sig_len, t->cxt);
+	if (t->cache == NULL)
+		return PSVC_CACHE_MISS;
+	return psvc_cache_lookup(t->cache, answer);
+}
+
+/*
+ * Sends key as the server's option auth says: in a header (Authorization:
+ * Bearer, or auth_header with auth_prefix), or in the query parameter
+ * auth_param of t->send_url, the URL given to libcurl only (t->url, which
+ * the limiter, the cache, the views and every message show, never holds
+ * it); or, for auth oauth2, exchanges the client's id and secret that key
+ * holds for an access token (http_token.c).  Every copy made here is
+ * wiped; t->send_url is wiped when t lets go of its handle.
+ */
+static void
+add_key(PsvcTransfer *t, const PsvcServer *server, const char *key)
+{
+	char	   *h;
+	bool		added;
+
+	if (server->auth == PSVC_AUTH_OAUTH2)
 	{
-		MemoryContextSwitchTo(oldcxt);
-		complete_from_cache(t, &answer);
-		return t;
+		psvc_http_token_add(t, server, key);
+		return;
 	}
-
-	/*
-	 * headers; t->headers is released by the callback whatever happens, and
-	 * the key leaves our memory before anything can raise
-	 */
-	key = psvc_options_api_key(server);
-	if (key != NULL)
+	if (key == NULL)
+		return;
+	if (server->auth == PSVC_AUTH_QUERY)
 	{
-		char	   *h = psprintf("Authorization: Bearer %s", key);
-		bool		added = psvc_http_try_add_header(t, h);
+		char	   *enc = curl_easy_escape(NULL, key, 0);
 
-		explicit_bzero(h, strlen(h));
-		explicit_bzero(key, strlen(key));
-		pfree(h);
-		pfree(key);
-		if (!added)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory")));
+		if (enc == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		t->send_url = psprintf("%s%c%s=%s", t->url,
+							   strchr(t->url, '?') ? '&' : '?',
+							   server->auth_param, enc);
+		explicit_bzero(enc, strlen(enc));
+		curl_free(enc);
+		return;
+	}
+	if (server->auth == PSVC_AUTH_HEADER)
+		h = psprintf("%s: %s%s%s", server->auth_header,
+					 server->auth_prefix ? server->auth_prefix : "",
+					 server->auth_prefix ? " " : "", key);
+	else
+		h = psprintf("Authorization: Bearer %s", key);
+	added = psvc_http_try_add_header(t, h);
+	explicit_bzero(h, strlen(h));
+	pfree(h);
+	if (!added)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+}
+
+/*
+ * t's request headers, with key (NULL: none) as the server's option auth
+ * says (add_key), the call's idempotency key when the server names its
+ * header, and, for a stale answer with a usable ETag, If-None-Match.
+ * t->headers is released by the callback whatever happens; the header
+ * that holds the key is wiped at once.
+ */
+static void
+add_headers(PsvcTransfer *t, const PsvcCall *call, const char *key,
+			PsvcCacheFound found, const PsvcCachedAnswer *answer)
+{
+	const PsvcServer *server = call->server;
+
+	add_key(t, server, key);
+	if (call->idempotency_key != NULL && server->idempotency_header != NULL)
+	{
+		psvc_http_add_header(t, psprintf("%s: %s", server->idempotency_header,
+										 call->idempotency_key));
+		t->keyed = true;
 	}
 	psvc_http_add_header(t, "Accept: application/json");
 	/* every body of the documents is JSON */
@@ -402,24 +471,75 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 		psvc_http_add_header(t, "Content-Type:");	/* no form-encoded default */
 	psvc_http_add_header(t, "Expect:");	/* no 100-continue round trip */
 	if (found == PSVC_CACHE_STALE &&
-		strspn(answer.etag, "!#$%&'()*+,-./0123456789:;<=>?@"
+		strspn(answer->etag, "!#$%&'()*+,-./0123456789:;<=>?@"
 			   "ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~\" ")
-		== strlen(answer.etag))
+		== strlen(answer->etag))
 	{
-		psvc_http_add_header(t, psprintf("If-None-Match: %s", answer.etag));
+		psvc_http_add_header(t, psprintf("If-None-Match: %s", answer->etag));
 		t->stale = palloc(sizeof(PsvcCachedAnswer));
-		*t->stale = answer;
+		*t->stale = *answer;
 	}
+}
 
+/*
+ * Starts call, as plan reads its row (call.c), without waiting.  The
+ * transfer, its buffers and later its result live in cxt; a reset
+ * callback on cxt aborts the transfer and releases its handle when cxt is
+ * reset or deleted.  Reads the user mapping of the server at most once
+ * (catalog access: call it in a transaction): who the call is made as is
+ * resolved here and handed to the cache and the limiter.
+ */
+PsvcTransfer *
+psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
+				MemoryContext cxt)
+{
+	const PsvcServer *server = call->server;
+	PsvcTransfer *t;
+	MemoryContext oldcxt;
+	PsvcServerAccess access;
+	PsvcCallKey ckey;
+	PsvcCachedAnswer answer;
+	volatile PsvcCacheFound found = PSVC_CACHE_MISS;
+
+	psvc_http_ensure_multi(&http_driver);
+
+	oldcxt = MemoryContextSwitchTo(cxt);
+	t = transfer_new(call, plan, cxt);
+	transfer_set_url(t, call);
+	transfer_set_body(t, call);
+
+	psvc_options_access(server, &access);
+	ckey.server = server;
+	ckey.access = &access;
+	ckey.op = call->op;
+	ckey.path = call->path;
+	ckey.url = t->url;
+	ckey.share = call->budget_share;
+	/* the key, when read, leaves our memory on every path */
+	PG_TRY();
+	{
+		found = probe_cache(t, call, plan, &ckey, &answer);
+		if (found != PSVC_CACHE_HIT)
+			add_headers(t, call, psvc_options_access_key(server, &access), found, &answer);
+	}
+	PG_FINALLY();
+	{
+		psvc_options_access_clear(&access);
+	}
+	PG_END_TRY();
 	MemoryContextSwitchTo(oldcxt);
+
+	if (found == PSVC_CACHE_HIT)
+	{
+		complete_from_cache(t, &answer);
+		return t;
+	}
 
 	/* a write: what other requests cache from now on may be stale */
 	if (!t->idempotent)
 		psvc_cache_note_write(t->serverid);
 
 	/* the limiter budgets the partner account, not the server */
-	psvc_options_account(server, account);
-	ckey.account = account;
 	t->rl = psvc_rl_prepare(&ckey, cxt);
 
 	psvc_http_link(t);

@@ -11,9 +11,8 @@
  * file makes into the lower ones.  Layers, lowest first: http_url.c and
  * http_errors.c; http_wait.c (the multi handle and the waits, which calls
  * back into the transfers only through the PsvcHttpDriver that http.c
- * hands it); http_events.c (the descriptor an asynchronous caller waits
- * on, kept in step with curl's sockets through a hook it hands
- * http_wait.c); http_attempt.c (one attempt in libcurl); http.c (transfers);
+ * hands it, and the descriptor an asynchronous caller waits on);
+ * http_attempt.c (one attempt in libcurl); http.c (transfers);
  * call.c, the only file that reads a call's row for the transport
  * (PsvcHttpPlan).  The design of the transport (connections, progress,
  * interrupts, lifetime, retries, secrets) is described in the header of
@@ -123,6 +122,12 @@ struct PsvcTransfer
 	const char *route;
 	char	   *servername;
 	char	   *url;			/* base URL + path + query */
+	char	   *send_url;		/* auth query: url with the key, given to
+								 * libcurl only and zeroed on release; or
+								 * NULL */
+	struct PsvcTokenUse *oauth2;	/* auth oauth2: the token sent, or NULL */
+	bool		keyed;			/* sent with an idempotency key: retried
+								 * as a safe request, still a write */
 	char	   *description;	/* "METHOD /path?query" */
 	char	   *body;
 	size_t		body_len;
@@ -233,6 +238,30 @@ extern bool psvc_http_try_add_header(PsvcTransfer *t, const char *h);
 extern void psvc_http_add_header(PsvcTransfer *t, const char *h);
 /* Copies the server's timeouts, retries, TLS and proxy options into t. */
 extern void psvc_http_copy_settings(PsvcTransfer *t, const struct PsvcServer *server);
+/* Sets up easy with t's timeouts, TLS and proxy options. */
+extern void psvc_http_connection_options(PsvcTransfer *t, CURL *easy);
+
+/* in http_token.c: OAuth2 client credentials */
+
+/* The token an oauth2 transfer sent, to renew it once on a 401. */
+typedef struct PsvcTokenUse
+{
+	struct PsvcServer *server;	/* a copy, in the transfer's context */
+	char		account[65];	/* the token store's key (tokens.h) */
+	uint64		gen;			/* of the token sent */
+	bool		renewed;		/* a new one was fetched after a 401 */
+} PsvcTokenUse;
+
+/*
+ * Adds "Authorization: Bearer <token>" for server, whose user mapping's
+ * client credentials are credential (psvc_options_api_key), to t's
+ * headers, fetching a token when the store has none; sets t->oauth2.
+ * Allocates in CurrentMemoryContext, the transfer's.
+ */
+extern void psvc_http_token_add(PsvcTransfer *t, const struct PsvcServer *server,
+								const char *credential);
+/* The partner refused t's token (401): a new one replaces it in t's headers. */
+extern void psvc_http_token_renew(PsvcTransfer *t);
 
 /* in http.c: transfers */
 
@@ -301,19 +330,6 @@ extern void psvc_http_pump(void);
 
 /* Sleeps until something is due; runs CHECK_FOR_INTERRUPTS. */
 extern void psvc_http_wait(void);
-
-/* Milliseconds until curl's timer or a retry is due (0: now), at most 1 s. */
-extern long psvc_http_next_timeout(void);
-
-/*
- * Told of every socket curl watches and of each change (what: CURL_POLL_*,
- * CURL_POLL_REMOVE when no longer watched); runs inside libcurl's socket
- * callback, so it must neither raise nor palloc.
- */
-typedef void (*PsvcHttpSocketHook) (curl_socket_t fd, int what);
-
-/* Installs hook (http_events.c), calling it at once for every socket. */
-extern void psvc_http_set_socket_hook(PsvcHttpSocketHook hook);
 
 /* ---- http_errors.c ---- */
 

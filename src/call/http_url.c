@@ -198,7 +198,6 @@ psvc_http_append_path(StringInfo buf, const PsvcCall *call, bool check)
 	ListCell   *lc;
 	bool		first = true;
 
-	psvc_catalog_verify();
 	while (*p != '\0')
 	{
 		const char *end;
@@ -277,7 +276,7 @@ psvc_call_describe(const PsvcCall *call)
  * Whether libcurl, which sends every call, accepts url as a whole URL
  * (port range, host syntax): NULL when it does, else why not, a static
  * text.  any_scheme: a proxy's URL, whose scheme libcurl need not speak.
- * Option validation (options.c) asks; the handle is freed before the
+ * Option validation (fdw_options.c) asks; the handle is freed before the
  * caller raises.
  */
 const char *

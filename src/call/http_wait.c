@@ -3,7 +3,8 @@
  * http_wait.c
  *		  The HTTP client's engine room: the backend's libcurl multi handle,
  *		  the pool of easy handles, the sockets libcurl asks us to watch,
- *		  and the pumping and waiting that make transfers progress.
+ *		  and the pumping and waiting that make transfers progress, and
+ *		  the one descriptor an Append's wait watches for all of them.
  *
  * Connections.  Each backend has one libcurl multi handle, made on first
  * use and closed at process exit.  Every transfer of the backend runs in
@@ -27,10 +28,7 @@
  *
  * Layers.  This file sits below http.c: it starts a due retry and hands
  * over a finished attempt through the PsvcHttpDriver that http.c gives
- * psvc_http_ensure_multi, and calls nothing of http.c by name.  Nor of
- * http_events.c, which keeps a descriptor of its own in step with curl's
- * sockets: it hears of every change through the hook it installs
- * (psvc_http_set_socket_hook).
+ * psvc_http_ensure_multi, and calls nothing of http.c by name.
  *
  * The wait set is kept from one wait to the next and rebuilt only when
  * the sockets to watch really differ (see wait_set_current).  libcurl
@@ -51,6 +49,31 @@
  * raises an error or allocates memory in a way that could: callbacks only
  * record what happened, and the pump acts on it after libcurl returns.
  *
+ * The descriptor of the asynchronous scans (psvc_call_event_fd): callers
+ * that wait in a WaitEventSet of their own (the asynchronous foreign scans
+ * under an Append, src/fdw/fdw_scan.c, whose Append waits for all its
+ * subplans at once and lets each add one descriptor to its wait).
+ * libcurl watches many sockets and a timer, and a transfer may also wait
+ * for a retry; psvc_http_wait sleeps on all of them.  Here they become one
+ * descriptor: an epoll instance that holds every socket curl asks to
+ * watch, for what curl asks (http_wait.c hands every change through the
+ * socket hook), and a timerfd armed before each wait for curl's timer or
+ * the next retry (psvc_call_prepare_wait).  An epoll descriptor polls
+ * readable when one of its descriptors is ready, so the caller's wait
+ * wakes exactly when psvc_http_wait would, and the caller then pumps
+ * (psvc_call_poll).  Re-arming the timer clears an expiry already counted.
+ *
+ * The timer is armed for a second at most, as psvc_http_wait sleeps: a
+ * socket the hook failed to register (epoll_ctl out of memory) delays its
+ * transfer by that second, never forever, and a wait whose set does not
+ * watch the latch still reaches CHECK_FOR_INTERRUPTS.
+ *
+ * Linux only (epoll, timerfd).  Elsewhere psvc_call_event_fd returns -1
+ * and scans are never asynchronous (fdw_scan.c).
+ *
+ * The two descriptors live as long as the backend (the kernel closes them
+ * at exit); they are counted as PostgreSQL's external descriptors.
+ *
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
@@ -62,11 +85,17 @@
 
 #include <poll.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#ifdef HAVE_SYS_EPOLL_H
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#endif
 
 #include <curl/curl.h>
 
 #include "lib/ilist.h"
 #include "miscadmin.h"
+#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/memutils.h"
@@ -120,7 +149,14 @@ static bool interrupt_seen = false; /* progress_cb aborted a transfer */
 /* What http.c handed over: the calls back into the transfers. */
 static const PsvcHttpDriver *http_driver = NULL;
 
-/* What http_events.c asked to hear of every change of curl's sockets. */
+/*
+ * Told of every socket curl watches and of each change (what: CURL_POLL_*,
+ * CURL_POLL_REMOVE when no longer watched); runs inside libcurl's socket
+ * callback, so it must neither raise nor palloc.
+ */
+typedef void (*PsvcHttpSocketHook) (curl_socket_t fd, int what);
+
+/* Set once an Append asks for the descriptor (psvc_call_event_fd, below). */
 static PsvcHttpSocketHook socket_hook = NULL;
 
 static void http_exit(int code, Datum arg);
@@ -274,8 +310,8 @@ socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
  * (CURL_POLL_REMOVE: no longer watched).  The hook runs inside libcurl's
  * socket callback: it must not raise or palloc.
  */
-void
-psvc_http_set_socket_hook(PsvcHttpSocketHook hook)
+static void
+set_socket_hook(PsvcHttpSocketHook hook)
 {
 	socket_hook = hook;
 	for (int i = 0; i < n_sockets; i++)
@@ -638,8 +674,8 @@ build_wait_set(void)
  * Milliseconds until curl's timer or the next retry is due, 0 when one is
  * due now, at most PSVC_HTTP_MAX_WAIT_MS.
  */
-long
-psvc_http_next_timeout(void)
+static long
+next_timeout(void)
 {
 	long		timeout = -1;
 
@@ -677,7 +713,7 @@ void
 psvc_http_wait(void)
 {
 	WaitEvent	events[16];
-	long		timeout = psvc_http_next_timeout();
+	long		timeout = next_timeout();
 	int			nevents;
 	int			i;
 	int			running;
@@ -723,4 +759,125 @@ void
 psvc_call_poll(void)
 {
 	psvc_http_pump();
+}
+
+
+/* ---------------------------------------------------------------------
+ * The descriptor an Append's wait watches (see the header)
+ * ---------------------------------------------------------------------
+ */
+
+#ifdef HAVE_SYS_EPOLL_H
+
+static int	event_fd = -1;		/* the epoll instance callers wait on */
+static int	timer_fd = -1;		/* in it: curl's timer, the next retry */
+
+/*
+ * The socket hook (set_socket_hook): registers fd in the epoll instance for
+ * what curl watches it for, or removes it.  Runs inside libcurl's socket
+ * callback: raises nothing, keeps errno.  A descriptor curl closed
+ * without telling has left the instance by itself, so a reused number is
+ * added anew (ENOENT on modify).
+ */
+static void
+socket_changed(curl_socket_t fd, int what)
+{
+	int			save_errno = errno;
+	struct epoll_event ev;
+
+	if (what == CURL_POLL_REMOVE)
+		(void) epoll_ctl(event_fd, EPOLL_CTL_DEL, fd, NULL);
+	else
+	{
+		memset(&ev, 0, sizeof(ev));
+		ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) |
+			((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
+		ev.data.fd = fd;
+		if (epoll_ctl(event_fd, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT)
+			(void) epoll_ctl(event_fd, EPOLL_CTL_ADD, fd, &ev);
+	}
+	errno = save_errno;
+}
+
+int
+psvc_call_event_fd(void)
+{
+	struct epoll_event ev;
+	int			efd;
+	int			tfd;
+
+	if (event_fd >= 0)
+		return event_fd;
+
+	efd = epoll_create1(EPOLL_CLOEXEC);
+	if (efd < 0)
+		ereport(ERROR,
+				(errcode_for_socket_access(),
+				 errmsg("could not create an epoll descriptor for partner requests: %m")));
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (tfd < 0)
+	{
+		close(efd);
+		ereport(ERROR,
+				(errcode_for_socket_access(),
+				 errmsg("could not create a timer descriptor for partner requests: %m")));
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.fd = tfd;
+	if (epoll_ctl(efd, EPOLL_CTL_ADD, tfd, &ev) != 0)
+	{
+		int			save_errno = errno;
+
+		close(tfd);
+		close(efd);
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode_for_socket_access(),
+				 errmsg("could not watch a timer descriptor for partner requests: %m")));
+	}
+	ReserveExternalFD();
+	ReserveExternalFD();
+	event_fd = efd;
+	timer_fd = tfd;
+	/* the sockets curl watches now, then every change */
+	set_socket_hook(socket_changed);
+	return event_fd;
+}
+
+void
+psvc_call_prepare_wait(bool now)
+{
+	struct itimerspec its;
+	long		ms;
+
+	if (timer_fd < 0)
+		return;
+	ms = now ? 0 : next_timeout();
+	memset(&its, 0, sizeof(its));
+	/* an all-zero value would disarm it: "now" is one nanosecond */
+	its.it_value.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = ms > 0 ? (ms % 1000) * 1000000L : 1;
+	(void) timerfd_settime(timer_fd, 0, &its, NULL);
+}
+
+#else							/* !HAVE_SYS_EPOLL_H */
+
+int
+psvc_call_event_fd(void)
+{
+	return -1;
+}
+
+void
+psvc_call_prepare_wait(bool now)
+{
+}
+
+#endif							/* HAVE_SYS_EPOLL_H */
+
+bool
+psvc_call_ready(const PsvcTransfer *t)
+{
+	return t->state != XFER_RUNNING && t->state != XFER_BACKOFF;
 }

@@ -727,58 +727,6 @@ const PsvcOperation psvc_operations[PSVC_NOPS] = {
 	},
 };
 
-/*
- * Checks the rows against each other once per backend (the URL builder
- * calls it before the first request): every operation has a row, a
- * service, a method and a route starting with '/'; each {name} of its
- * route has a parameter definition and each definition a {name}; its
- * rate-limit row is of its own service; a SQL function's row says what
- * its argument and result are made of.  A violation is a programming
- * error in the catalogue, reported with elog.
- */
-void
-psvc_catalog_verify(void)
-{
-	static bool verified = false;
-
-	if (verified)
-		return;
-	for (int i = 0; i < PSVC_NOPS; i++)
-	{
-		const PsvcOperation *op = &psvc_operations[i];
-		int			nbraces = 0;
-		int			nparams = 0;
-
-		if (op->name == NULL || op->method == NULL || op->route == NULL ||
-			op->route[0] != '/' || op->description == NULL ||
-			op->service < 0 || op->service >= PSVC_NSERVICES)
-			elog(ERROR, "operation %d of the catalogue is incomplete", i);
-		for (const char *p = strchr(op->route, '{'); p; p = strchr(p + 1, '{'))
-		{
-			const char *end = strchr(p, '}');
-
-			if (end == NULL || psvc_op_param(op, p + 1, end - p - 1) == NULL)
-				elog(ERROR, "operation \"%s\": {%s} of its route has no parameter definition",
-					 op->name, p + 1);
-			nbraces++;
-		}
-		while (nparams < PSVC_MAX_PATH_PARAMS && op->params[nparams])
-			nparams++;
-		if (nparams != nbraces)
-			elog(ERROR, "operation \"%s\" defines %d path parameters for %d in its route",
-				 op->name, nparams, nbraces);
-		if (op->limit != NULL && op->limit->service != op->service)
-			elog(ERROR, "operation \"%s\" counts against a rate-limit row of another service",
-				 op->name);
-		if ((op->arg == PSVC_ARG_PATH && nparams != 1) ||
-			(op->arg == PSVC_ARG_BODY_MEMBER && op->body_member == NULL) ||
-			((op->result == PSVC_RESULT_TEXT || op->result == PSVC_RESULT_INT64) &&
-			 op->result_member == NULL))
-			elog(ERROR, "operation \"%s\" is not a complete SQL function", op->name);
-	}
-	verified = true;
-}
-
 const PsvcParamDef *
 psvc_op_param(const PsvcOperation *op, const char *name, size_t namelen)
 {

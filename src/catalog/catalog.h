@@ -17,7 +17,7 @@
  * its list and detail operations, the columns (member, path parameter or
  * raw item; filters) and, for writable tables, the operations that
  * INSERT/UPDATE/DELETE become.  The FDW (fdw.h) reads it to plan, scan,
- * modify and import; option validation (options.c) reads it for resource
+ * modify and import; option validation (fdw_options.c) reads it for resource
  * names.  It depends on nothing.
  *
  * Memory: the catalogue is static, constant data; the functions return
@@ -250,8 +250,7 @@ extern const PsvcOperation psvc_operations[PSVC_NOPS];
 /* The definition of path parameter name (namelen bytes) of op, or NULL. */
 extern const PsvcParamDef *psvc_op_param(const PsvcOperation *op,
 										 const char *name, size_t namelen);
-/* Checks the rows once per backend; elog(ERROR) on a malformed one. */
-extern void psvc_catalog_verify(void);
+/* The rows are checked when the extension is built: test/catalog/catalog_check.c. */
 /* Whether a 404 with this error code (may be NULL) means "nothing here". */
 extern bool psvc_op_empty_code(const PsvcOperation *op, const char *code);
 

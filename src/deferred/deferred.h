@@ -34,5 +34,8 @@
  * workers.  From _PG_init.
  */
 extern void psvc_deferred_init(void);
+struct PsvcSegment;				/* segments.h */
+/* The senders' shared slots. */
+extern const struct PsvcSegment psvc_def_segment;
 
 #endif							/* PSVC_DEFERRED_H */

@@ -142,6 +142,18 @@ extern char *psvc_fdw_unsent_hint(List *clauses, Index relid, AttrNumber attno,
 extern Expr *psvc_fdw_intersect_consts(List *values, List *arrays, bool *is_array);
 /* Does equality on the column, under collid, compare text exactly? */
 extern bool psvc_fdw_compares_exactly(Form_pg_attribute att, Oid collid);
+struct ArrayType;				/* utils/array.h */
+/* The text a constant is sent as (its type's output); CurrentMemoryContext. */
+extern char *psvc_fdw_const_text(Datum value, Oid type);
+/* qsort and bsearch comparator of an array of C strings. */
+extern int	psvc_fdw_cstring_cmp(const void *a, const void *b);
+/*
+ * The elements of arr, of type elemtype, into *elems and *nulls (in
+ * CurrentMemoryContext); returns their count, and the type's length and
+ * by-value flag where typlen and typbyval are not NULL.
+ */
+extern int	psvc_fdw_array_elems(struct ArrayType *arr, Oid elemtype, Datum **elems,
+								 bool **nulls, int16 *typlen, bool *typbyval);
 
 /* in fdw_barrier.c */
 
@@ -180,7 +192,7 @@ extern TupleTableSlot *psvc_fdw_iterate(ForeignScanState *node);
 extern void psvc_fdw_rescan(ForeignScanState *node);
 extern void psvc_fdw_end(ForeignScanState *node);
 
-/* in fdw_scan_async.c: a scan an Append runs asynchronously */
+/* in fdw_scan.c: a scan an Append runs asynchronously */
 extern void psvc_fdw_async_request(AsyncRequest *areq);
 extern void psvc_fdw_async_configure_wait(AsyncRequest *areq);
 extern void psvc_fdw_async_notify(AsyncRequest *areq);
@@ -213,6 +225,11 @@ extern void psvc_fdw_explain_modify(ModifyTableState *mtstate, ResultRelInfo *ri
 
 /* in fdw_handler.c */
 extern Datum psvc_fdw_handler(PG_FUNCTION_ARGS);
+
+/* in fdw_options.c: the validator of every object of the wrapper */
+extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
+/* Raises HV00D for an option IMPORT FOREIGN SCHEMA does not take. */
+extern void psvc_options_check_import(List *options);
 
 /* fdw_jit.c: the planner hook that keeps remote costs out of JIT's decision */
 extern void psvc_fdw_jit_init(void);

@@ -46,9 +46,6 @@ closed_array_values(const PushedValue *pv, Const *c)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
 	Oid			et = ARR_ELEMTYPE(arr);
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
@@ -57,8 +54,7 @@ closed_array_values(const PushedValue *pv, Const *c)
 	Oid			out;
 	bool		varlena;
 
-	get_typlenbyvalalign(et, &typlen, &typbyval, &typalign);
-	deconstruct_array(arr, et, typlen, typbyval, typalign, &elems, &nulls, &n);
+	n = psvc_fdw_array_elems(arr, et, &elems, &nulls, NULL, NULL);
 	getTypeOutputInfo(et, &out, &varlena);
 	seen = palloc(sizeof(char *) * Max(n, 1));
 	for (int i = 0; i < n; i++)
@@ -78,6 +74,30 @@ closed_array_values(const PushedValue *pv, Const *c)
 			seen[m++] = text;
 	}
 	return m;
+}
+
+/* What the scan did, for EXPLAIN ANALYZE: its pages, requests and waits. */
+static void
+explain_run(PsvcScanState *st, ExplainState *es)
+{
+	ExplainPropertyInteger("Partner Pages", NULL, st->n_pages, es);
+	ExplainPropertyInteger("Partner Requests", NULL, st->n_requests, es);
+	ExplainPropertyInteger("Partner Retries", NULL, st->n_retries, es);
+	/* a mistyped key gives no rows: this line keeps it visible */
+	if (st->n_not_found > 0)
+		ExplainPropertyInteger("Partner Not Found", NULL, st->n_not_found, es);
+	if (st->rows_rejected > 0)
+		ExplainPropertyInteger("Rows Removed by Partner Recheck", NULL, st->rows_rejected, es);
+	ExplainPropertyInteger("Partner Bytes", NULL, st->n_bytes, es);
+	if (st->cache_hits + st->cache_misses > 0)
+		ExplainPropertyText("Partner Cache",
+							psprintf("hits=" INT64_FORMAT " misses=" INT64_FORMAT,
+									 st->cache_hits, st->cache_misses), es);
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Partner Wait Time", "ms", st->wait_ms, 3, es);
+		ExplainPropertyFloat("Partner Rate Limit Wait", "ms", st->rl_wait_ms, 3, es);
+	}
 }
 
 /*
@@ -113,11 +133,8 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 		if (IsA(expr, Const) && !((Const *) expr)->constisnull && !pv->is_array)
 		{
 			Const	   *c = (Const *) expr;
-			Oid			out;
-			bool		varlena;
 
-			getTypeOutputInfo(c->consttype, &out, &varlena);
-			texts[i] = OidOutputFunctionCall(out, c->constvalue);
+			texts[i] = psvc_fdw_const_text(c->constvalue, c->consttype);
 			if (pv->closed && psvc_endpoint_filter_excludes(pv->def, texts[i]))
 				none = pv->def->name;
 		}
@@ -192,24 +209,5 @@ psvc_fdw_explain(ForeignScanState *node, ExplainState *es)
 	if (es->verbose)
 		psvc_options_explain(st->server, es);
 	if (es->analyze)
-	{
-		ExplainPropertyInteger("Partner Pages", NULL, st->n_pages, es);
-		ExplainPropertyInteger("Partner Requests", NULL, st->n_requests, es);
-		ExplainPropertyInteger("Partner Retries", NULL, st->n_retries, es);
-		/* a mistyped key gives no rows: this line keeps it visible */
-		if (st->n_not_found > 0)
-			ExplainPropertyInteger("Partner Not Found", NULL, st->n_not_found, es);
-		if (st->rows_rejected > 0)
-			ExplainPropertyInteger("Rows Removed by Partner Recheck", NULL, st->rows_rejected, es);
-		ExplainPropertyInteger("Partner Bytes", NULL, st->n_bytes, es);
-		if (st->cache_hits + st->cache_misses > 0)
-			ExplainPropertyText("Partner Cache",
-								psprintf("hits=" INT64_FORMAT " misses=" INT64_FORMAT,
-										 st->cache_hits, st->cache_misses), es);
-		if (es->timing)
-		{
-			ExplainPropertyFloat("Partner Wait Time", "ms", st->wait_ms, 3, es);
-			ExplainPropertyFloat("Partner Rate Limit Wait", "ms", st->rl_wait_ms, 3, es);
-		}
-	}
+		explain_run(st, es);
 }

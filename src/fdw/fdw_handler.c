@@ -31,7 +31,7 @@
 PG_FUNCTION_INFO_V1(psvc_fdw_handler);
 
 /*
- * The callbacks live in fdw_plan.c, fdw_scan.c, fdw_scan_async.c, fdw_explain.c,
+ * The callbacks live in fdw_plan.c, fdw_scan.c, fdw_explain.c,
  * fdw_modify.c and fdw_import.c; this file only hands them to PostgreSQL.
  */
 Datum

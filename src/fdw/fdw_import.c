@@ -8,7 +8,7 @@
  * FROM SERVER ...), and it must be the server's own service: tables of
  * another service would point at endpoints this server does not serve.
  * LIMIT TO and EXCEPT are applied here.  Options are checked like those
- * of any object (options.c): there are none yet, so any option is an
+ * of any object (fdw_options.c): there are none yet, so any option is an
  * error (HV00D) rather than silently ignored.
  *
  * Each table and each column gets a COMMENT written from the catalogue

@@ -126,7 +126,7 @@ typedef struct PsvcRelInfo
 	double		local_sel;		/* selectivity of the local conditions */
 	char	   *estimate;		/* the plain path's row estimate, as
 								 * EXPLAIN VERBOSE shows it */
-	bool		async_capable;	/* option async_capable (fdw_scan_async.c) */
+	bool		async_capable;	/* option async_capable (fdw_scan.c) */
 	List	   *bound_quals;	/* clauses of a partition's bound that the
 								 * values sent could not be checked against
 								 * when planning: filtered locally */
@@ -217,23 +217,6 @@ missing_has_column(List *missing, const PsvcColumnDef *col)
 	return false;
 }
 
-/* The text of a constant as the scan will send it (its type's output). */
-static char *
-const_text(Datum value, Oid type)
-{
-	Oid			out;
-	bool		varlena;
-
-	getTypeOutputInfo(type, &out, &varlena);
-	return OidOutputFunctionCall(out, value);
-}
-
-static int
-cstring_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *) a, *(const char *const *) b);
-}
-
 /*
  * The distinct non-null elements of a constant array, as text, sorted;
  * *n receives their count.
@@ -243,22 +226,18 @@ const_array_texts(Const *c, int *n)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
 	Oid			elemtype = ARR_ELEMTYPE(arr);
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			nelems;
 	char	  **texts;
 	int			m = 0;
 
-	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &nulls, &nelems);
+	nelems = psvc_fdw_array_elems(arr, elemtype, &elems, &nulls, NULL, NULL);
 	texts = palloc(sizeof(char *) * Max(nelems, 1));
 	for (int i = 0; i < nelems; i++)
 		if (!nulls[i])
-			texts[m++] = const_text(elems[i], elemtype);
-	qsort(texts, m, sizeof(char *), cstring_cmp);
+			texts[m++] = psvc_fdw_const_text(elems[i], elemtype);
+	qsort(texts, m, sizeof(char *), psvc_fdw_cstring_cmp);
 	*n = 0;
 	for (int i = 0; i < m; i++)
 		if (*n == 0 || strcmp(texts[i], texts[*n - 1]) != 0)
@@ -300,7 +279,7 @@ list_rows(const PsvcRelInfo *info, List *by_join, double dflt,
 			if (pq->is_array)
 				cols[i].elems = const_array_texts(c, &cols[i].nelems);
 			else
-				cols[i].value = const_text(c->constvalue, c->consttype);
+				cols[i].value = psvc_fdw_const_text(c->constvalue, c->consttype);
 		}
 		i++;
 	}
@@ -519,7 +498,7 @@ psvc_fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 
 /*
  * IsForeignPathAsyncCapable: the table's option async_capable, else its
- * server's, where the call module can wait with an Append (fdw_scan_async.c).
+ * server's, where the call module can wait with an Append (fdw_scan.c).
  */
 bool
 psvc_fdw_async_capable(ForeignPath *path)
@@ -661,6 +640,95 @@ list_from_items(Node **item, int n)
 	return l;
 }
 
+/*
+ * The plan's list of pushed values (enum PsvcPushedIndex), one per pushed
+ * condition: each value and those of its further equalities appended to
+ * *fdw_exprs, the conditions on member columns appended to *recheck (the
+ * scan rechecks them).  CurrentMemoryContext (the planner's).
+ */
+static List *
+plan_pushed(List *pushed, List **fdw_exprs, List **recheck)
+{
+	List	   *pushed_priv = NIL;
+	ListCell   *lc;
+
+	foreach(lc, pushed)
+	{
+		PushedQual *pq = lfirst(lc);
+
+		List	   *also = NIL;
+		List	   *also_array = NIL;
+		ListCell   *lc2;
+		int			expr_index = list_length(*fdw_exprs);
+
+		*fdw_exprs = lappend(*fdw_exprs, pq->value);
+		if (pq->col->kind != PSVC_COL_PATH)
+			foreach(lc2, pq->merged)
+				*recheck = lappend(*recheck, lfirst_node(RestrictInfo, lc2)->clause);
+		foreach(lc2, pq->also)
+		{
+			PushedQual *a = lfirst(lc2);
+
+			*fdw_exprs = lappend(*fdw_exprs, a->value);
+			also = lappend_int(also, list_length(*fdw_exprs) - 1);
+			also_array = lappend_int(also_array, a->is_array ? 1 : 0);
+		}
+		{
+			Node	   *item[PSVC_PUSHED_COUNT];
+
+			item[PSVC_PUSHED_COLUMN] = (Node *) makeString(pstrdup(pq->col->name));
+			item[PSVC_PUSHED_EXPR] = (Node *) makeInteger(expr_index);
+			item[PSVC_PUSHED_IS_ARRAY] = (Node *) makeInteger(pq->is_array ? 1 : 0);
+			item[PSVC_PUSHED_CLOSED] = (Node *) makeInteger(pq->closed ? 1 : 0);
+			item[PSVC_PUSHED_ALSO] = (Node *) also;
+			item[PSVC_PUSHED_ALSO_ARRAY] = (Node *) also_array;
+			pushed_priv = lappend(pushed_priv, list_from_items(item, PSVC_PUSHED_COUNT));
+		}
+	}
+	return pushed_priv;
+}
+
+/*
+ * The attribute numbers the scan fills: what the relation's target, the
+ * local filters and the rechecked conditions use.  Not tlist: it is NULL
+ * when a projection is put on top.  CurrentMemoryContext.
+ */
+static List *
+plan_attrs(RelOptInfo *baserel, Oid foreigntableid, List *local_exprs,
+		   List *recheck)
+{
+	List	   *attrs = NIL;
+	Bitmapset  *used = NULL;
+
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &used);
+	pull_varattnos((Node *) local_exprs, baserel->relid, &used);
+	pull_varattnos((Node *) recheck, baserel->relid, &used);
+	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used))
+	{
+		/* a whole-row reference: every column but the dropped ones */
+		Relation	rel = table_open(foreigntableid, NoLock);
+		TupleDesc	desc = RelationGetDescr(rel);
+
+		for (int i = 0; i < desc->natts; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				attrs = lappend_int(attrs, i + 1);
+		table_close(rel, NoLock);
+	}
+	else
+	{
+		int			x = -1;
+
+		while ((x = bms_next_member(used, x)) >= 0)
+		{
+			AttrNumber	attno = x + FirstLowInvalidHeapAttributeNumber;
+
+			if (attno > 0)
+				attrs = lappend_int(attrs, attno);
+		}
+	}
+	return attrs;
+}
+
 /* May the scan stop after LIMIT + OFFSET rows?  Returns them, or -1. */
 static int
 pushable_limit(PlannerInfo *root, RelOptInfo *baserel, List *local_exprs)
@@ -701,8 +769,7 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	List	   *priv;
 	Node	   *item[PSVC_PRIV_COUNT];
 	List	   *pushed_priv = NIL;
-	List	   *attrs = NIL;
-	Bitmapset  *used = NULL;
+	List	   *attrs;
 	ListCell   *lc;
 	int			limit;
 
@@ -744,71 +811,8 @@ psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 									  psvc_fdw_partition_bounds(root, baserel,
 																((PushedQual *) lfirst(lc))->attno));
 
-	foreach(lc, pushed)
-	{
-		PushedQual *pq = lfirst(lc);
-
-		List	   *also = NIL;
-		List	   *also_array = NIL;
-		ListCell   *lc2;
-		int			expr_index = list_length(fdw_exprs);
-
-		fdw_exprs = lappend(fdw_exprs, pq->value);
-		if (pq->col->kind != PSVC_COL_PATH)
-			foreach(lc2, pq->merged)
-				recheck = lappend(recheck, lfirst_node(RestrictInfo, lc2)->clause);
-		foreach(lc2, pq->also)
-		{
-			PushedQual *a = lfirst(lc2);
-
-			fdw_exprs = lappend(fdw_exprs, a->value);
-			also = lappend_int(also, list_length(fdw_exprs) - 1);
-			also_array = lappend_int(also_array, a->is_array ? 1 : 0);
-		}
-		{
-			Node	   *item[PSVC_PUSHED_COUNT];
-
-			item[PSVC_PUSHED_COLUMN] = (Node *) makeString(pstrdup(pq->col->name));
-			item[PSVC_PUSHED_EXPR] = (Node *) makeInteger(expr_index);
-			item[PSVC_PUSHED_IS_ARRAY] = (Node *) makeInteger(pq->is_array ? 1 : 0);
-			item[PSVC_PUSHED_CLOSED] = (Node *) makeInteger(pq->closed ? 1 : 0);
-			item[PSVC_PUSHED_ALSO] = (Node *) also;
-			item[PSVC_PUSHED_ALSO_ARRAY] = (Node *) also_array;
-			pushed_priv = lappend(pushed_priv, list_from_items(item, PSVC_PUSHED_COUNT));
-		}
-	}
-
-	/*
-	 * The columns the executor needs: the relation's target, the local
-	 * filters and the rechecked conditions.  Not tlist: it is NULL when a
-	 * projection is put on top.
-	 */
-	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &used);
-	pull_varattnos((Node *) local_exprs, baserel->relid, &used);
-	pull_varattnos((Node *) recheck, baserel->relid, &used);
-	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used))
-	{
-		/* a whole-row reference: every column but the dropped ones */
-		Relation	rel = table_open(foreigntableid, NoLock);
-		TupleDesc	desc = RelationGetDescr(rel);
-
-		for (int i = 0; i < desc->natts; i++)
-			if (!TupleDescAttr(desc, i)->attisdropped)
-				attrs = lappend_int(attrs, i + 1);
-		table_close(rel, NoLock);
-	}
-	else
-	{
-		int			x = -1;
-
-		while ((x = bms_next_member(used, x)) >= 0)
-		{
-			AttrNumber	attno = x + FirstLowInvalidHeapAttributeNumber;
-
-			if (attno > 0)
-				attrs = lappend_int(attrs, attno);
-		}
-	}
+	pushed_priv = plan_pushed(pushed, &fdw_exprs, &recheck);
+	attrs = plan_attrs(baserel, foreigntableid, local_exprs, recheck);
 
 	limit = info->detail ? -1 : pushable_limit(root, baserel, local_exprs);
 

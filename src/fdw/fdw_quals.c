@@ -170,13 +170,11 @@ match_or_equalities(Expr *clause, Index relid, Expr **value, Oid *collid)
 			Oid			et = ARR_ELEMTYPE(a_arr);
 			int16		typlen;
 			bool		typbyval;
-			char		typalign;
 			Datum	   *ds;
 			bool	   *nulls;
 			int			n;
 
-			get_typlenbyvalalign(et, &typlen, &typbyval, &typalign);
-			deconstruct_array(a_arr, et, typlen, typbyval, typalign, &ds, &nulls, &n);
+			n = psvc_fdw_array_elems(a_arr, et, &ds, &nulls, &typlen, &typbyval);
 			/* a NULL element equals nothing: in a WHERE it adds no row */
 			for (int i = 0; i < n; i++)
 				if (!nulls[i])
@@ -237,21 +235,43 @@ psvc_fdw_match_equality(Expr *clause, Index relid, Expr **value, bool *is_array,
 	return match_or_equalities(clause, relid, value, collid);
 }
 
-/* The text a constant is sent as (its type's output). */
-static char *
-quals_const_text(Datum d, Oid type)
+/* ---------------------------------------------------------------------
+ * Helpers of the planner, the scan and EXPLAIN (fdw.h)
+ * ---------------------------------------------------------------------
+ */
+
+char *
+psvc_fdw_const_text(Datum value, Oid type)
 {
 	Oid			out;
 	bool		varlena;
 
 	getTypeOutputInfo(type, &out, &varlena);
-	return OidOutputFunctionCall(out, d);
+	return OidOutputFunctionCall(out, value);
 }
 
-static int
-quals_text_cmp(const void *a, const void *b)
+int
+psvc_fdw_cstring_cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+int
+psvc_fdw_array_elems(ArrayType *arr, Oid elemtype, Datum **elems, bool **nulls,
+					 int16 *typlen_out, bool *typbyval_out)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			n;
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, elems, nulls, &n);
+	if (typlen_out)
+		*typlen_out = typlen;
+	if (typbyval_out)
+		*typbyval_out = typbyval;
+	return n;
 }
 
 /*
@@ -273,29 +293,25 @@ quals_const_values(Const *c, bool is_array, Oid *elemtype, Datum **values,
 	if (is_array)
 	{
 		ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
-		int16		typlen;
-		bool		typbyval;
-		char		typalign;
 		Datum	   *elems;
 		bool	   *nulls;
 		int			nelems;
 
-		get_typlenbyvalalign(*elemtype, &typlen, &typbyval, &typalign);
-		deconstruct_array(arr, *elemtype, typlen, typbyval, typalign, &elems, &nulls, &nelems);
+		nelems = psvc_fdw_array_elems(arr, *elemtype, &elems, &nulls, NULL, NULL);
 		*values = palloc(sizeof(Datum) * Max(nelems, 1));
 		*texts = palloc(sizeof(char *) * Max(nelems, 1));
 		for (int i = 0; i < nelems; i++)
 			if (!nulls[i])
 			{
 				(*values)[*n] = elems[i];
-				(*texts)[(*n)++] = quals_const_text(elems[i], *elemtype);
+				(*texts)[(*n)++] = psvc_fdw_const_text(elems[i], *elemtype);
 			}
 		return;
 	}
 	*values = palloc(sizeof(Datum));
 	*texts = palloc(sizeof(char *));
 	(*values)[0] = c->constvalue;
-	(*texts)[0] = quals_const_text(c->constvalue, c->consttype);
+	(*texts)[0] = psvc_fdw_const_text(c->constvalue, c->consttype);
 	*n = 1;
 }
 
@@ -340,7 +356,7 @@ psvc_fdw_intersect_consts(List *values, List *arrays, bool *is_array)
 			continue;
 		}
 		/* keep the values this condition also holds: O(n log n) */
-		qsort(ts, n, sizeof(char *), quals_text_cmp);
+		qsort(ts, n, sizeof(char *), psvc_fdw_cstring_cmp);
 		{
 			int			m = 0;
 
@@ -348,7 +364,7 @@ psvc_fdw_intersect_consts(List *values, List *arrays, bool *is_array)
 			{
 				if (k % 1024 == 0)
 					CHECK_FOR_INTERRUPTS();
-				if (n > 0 && bsearch(&keep_texts[k], ts, n, sizeof(char *), quals_text_cmp))
+				if (n > 0 && bsearch(&keep_texts[k], ts, n, sizeof(char *), psvc_fdw_cstring_cmp))
 				{
 					keep[m] = keep[k];
 					keep_texts[m++] = keep_texts[k];

@@ -4,8 +4,9 @@
  *		  What the files of the scan engine share, and nothing else
  *		  includes: the state of one scan, its streams and pushed values.
  *
- * The scan is five files, whose calls go one way:
- *	- fdw_scan.c: the executor callbacks (Begin, Iterate, ReScan, End),
+ * The scan is four files, whose calls go one way:
+ *	- fdw_scan.c: the executor callbacks (Begin, Iterate, ReScan, End, and
+ *	  those of a scan an Append runs asynchronously),
  *	  the streams the pushed values fan out to, which stream's page is
  *	  current, and the rows built from it;
  *	- fdw_scan_values.c: the pushed values of a (re)scan, arrays reduced
@@ -16,12 +17,10 @@
  *	  one, and the checks on the cursor it names;
  *	- fdw_explain.c: EXPLAIN, which describes the first page's call as
  *	  the page source's one builder of calls makes it from the plan.
- *	- fdw_scan_async.c: the callbacks of a scan an Append runs asynchronously,
- *	  which take rows from fdw_scan.c's callbacks as long as they need
- *	  not wait, and wait for pages with the Append's other subplans.
  * fdw_scan.c calls fdw_scan_values.c; it, fdw_scan_values.c and
- * fdw_explain.c call fdw_scan_page.c; never the reverse.  fdw_scan_async.c
- * reaches fdw_scan.c only through the executor (ExecProcNode).
+ * fdw_explain.c call fdw_scan_page.c; never the reverse.  The
+ * asynchronous callbacks of fdw_scan.c take rows through the executor
+ * (ExecProcNode).
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -160,7 +159,7 @@ typedef struct PsvcScanState
 	int64		cache_hits;		/* pages the response cache answered */
 	int64		cache_misses;
 
-	/* run asynchronously by an Append (fdw_scan_async.c) */
+	/* run asynchronously by an Append (fdw_scan.c) */
 	bool		async;			/* node->ss.ps.async_capable */
 	bool		would_block;	/* the last iterate stopped at the current
 								 * stream's page, still in flight */

@@ -300,38 +300,11 @@ psvc_scan_release_page(PsvcScanState *st)
 	}
 }
 
-/*
- * Waits for stream s's page in flight (started by psvc_scan_start_page)
- * and makes it the scan's current page, asking for the next one ahead
- * when prefetch is on.  Returns false, with the stream done, when the
- * answer is the documented "nothing here" (is_empty_answer); any other
- * failure is an ERROR.  The page is decoded in the page context, pointing
- * into the response, which stays in the transfer's context
- * (page_body_cxt) until psvc_scan_release_page; the next cursor in
- * run_cxt.
- */
-bool
-psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
+/* Counts resp, the answer to one of st's requests, in st's figures. */
+static void
+count_answer(PsvcScanState *st, const PsvcResult *resp, instr_time waited)
 {
-	PsvcResult *resp;
-	instr_time	t0,
-				t1;
-	MemoryContext old;
-	MemoryContext body_cxt;
-	const char *next;
-	ErrorContextCallback errcb;
-	ScanErrorArg arg = {st, NULL};
-
-	errcb.callback = psvc_scan_error_callback;
-	errcb.arg = &arg;
-	errcb.previous = error_context_stack;
-	error_context_stack = &errcb;
-
-	INSTR_TIME_SET_CURRENT(t0);
-	resp = psvc_call_finish(s->xfer);
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	st->wait_ms += INSTR_TIME_GET_MILLISEC(t1);
+	st->wait_ms += INSTR_TIME_GET_MILLISEC(waited);
 	st->n_retries += resp->retries;
 	st->n_requests += resp->retries;
 	if (resp->from_cache)
@@ -343,74 +316,59 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 		st->cache_misses++;
 	st->n_bytes += resp->bytes;
 	st->rl_wait_ms += resp->rl_wait_ms;
-	s->xfer = NULL;
+}
 
-	if (resp->kind != PSVC_CALL_OK)
-	{
-		if (!is_empty_answer(st, s, resp))
-			psvc_call_raise(s->call, resp);
-		st->n_not_found++;
-		error_context_stack = errcb.previous;
-		MemoryContextDelete(s->xfer_cxt);
-		s->xfer_cxt = NULL;
-		s->call = NULL;
-		s->done = true;
-		s->complete = true; /* the documented "nothing here" */
-		return false;
-	}
+/*
+ * Asks for s's next page now, on a cursor peeked from resp's body, so that
+ * the service prepares it while this page is decoded; the decoded cursor
+ * confirms the guess (psvc_scan_fetch_page), or the request is dropped.
+ * Only where prefetch would ask for the same page anyway: under a LIMIT,
+ * only while a full page is still wanted whatever this page holds, so that
+ * neither the size of the next page nor whether there is one depends on
+ * this page's items.  The cursor in run_cxt.
+ */
+static void
+prefetch_on_guess(PsvcScanState *st, Stream *s, const PsvcResult *resp)
+{
+	MemoryContext old;
+	char	   *guess;
 
-	/*
-	 * Ask for the next page now, on a cursor peeked from the body, so
-	 * that the service prepares it while this page is decoded; the
-	 * decoded cursor confirms the guess below, or the request is
-	 * dropped.  Only where prefetch would ask for the same page
-	 * anyway: under a LIMIT, only while a full page is still wanted
-	 * whatever this page holds, so that neither the size of the next
-	 * page nor whether there is one depends on this page's items.
-	 */
-	body_cxt = s->xfer_cxt;
-	s->xfer_cxt = NULL;
-	s->call = NULL;
-	if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH) && !st->detail &&
-		st->ep->list->paging == PSVC_PAGING_CURSOR &&
-		(st->limit < 0 ||
-		 st->limit - st->rows_fetched - s->asked >=
+	if (!psvc_options_setting(st->server, PSVC_SETTING_PREFETCH) || st->detail ||
+		st->ep->list->paging != PSVC_PAGING_CURSOR ||
+		(st->limit >= 0 &&
+		 st->limit - st->rows_fetched - s->asked <
 		 psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE)))
-	{
-		char	   *guess;
+		return;
 
-		old = MemoryContextSwitchTo(st->run_cxt);
-		guess = psvc_json_peek_cursor(resp->body, resp->body_len);
-		MemoryContextSwitchTo(old);
-		/* a guess check_cursor would refuse is not sent */
-		if (guess != NULL &&
-			(guess[0] == '\0' || strlen(guess) > PSVC_SCAN_MAX_CURSOR ||
-			 (s->cursor != NULL && strcmp(guess, s->cursor) == 0)))
-		{
-			pfree(guess);
-			guess = NULL;
-		}
-		if (guess != NULL)
-		{
-			if (s->cursor)
-				pfree(s->cursor);
-			s->cursor = guess;
-			psvc_scan_start_page(st, s);
-		}
-	}
-
-	psvc_scan_release_page(st);
-	/* the page points into the body, which lives until the page does */
-	st->page_body_cxt = body_cxt;
-	old = MemoryContextSwitchTo(st->page_cxt);
-	st->page = decode_response(st, resp);
+	old = MemoryContextSwitchTo(st->run_cxt);
+	guess = psvc_json_peek_cursor(resp->body, resp->body_len);
 	MemoryContextSwitchTo(old);
-	error_context_stack = errcb.previous;
+	/* a guess check_cursor would refuse is not sent */
+	if (guess != NULL &&
+		(guess[0] == '\0' || strlen(guess) > PSVC_SCAN_MAX_CURSOR ||
+		 (s->cursor != NULL && strcmp(guess, s->cursor) == 0)))
+	{
+		pfree(guess);
+		guess = NULL;
+	}
+	if (guess != NULL)
+	{
+		if (s->cursor)
+			pfree(s->cursor);
+		s->cursor = guess;
+		psvc_scan_start_page(st, s);
+	}
+}
 
-	st->item = 0;
-	st->n_pages++;
-	s->pages++;
-	st->rows_fetched += st->page->nitems;
+/*
+ * What follows s's current page: the next cursor, checked, and its page
+ * asked for (unless the guess of prefetch_on_guess already did); or the
+ * end of the stream.  The cursor in run_cxt.
+ */
+static void
+follow_cursor(PsvcScanState *st, Stream *s)
+{
+	const char *next;
 
 	next = (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR) ?
 		st->page->next_cursor : NULL;
@@ -420,7 +378,7 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 	if (s->xfer != NULL && (next == NULL || strcmp(next, s->cursor) != 0))
 		psvc_scan_drop_transfer(s);
 	if (s->xfer != NULL)
-		return true;		/* the guess was right: already asked */
+		return;					/* the guess was right: already asked */
 
 	if (s->cursor)
 		pfree(s->cursor);
@@ -443,6 +401,74 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 		s->done = true;
 		s->complete = true;
 	}
+}
+
+/*
+ * Waits for stream s's page in flight (started by psvc_scan_start_page)
+ * and makes it the scan's current page, asking for the next one ahead
+ * when prefetch is on.  Returns false, with the stream done, when the
+ * answer is the documented "nothing here" (is_empty_answer); any other
+ * failure is an ERROR.  The page is decoded in the page context, pointing
+ * into the response, which stays in the transfer's context
+ * (page_body_cxt) until psvc_scan_release_page; the next cursor in
+ * run_cxt.
+ */
+bool
+psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
+{
+	PsvcResult *resp;
+	instr_time	t0,
+				t1;
+	MemoryContext old;
+	MemoryContext body_cxt;
+	ErrorContextCallback errcb;
+	ScanErrorArg arg = {st, NULL};
+
+	errcb.callback = psvc_scan_error_callback;
+	errcb.arg = &arg;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	resp = psvc_call_finish(s->xfer);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	count_answer(st, resp, t1);
+	s->xfer = NULL;
+
+	if (resp->kind != PSVC_CALL_OK)
+	{
+		if (!is_empty_answer(st, s, resp))
+			psvc_call_raise(s->call, resp);
+		st->n_not_found++;
+		error_context_stack = errcb.previous;
+		MemoryContextDelete(s->xfer_cxt);
+		s->xfer_cxt = NULL;
+		s->call = NULL;
+		s->done = true;
+		s->complete = true; /* the documented "nothing here" */
+		return false;
+	}
+
+	body_cxt = s->xfer_cxt;
+	s->xfer_cxt = NULL;
+	s->call = NULL;
+	prefetch_on_guess(st, s, resp);
+
+	psvc_scan_release_page(st);
+	/* the page points into the body, which lives until the page does */
+	st->page_body_cxt = body_cxt;
+	old = MemoryContextSwitchTo(st->page_cxt);
+	st->page = decode_response(st, resp);
+	MemoryContextSwitchTo(old);
+	error_context_stack = errcb.previous;
+
+	st->item = 0;
+	st->n_pages++;
+	s->pages++;
+	st->rows_fetched += st->page->nitems;
+
+	follow_cursor(st, s);
 	return true;
 }
 

@@ -35,6 +35,7 @@
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 
+#include "fdw.h"
 #include "fdw_scan_int.h"
 
 /* Streams a scan with = ANY(...) on several path columns may make. */
@@ -82,7 +83,6 @@ distinct_values(PushedValue *pv, ArrayType *arr, Oid out)
 {
 	int16		typlen;
 	bool		typbyval;
-	char		typalign;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
@@ -90,8 +90,7 @@ distinct_values(PushedValue *pv, ArrayType *arr, Oid out)
 	ValueText  *vt;
 	bool	   *dup;
 
-	get_typlenbyvalalign(pv->type, &typlen, &typbyval, &typalign);
-	deconstruct_array(arr, pv->type, typlen, typbyval, typalign, &elems, &nulls, &n);
+	n = psvc_fdw_array_elems(arr, pv->type, &elems, &nulls, &typlen, &typbyval);
 	pv->values = palloc(sizeof(Datum) * Max(n, 1));
 	pv->texts = palloc(sizeof(char *) * Max(n, 1));
 	vt = palloc(sizeof(ValueText) * Max(n, 1));
@@ -237,18 +236,14 @@ intersect_also(PushedValue *pv, ExprContext *econtext)
 		{
 			ArrayType  *arr = DatumGetArrayTypeP(d);
 			Oid			et = ARR_ELEMTYPE(arr);
-			int16		typlen;
-			bool		typbyval;
-			char		typalign;
 			Datum	   *elems;
 			bool	   *nulls;
 			int			nelems;
 			Oid			out;
 			bool		varlena;
 
-			get_typlenbyvalalign(et, &typlen, &typbyval, &typalign);
 			getTypeOutputInfo(et, &out, &varlena);
-			deconstruct_array(arr, et, typlen, typbyval, typalign, &elems, &nulls, &nelems);
+			nelems = psvc_fdw_array_elems(arr, et, &elems, &nulls, NULL, NULL);
 			texts = palloc(sizeof(char *) * Max(nelems, 1));
 			for (int j = 0; j < nelems; j++)
 			{

@@ -19,14 +19,15 @@
  * Finding the one server of a service means reading pg_foreign_server
  * whole, which cost more than anything else of ours in a call of a small
  * function once the request itself was cheap (test/bench/func_bench.sh).
- * The answer is therefore kept per backend, per service, until any row
- * of pg_foreign_server changes: a syscache callback on FOREIGNSERVEROID
- * forgets every answer (CREATE, ALTER, DROP SERVER, in this session or,
- * once its invalidation arrives, in another); so do changes of roles and
- * role memberships (AUTHOID, AUTHMEMROLEMEM), which can change who
- * decides the default.  Only a unique server is kept; "none" and
- * "several" are looked for again at every call, since they are errors.  USAGE is checked at every call, against the current
- * user.
+ * The answer (the server's OID) is therefore kept per backend, per
+ * service, while the options epoch holds (options.h: any change of a
+ * server, a user mapping, a role or a role membership moves it, in this
+ * session or, once its invalidation arrives, in another; roles decide
+ * who may set the default).  The server's options come from the one
+ * per-backend cache of parsed servers (server_options.c).  Only a unique
+ * server is kept; "none" and "several" are looked for again at every
+ * call, since they are errors.  USAGE is checked at every call, against
+ * the current user.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -60,82 +61,62 @@
 #include "pg_compat.h"
 #include "xact_writes.h"
 
-/* Services whose server is kept; more than there are services. */
+/* Services whose default server is kept; more than there are services. */
 #define PSVC_FN_CACHED_SERVICES	16
 
-/* The one server of a service, as last found. */
-typedef struct ServiceServer
+/*
+ * The default server of a service, as last found, under the options epoch
+ * of the search (options.h): any change of a server, a user mapping, a
+ * role or a role membership moves it, and the answer no longer counts.
+ * Only the server's OID is kept; its options come from the one cache of
+ * parsed servers (psvc_options_server).
+ */
+typedef struct DefaultServer
 {
 	char		service[NAMEDATALEN];
-	PsvcServer *server;			/* in server_cxt */
-} ServiceServer;
+	Oid			serverid;
+	uint64		epoch;
+} DefaultServer;
 
-static ServiceServer cached_servers[PSVC_FN_CACHED_SERVICES];
-static int	n_cached_servers = 0;
-static MemoryContext server_cxt = NULL; /* child of CacheMemoryContext */
-static uint64 server_generation = 0;	/* callbacks run so far */
+static DefaultServer default_servers[PSVC_FN_CACHED_SERVICES];
+static int	n_default_servers = 0;
 
-/*
- * Syscache callback on FOREIGNSERVEROID: any change of any server may
- * change which server a service has, or its options, so forget every
- * answer.  Callers hold copies (psvc_options_copy_server), never the kept
- * ones.
- */
-static void
-forget_servers(Datum arg, int cacheid, uint32 hashvalue)
+/* The kept default server of service, or InvalidOid. */
+static Oid
+kept_default(const char *service)
 {
-	n_cached_servers = 0;
-	MemoryContextReset(server_cxt);
-	server_generation++;
+	uint64		epoch = psvc_options_epoch();
+
+	for (int i = 0; i < n_default_servers; i++)
+		if (default_servers[i].epoch == epoch &&
+			strcmp(default_servers[i].service, service) == 0)
+			return default_servers[i].serverid;
+	return InvalidOid;
 }
 
 /*
- * The kept server of service, or NULL.  Makes the cache and registers its
- * callback on first use, before any answer can be looked for and kept.
- */
-static const PsvcServer *
-cached_server(const char *service)
-{
-	int			i;
-
-	if (server_cxt == NULL)
-	{
-		server_cxt = AllocSetContextCreate(CacheMemoryContext,
-										   "partner_svc servers",
-										   ALLOCSET_SMALL_SIZES);
-		CacheRegisterSyscacheCallback(FOREIGNSERVEROID, forget_servers, (Datum) 0);
-		/* who decides defaults: superusers, members of the owner's role */
-		CacheRegisterSyscacheCallback(AUTHOID, forget_servers, (Datum) 0);
-		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, forget_servers, (Datum) 0);
-	}
-	for (i = 0; i < n_cached_servers; i++)
-		if (strcmp(cached_servers[i].service, service) == 0)
-			return cached_servers[i].server;
-	return NULL;
-}
-
-/*
- * Keeps a copy of server as the one server of service, when there is room
- * and no invalidation came since the search began (at generation): an
- * answer read before a change must not outlive it.
+ * Keeps serverid as the default server of service, found under epoch,
+ * unless a change came since (an answer read before a change must not
+ * outlive it).  Replaces the service's stale answer, or any stale one.
  */
 static void
-cache_server(const char *service, const PsvcServer *server, uint64 generation)
+keep_default(const char *service, Oid serverid, uint64 epoch)
 {
-	ServiceServer *e;
-	MemoryContext oldcxt;
+	DefaultServer *e = NULL;
 
-	Assert(server_cxt != NULL);
-	if (generation != server_generation ||
-		n_cached_servers == PSVC_FN_CACHED_SERVICES ||
-		strlen(service) >= NAMEDATALEN)
+	if (epoch != psvc_options_epoch() || strlen(service) >= NAMEDATALEN)
 		return;
-	e = &cached_servers[n_cached_servers];
+	for (int i = 0; i < n_default_servers && e == NULL; i++)
+		if (default_servers[i].epoch != epoch ||
+			strcmp(default_servers[i].service, service) == 0)
+			e = &default_servers[i];
+	if (e == NULL && n_default_servers < PSVC_FN_CACHED_SERVICES)
+		e = &default_servers[n_default_servers++];
+	if (e == NULL)
+		return;
 	strlcpy(e->service, service, NAMEDATALEN);
-	oldcxt = MemoryContextSwitchTo(server_cxt);
-	e->server = psvc_options_copy_server(server);
-	MemoryContextSwitchTo(oldcxt);
-	n_cached_servers++;
+	e->serverid = serverid;
+	e->epoch = epoch;
 }
 
 static bool
@@ -290,10 +271,6 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 {
 	Oid			serverid;
 	AclResult	aclresult;
-	const PsvcServer *kept = NULL;
-	bool		search = false;
-	uint64		generation = 0;
-	PsvcServer *server;
 
 	/* the requests that follow are this function's (xact_writes.c) */
 	if (fcinfo->flinfo)
@@ -311,25 +288,19 @@ psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 							name, service)));
 		serverid = fs->serverid;
 	}
-	else if ((kept = cached_server(service ? service : "")) != NULL)
-		serverid = kept->serverid;
-	else
+	else if (!OidIsValid(serverid = kept_default(service ? service : "")))
 	{
-		search = true;
-		generation = server_generation;
+		uint64		epoch = psvc_options_epoch();
+
 		serverid = default_server(service);
+		keep_default(service ? service : "", serverid, epoch);
 	}
 
 	aclresult = psvc_server_aclcheck(serverid, GetUserId(), ACL_USAGE);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, GetForeignServer(serverid)->servername);
 
-	if (kept != NULL)
-		return psvc_options_copy_server(kept);
-	server = psvc_options_server(serverid);
-	if (search)
-		cache_server(service ? service : "", server, generation);
-	return server;
+	return psvc_options_server(serverid);
 }
 
 /* ---------------------------------------------------------------------

@@ -217,6 +217,15 @@ extern void psvc_settle_run_begin(PsvcSettleRun *run);
 extern void psvc_settle_run_end(void);
 
 /*
+ * The idempotency key of partner_svc.request() calls a deferred sender
+ * makes (src/deferred), the same for every attempt of one deferred call;
+ * NULL otherwise, when each call draws a key of its own.  Set by the
+ * caller around one call; used only when the server has the option
+ * idempotency_header (functions_request.c).
+ */
+extern const char *psvc_request_key;
+
+/*
  * Sends the create (body payload) until it has an answer.  A 503 (the
  * service did not process it) is sent again without a lookup, at most
  * max_retries times (with a run: raised).  A lost answer or another 5xx,

@@ -687,6 +687,156 @@ psvc_json_decode_page_in_place(const char *body, size_t len,
 					   want_jsonb, what, false);
 }
 
+/*
+ * The decoder's state for one page: the path of the items key, the
+ * members wanted (and which repeat an earlier one), the items' first
+ * room.  CurrentMemoryContext (the page's).
+ */
+static void
+init_state(DecodeState *st, PsvcPage *page, const char *items_key, bool single,
+		   int nfields, const char *const *fields, bool want_jsonb,
+		   const char *what)
+{
+	int			i;
+
+	memset(st, 0, sizeof(*st));
+	st->page = page;
+	st->what = what;
+	st->items_key = items_key;
+	if (items_key != NULL)
+	{
+		const char *p = items_key;
+
+		for (;;)
+		{
+			const char *dot = strchr(p, '.');
+
+			if (st->depth > PSVC_JSON_MAX_DEPTH)
+				elog(ERROR, "items key \"%s\" is too deep", items_key);
+			st->key_name[st->depth] = p;
+			st->key_len[st->depth] = dot ? dot - p : strlen(p);
+			if (dot == NULL)
+				break;
+			st->depth++;
+			p = dot + 1;
+		}
+	}
+	st->single = single;
+	st->nfields = nfields;
+	st->fields = fields;
+	st->capture = CAPTURE_NONE;
+	st->want_jsonb = want_jsonb;
+	if (want_jsonb)
+		psvc_json_jb_init(&st->jb);
+	if (nfields > 0)
+	{
+		st->field_len = palloc(nfields * sizeof(int));
+		st->field_first = palloc(nfields * sizeof(int));
+	}
+	for (i = 0; i < nfields; i++)
+	{
+		int			j;
+
+		st->field_len[i] = strlen(fields[i]);
+		st->field_first[i] = i;
+		if (st->field_len[i] == 0)
+		{
+			st->want_self = true;
+			continue;
+		}
+		st->want_members = true;
+		for (j = 0; j < i; j++)
+		{
+			if (strcmp(fields[j], fields[i]) == 0)
+			{
+				st->field_first[i] = j;
+				st->has_duplicates = true;
+				break;
+			}
+		}
+	}
+
+	st->items_alloc = single ? 1 : 16;
+	page->items = palloc(st->items_alloc * sizeof(PsvcItem));
+	if (nfields > 0)
+		st->value_pool = palloc((Size) st->items_alloc * nfields * sizeof(char *));
+
+	/* Levels: see on_field_start; an item's members are one level below. */
+	if (single)
+		st->item_level = items_key ? 1 + st->depth : 0;
+	else
+		st->item_level = items_key ? 2 + st->depth : 1;
+}
+
+/*
+ * After a successful parse: whether the body has the shape the page's
+ * operation documents (an envelope with its items, a list, an object),
+ * noted for report_shape; a single item that is the body itself ends here.
+ * first: the body's first byte that is not white space.
+ */
+static void
+check_shape(DecodeState *st, const char *text, size_t len, const char *first)
+{
+	const char *items_key = st->items_key;
+	bool		single = st->single;
+	JsonTokenType first_token;
+
+	/* The body is valid JSON, so its first byte tells its kind. */
+	switch (*first)
+	{
+		case '{':
+			first_token = JSON_TOKEN_OBJECT_START;
+			break;
+		case '[':
+			first_token = JSON_TOKEN_ARRAY_START;
+			break;
+		case '"':
+			first_token = JSON_TOKEN_STRING;
+			break;
+		case 't':
+			first_token = JSON_TOKEN_TRUE;
+			break;
+		case 'f':
+			first_token = JSON_TOKEN_FALSE;
+			break;
+		case 'n':
+			first_token = JSON_TOKEN_NULL;
+			break;
+		default:
+			first_token = JSON_TOKEN_NUMBER;
+			break;
+	}
+
+	if (items_key != NULL)
+	{
+		if (first_token != JSON_TOKEN_OBJECT_START)
+			note_problem(st, SHAPE_BODY_NOT_ENVELOPE, first_token);
+		else if (!st->seen_items)
+			note_problem(st, SHAPE_NO_ITEMS_MEMBER, JSON_TOKEN_INVALID);
+	}
+	else if (!single)
+	{
+		if (first_token != JSON_TOKEN_ARRAY_START)
+			note_problem(st, SHAPE_BODY_NOT_ARRAY, first_token);
+	}
+	else if (st->want_members && first_token != JSON_TOKEN_OBJECT_START)
+		note_problem(st, SHAPE_BODY_NOT_OBJECT, first_token);
+	else if (first_token == JSON_TOKEN_NULL)
+		st->in_item = false;		/* no item */
+	else
+	{
+		/* The body is the item, whitespace around it excluded. */
+		const char *end = text + len;
+
+		while (end > first &&
+			   (end[-1] == ' ' || end[-1] == '\t' ||
+				end[-1] == '\n' || end[-1] == '\r'))
+			end--;
+		st->item_token = first_token;
+		end_item(st, end);
+	}
+}
+
 /* Both of the above; copy says whether the page gets its own copy. */
 static PsvcPage *
 decode_page(const char *body, size_t len,
@@ -700,8 +850,6 @@ decode_page(const char *body, size_t len,
 	PsvcPage   *page;
 	const char *text;
 	const char *first;
-	JsonTokenType first_token;
-	int			i;
 
 	if (len > (size_t) (INT_MAX - 1))
 		ereport(ERROR,
@@ -719,74 +867,8 @@ decode_page(const char *body, size_t len,
 		text = body;
 	}
 
-	memset(&st, 0, sizeof(st));
 	page = palloc0(sizeof(PsvcPage));
-	st.page = page;
-	st.what = what;
-	st.items_key = items_key;
-	if (items_key != NULL)
-	{
-		const char *p = items_key;
-
-		for (;;)
-		{
-			const char *dot = strchr(p, '.');
-
-			if (st.depth > PSVC_JSON_MAX_DEPTH)
-				elog(ERROR, "items key \"%s\" is too deep", items_key);
-			st.key_name[st.depth] = p;
-			st.key_len[st.depth] = dot ? dot - p : strlen(p);
-			if (dot == NULL)
-				break;
-			st.depth++;
-			p = dot + 1;
-		}
-	}
-	st.single = single;
-	st.nfields = nfields;
-	st.fields = fields;
-	st.capture = CAPTURE_NONE;
-	st.want_jsonb = want_jsonb;
-	if (want_jsonb)
-		psvc_json_jb_init(&st.jb);
-	if (nfields > 0)
-	{
-		st.field_len = palloc(nfields * sizeof(int));
-		st.field_first = palloc(nfields * sizeof(int));
-	}
-	for (i = 0; i < nfields; i++)
-	{
-		int			j;
-
-		st.field_len[i] = strlen(fields[i]);
-		st.field_first[i] = i;
-		if (st.field_len[i] == 0)
-		{
-			st.want_self = true;
-			continue;
-		}
-		st.want_members = true;
-		for (j = 0; j < i; j++)
-		{
-			if (strcmp(fields[j], fields[i]) == 0)
-			{
-				st.field_first[i] = j;
-				st.has_duplicates = true;
-				break;
-			}
-		}
-	}
-
-	st.items_alloc = single ? 1 : 16;
-	page->items = palloc(st.items_alloc * sizeof(PsvcItem));
-	if (nfields > 0)
-		st.value_pool = palloc((Size) st.items_alloc * nfields * sizeof(char *));
-
-	/* Levels: see on_field_start; an item's members are one level below. */
-	if (single)
-		st.item_level = items_key ? 1 + st.depth : 0;
-	else
-		st.item_level = items_key ? 2 + st.depth : 1;
+	init_state(&st, page, items_key, single, nfields, fields, want_jsonb, what);
 
 	st.lex = psvc_json_lexer(text, len, GetDatabaseEncoding(), false);
 
@@ -819,60 +901,7 @@ decode_page(const char *body, size_t len,
 	if (error != JSON_SUCCESS)
 		psvc_json_report_invalid(error, st.lex, what);
 
-	/* The body is valid JSON, so its first byte tells its kind. */
-	switch (*first)
-	{
-		case '{':
-			first_token = JSON_TOKEN_OBJECT_START;
-			break;
-		case '[':
-			first_token = JSON_TOKEN_ARRAY_START;
-			break;
-		case '"':
-			first_token = JSON_TOKEN_STRING;
-			break;
-		case 't':
-			first_token = JSON_TOKEN_TRUE;
-			break;
-		case 'f':
-			first_token = JSON_TOKEN_FALSE;
-			break;
-		case 'n':
-			first_token = JSON_TOKEN_NULL;
-			break;
-		default:
-			first_token = JSON_TOKEN_NUMBER;
-			break;
-	}
-
-	if (items_key != NULL)
-	{
-		if (first_token != JSON_TOKEN_OBJECT_START)
-			note_problem(&st, SHAPE_BODY_NOT_ENVELOPE, first_token);
-		else if (!st.seen_items)
-			note_problem(&st, SHAPE_NO_ITEMS_MEMBER, JSON_TOKEN_INVALID);
-	}
-	else if (!single)
-	{
-		if (first_token != JSON_TOKEN_ARRAY_START)
-			note_problem(&st, SHAPE_BODY_NOT_ARRAY, first_token);
-	}
-	else if (st.want_members && first_token != JSON_TOKEN_OBJECT_START)
-		note_problem(&st, SHAPE_BODY_NOT_OBJECT, first_token);
-	else if (first_token == JSON_TOKEN_NULL)
-		st.in_item = false;		/* no item */
-	else
-	{
-		/* The body is the item, whitespace around it excluded. */
-		const char *end = text + len;
-
-		while (end > first &&
-			   (end[-1] == ' ' || end[-1] == '\t' ||
-				end[-1] == '\n' || end[-1] == '\r'))
-			end--;
-		st.item_token = first_token;
-		end_item(&st, end);
-	}
+	check_shape(&st, text, len, first);
 
 	if (st.problem != SHAPE_OK)
 		report_shape(&st, what);
@@ -881,7 +910,7 @@ decode_page(const char *body, size_t len,
 		psvc_json_jb_free(&st.jb);
 
 	/* The pool has stopped moving: point the items at their values. */
-	for (i = 0; i < page->nitems; i++)
+	for (int i = 0; i < page->nitems; i++)
 		page->items[i].values = nfields > 0 ? st.value_pool + (Size) i * nfields : NULL;
 
 	return page;

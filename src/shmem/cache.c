@@ -89,6 +89,7 @@
 #include "guc.h"
 #include "options.h"
 #include "ratelimit.h"
+#include "segments.h"
 
 #define PSVC_CACHE_TRANCHE		"partner_svc_cache"
 #define PSVC_CACHE_BLOCK		2048	/* bytes of one data block */
@@ -167,11 +168,6 @@ struct PsvcCacheProbe
 static CacheShared *cache = NULL;
 static HTAB *cache_table = NULL;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-static void cache_shmem_request(void);
-static void cache_shmem_startup(void);
 
 PG_FUNCTION_INFO_V1(psvc_cache_reset);
 PG_FUNCTION_INFO_V1(psvc_cache_usage);
@@ -181,19 +177,6 @@ PG_FUNCTION_INFO_V1(psvc_cache_usage);
  * Set-up
  * ---------------------------------------------------------------------
  */
-
-void
-psvc_cache_init(void)
-{
-	/* the settings are guc.c's; only preloading has shared memory */
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = cache_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = cache_shmem_startup;
-}
 
 /* How partner_svc.cache_size divides into entries and blocks. */
 static void
@@ -210,13 +193,10 @@ cache_layout(int *max_entries, int *nblocks, Size *fixed)
 	*nblocks = (int) ((total - used) / (PSVC_CACHE_BLOCK + sizeof(int32)));
 }
 
-static void
-cache_shmem_request(void)
+static Size
+cache_shmem_size(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace((Size) psvc_guc_cache_size * 1024);
-	RequestNamedLWLockTranche(PSVC_CACHE_TRANCHE, 1);
+	return (Size) psvc_guc_cache_size * 1024;
 }
 
 /* Makes or attaches to the segment, under AddinShmemInitLock. */
@@ -230,13 +210,9 @@ cache_shmem_startup(void)
 	bool		found;
 	HASHCTL		info;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
 	cache_layout(&max_entries, &nblocks, &fixed);
 	data = MAXALIGN(sizeof(int32) * nblocks) + (Size) nblocks * PSVC_CACHE_BLOCK;
 
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	cache = ShmemInitStruct("partner_svc response cache", fixed + data, &found);
 	if (!found)
 	{
@@ -267,8 +243,15 @@ cache_shmem_startup(void)
 	cache_table = ShmemInitHash("partner_svc response cache entries",
 								max_entries, max_entries,
 								&info, HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
-	LWLockRelease(AddinShmemInitLock);
 }
+
+/* The segment, for the one startup of segments.c. */
+const PsvcSegment psvc_cache_segment = {
+	.size = cache_shmem_size,
+	.tranche = PSVC_CACHE_TRANCHE,
+	.nlocks = 1,
+	.startup = cache_shmem_startup,
+};
 
 /* ---------------------------------------------------------------------
  * TTLs
@@ -432,7 +415,7 @@ psvc_cache_probe(const PsvcCallKey *ck, int table_ttl_ms,
 		p->dec_sig_len = sig_len;
 	}
 
-	psvc_cache_call_key(ck->server, ck->op->method, ck->url, p->key);
+	psvc_cache_call_key(ck->server, ck->access, ck->op->method, ck->url, p->key);
 	return p;
 }
 

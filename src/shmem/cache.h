@@ -30,8 +30,9 @@ struct PsvcCallKey;				/* options.h */
 /* One request's dealings with the cache, opaque outside cache.c. */
 typedef struct PsvcCacheProbe PsvcCacheProbe;
 
-/* From _PG_init: GUCs, and when preloading the shared memory hooks. */
-extern void psvc_cache_init(void);
+struct PsvcSegment;				/* segments.h */
+/* The response cache in shared memory (its size: partner_svc.cache_size). */
+extern const struct PsvcSegment psvc_cache_segment;
 
 /*
  * The probe of the call ck, allocated in cxt; NULL when the call is not

@@ -19,14 +19,15 @@
 #define PSVC_CACHE_KEY_LEN		32	/* SHA-256 */
 
 struct PsvcServer;				/* options.h */
+struct PsvcServerAccess;		/* options.h */
 
 /*
  * in cache_key.c: the key of a call of method to url (its full URL) on
- * server into key (PSVC_CACHE_KEY_LEN bytes): kept from an earlier call,
- * or computed.  Reads the API key of the user mapping only when
- * computing.
+ * server, made as access says, into key (PSVC_CACHE_KEY_LEN bytes): kept
+ * from an earlier call, or computed.  Reads no option and no key.
  */
 extern void psvc_cache_call_key(const struct PsvcServer *server,
+								const struct PsvcServerAccess *access,
 								const char *method, const char *url,
 								uint8 *key);
 

@@ -3,13 +3,14 @@
  * cache_key.c
  *		  The keys of the response cache: which answers are the same
  *		  answer.  A key is the SHA-256 digest of (database, server, the
- *		  API key of the user mapping, method, full URL with its query,
+ *		  digest of the user mapping's API key (PsvcServerAccess, which
+ *		  the call resolved once), method, full URL with its query,
  *		  the server's proxy and TLS files), computed once per backend and
  *		  kept until a server or user mapping changes (cache.c describes
  *		  what the key is for).
  *
- * Secrets.  The API key is read in place, digested and wiped on every
- * path; only digests are kept.
+ * Secrets.  The API key is never read here: the call's access holds its
+ * digest (server_account.c); only digests are kept.
  *
  * Memory: the kept keys live in a child of TopMemoryContext; nothing else
  * outlives a call.
@@ -73,8 +74,8 @@ sha256(uint8 *out, int n, const void **parts, const size_t *lens)
 }
 
 /*
- * The request keys computed last, per backend.  A key needs the API key of
- * the user mapping and a SHA-256 digest: a quarter of what a scan answered
+ * The request keys computed last, per backend.  A key needs a SHA-256
+ * digest: a quarter of what a scan answered
  * by the cache spent outside PostgreSQL's executor.  A key depends only on
  * the database (fixed for the backend), the server and role whose mapping
  * gives the API key, the server's options (proxy, TLS files), the method
@@ -98,14 +99,13 @@ static int	key_memo_next = 0;	/* the slot a new key replaces */
 static MemoryContext key_memo_cxt = NULL;
 
 /*
- * The digest of one request (with its server's options), into key.  The
- * API key is read in place and wiped, on every path, once digested.
+ * The digest of one request (with its server's options and the digest of
+ * its API key, never the key) into key.
  */
 static void
-digest_request(const PsvcServer *server, const char *method, const char *url,
-			   uint8 *key)
+digest_request(const PsvcServer *server, const PsvcServerAccess *access,
+			   const char *method, const char *url, uint8 *key)
 {
-	char	   *api_key = psvc_options_api_key(server);
 	Oid			ids[2];
 	const char *conn[4];
 	const void *parts[9];
@@ -119,10 +119,10 @@ digest_request(const PsvcServer *server, const char *method, const char *url,
 	ids[1] = server->serverid;
 	parts[0] = ids;
 	lens[0] = sizeof(ids);
-	parts[1] = api_key != NULL ? "K" : "-";
+	parts[1] = access->has_key ? "K" : "-";
 	lens[1] = 1;
-	parts[2] = api_key != NULL ? api_key : "";
-	lens[2] = api_key != NULL ? strlen(api_key) + 1 : 0;
+	parts[2] = access->key_digest;
+	lens[2] = access->has_key ? PSVC_KEY_DIGEST_LEN : 0;
 	parts[3] = method;
 	lens[3] = strlen(method) + 1;
 	parts[4] = url;
@@ -137,25 +137,13 @@ digest_request(const PsvcServer *server, const char *method, const char *url,
 		parts[5 + i] = conn[i] ? conn[i] : "";
 		lens[5 + i] = strlen(parts[5 + i]) + 1;
 	}
-	PG_TRY();
-	{
-		sha256(key, 9, parts, lens);
-	}
-	PG_FINALLY();
-	{
-		if (api_key != NULL)
-		{
-			explicit_bzero(api_key, strlen(api_key));
-			pfree(api_key);
-		}
-	}
-	PG_END_TRY();
+	sha256(key, 9, parts, lens);
 }
 
 /* The key of a call of method to url on server into key: kept, or computed. */
 void
-psvc_cache_call_key(const PsvcServer *server, const char *method,
-					const char *url, uint8 *key)
+psvc_cache_call_key(const PsvcServer *server, const PsvcServerAccess *access,
+					const char *method, const char *url, uint8 *key)
 {
 	Oid			userid = OidIsValid(server->userid) ?
 		server->userid : GetUserId();
@@ -176,7 +164,7 @@ psvc_cache_call_key(const PsvcServer *server, const char *method,
 		}
 	}
 
-	digest_request(server, method, url, key);
+	digest_request(server, access, method, url, key);
 	/* kept only when no change came while the key was read */
 	if (epoch != psvc_options_epoch())
 		return;

@@ -32,10 +32,9 @@
  * documented defaults.  With partner_svc.learn_estimates off a session
  * neither records nor uses what was learned.
  *
- * Shared memory, as pg_stat_statements does it: requested in
- * shmem_request_hook (only when preloaded; without preloading nothing is
- * learned and the defaults apply), built in shmem_startup_hook under
- * AddinShmemInitLock: one fixed-size hash table of
+ * Shared memory, as pg_stat_statements does it: a segment of the one
+ * request and startup of segments.h (only when preloaded; without
+ * preloading nothing is learned and the defaults apply): one fixed-size hash table of
  * partner_svc.max_keys entries and one LWLock of the tranche
  * "partner_svc_estimates".
  *
@@ -84,6 +83,7 @@
 #include "estimates.h"
 #include "estimates_int.h"
 #include "guc.h"
+#include "segments.h"
 
 #define PSVC_EST_TRANCHE	"partner_svc_estimates"
 
@@ -96,45 +96,15 @@
 /* shared state; NULL unless preloaded */
 PsvcEstShared *psvc_est_shared = NULL;
 HTAB	   *psvc_est_table = NULL;
+/* whether this process's startup made the segment (the file is loaded) */
+static bool est_segment_new = false;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-static void est_shmem_request(void);
-static void est_shmem_startup(void);
-
-
-/*
- * From _PG_init: partner_svc.learn_estimates always, and when preloading
- * the size of the table and the shared memory hooks.
- */
-void
-psvc_est_init(void)
-{
-	/* the settings are guc.c's; only preloading has shared memory */
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = est_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = est_shmem_startup;
-}
 
 static Size
 est_shmem_size(void)
 {
 	return add_size(MAXALIGN(sizeof(PsvcEstShared)),
 					hash_estimate_size(psvc_guc_max_keys, sizeof(PsvcEstEntry)));
-}
-
-static void
-est_shmem_request(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(est_shmem_size());
-	RequestNamedLWLockTranche(PSVC_EST_TRANCHE, 1);
 }
 
 /*
@@ -147,10 +117,6 @@ est_shmem_startup(void)
 	bool		found;
 	HASHCTL		info;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	psvc_est_shared = ShmemInitStruct("partner_svc estimates", sizeof(PsvcEstShared), &found);
 	if (!found)
 		psvc_est_shared->lock = &(GetNamedLWLockTranche(PSVC_EST_TRANCHE))->lock;
@@ -161,18 +127,32 @@ est_shmem_startup(void)
 	psvc_est_table = ShmemInitHash("partner_svc learned estimates",
 							  psvc_guc_max_keys, psvc_guc_max_keys,
 							  &info, HASH_ELEM | HASH_BLOBS);
-	LWLockRelease(AddinShmemInitLock);
+	est_segment_new = !found;
+}
 
-	/*
-	 * The process that built the table (the postmaster) fills it from the
-	 * file a clean shutdown left, and writes it back at its own clean exit
-	 * (estimates_file.c); no other process exists yet, so no lock.
-	 */
+/*
+ * After the startup, without the lock: the process that built the table
+ * (the postmaster) fills it from the file a clean shutdown left, and
+ * writes it back at its own clean exit (estimates_file.c); no other
+ * process exists yet, so no lock.
+ */
+static void
+est_shmem_after_startup(void)
+{
 	if (!IsUnderPostmaster)
 		on_shmem_exit(psvc_est_file_save, PointerGetDatum(psvc_est_table));
-	if (!found)
+	if (est_segment_new)
 		psvc_est_file_load(psvc_est_table, psvc_guc_max_keys);
 }
+
+/* The segment, for the one startup of segments.c. */
+const PsvcSegment psvc_est_segment = {
+	.size = est_shmem_size,
+	.tranche = PSVC_EST_TRANCHE,
+	.nlocks = 1,
+	.startup = est_shmem_startup,
+	.after_startup = est_shmem_after_startup,
+};
 
 bool
 psvc_est_active(void)

@@ -27,7 +27,9 @@
 #include "fmgr.h"
 
 /* From _PG_init: the settings, and when preloading, the shared memory. */
-extern void psvc_est_init(void);
+struct PsvcSegment;				/* segments.h */
+/* The learned estimates in shared memory, loaded from their file. */
+extern const struct PsvcSegment psvc_est_segment;
 
 /* Is learning on and the shared table there?  Else nothing is learned. */
 extern bool psvc_est_active(void);

@@ -7,8 +7,7 @@
  * Design notes:
  *
  * - One fixed ring of PSVC_HANDOFF_RING records, asked for in
- *   shmem_request_hook and made in shmem_startup_hook under
- *   AddinShmemInitLock, as inflight.c does.  One spinlock protects the
+ *   the one request and startup of shared memory (segments.h).  One spinlock protects the
  *   ring, the worker's database and its latch; a record is copied in or
  *   out under it (a few hundred bytes, nothing that can raise).
  * - Only the worker's database is recorded: the worker writes into its
@@ -39,6 +38,7 @@
 #include "storage/spin.h"
 
 #include "handoff.h"
+#include "segments.h"
 
 #define PSVC_HANDOFF_RING 1024
 
@@ -53,15 +53,11 @@ typedef struct HandoffShared
 } HandoffShared;
 
 static HandoffShared *handoff = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-static void
-handoff_shmem_request(void)
+static Size
+handoff_shmem_size(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(HandoffShared)));
+	return MAXALIGN(sizeof(HandoffShared));
 }
 
 static void
@@ -69,9 +65,6 @@ handoff_shmem_startup(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	handoff = ShmemInitStruct("partner_svc created objects", sizeof(HandoffShared), &found);
 	if (!found)
 	{
@@ -81,19 +74,13 @@ handoff_shmem_startup(void)
 		handoff->head = 0;
 		handoff->count = 0;
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
 
-void
-psvc_handoff_init(void)
-{
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = handoff_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = handoff_shmem_startup;
-}
+/* The segment, for the one startup of segments.c. */
+const PsvcSegment psvc_handoff_segment = {
+	.size = handoff_shmem_size,
+	.startup = handoff_shmem_startup,
+};
 
 bool
 psvc_handoff_push(const PsvcCreated *c)

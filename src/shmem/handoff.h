@@ -40,7 +40,8 @@ typedef struct PsvcCreated
 	Oid			roleid;			/* whose user mapping gave the key */
 } PsvcCreated;
 
-extern void psvc_handoff_init(void);	/* from _PG_init: shmem hooks */
+struct PsvcSegment;				/* segments.h */
+extern const struct PsvcSegment psvc_handoff_segment;
 
 /*
  * Hands c over to the worker of this database.  False when no worker

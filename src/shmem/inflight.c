@@ -5,9 +5,8 @@
  *		  function behind the view partner_svc.requests.
  *
  * One slot per backend (MaxBackends slots, indexed by BackendId), each of
- * PSVC_INFLIGHT_PER_BACKEND requests, asked for in shmem_request_hook and
- * made in shmem_startup_hook under AddinShmemInitLock, as estimates.c
- * does.  Without preloading nothing is tracked and the view is empty.
+ * PSVC_INFLIGHT_PER_BACKEND requests, a segment of the one request and
+ * startup of shared memory (segments.h).  Without preloading nothing is tracked and the view is empty.
  *
  * Locking: none.  Only the owning backend writes its slot, and it does so
  * at a request's changes of state, never per byte read (the bytes are
@@ -48,6 +47,7 @@
 
 #include "inflight.h"
 #include "pg_compat.h"
+#include "segments.h"
 
 #define PSVC_INFLIGHT_ROUTE	160
 #define PSVC_INFLIGHT_PATH	256
@@ -74,17 +74,13 @@ typedef struct InflightSlot
 static InflightSlot *slots = NULL;	/* MaxBackends of them */
 static InflightSlot *my_slot = NULL;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 PG_FUNCTION_INFO_V1(psvc_inflight_requests);
 
-static void
-inflight_shmem_request(void)
+static Size
+inflight_shmem_size(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(mul_size(MaxBackends, sizeof(InflightSlot)));
+	return mul_size(MaxBackends, sizeof(InflightSlot));
 }
 
 /* Makes (postmaster) or attaches to the slots, under AddinShmemInitLock. */
@@ -93,26 +89,17 @@ inflight_shmem_startup(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	slots = ShmemInitStruct("partner_svc requests in flight",
 							mul_size(MaxBackends, sizeof(InflightSlot)), &found);
 	if (!found)
 		memset(slots, 0, mul_size(MaxBackends, sizeof(InflightSlot)));
-	LWLockRelease(AddinShmemInitLock);
 }
 
-void
-psvc_inflight_init(void)
-{
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = inflight_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = inflight_shmem_startup;
-}
+/* The segment, for the one startup of segments.c. */
+const PsvcSegment psvc_inflight_segment = {
+	.size = inflight_shmem_size,
+	.startup = inflight_shmem_startup,
+};
 
 #define BEGIN_WRITE(s) \
 	do { (s)->changecount++; pg_write_barrier(); } while (0)

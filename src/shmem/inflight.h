@@ -35,7 +35,8 @@ typedef enum PsvcInflightState
 } PsvcInflightState;
 
 /* From _PG_init: when preloading, the shared memory. */
-extern void psvc_inflight_init(void);
+struct PsvcSegment;				/* segments.h */
+extern const struct PsvcSegment psvc_inflight_segment;
 
 /*
  * A request starts: server name, method, route template and the

@@ -72,6 +72,7 @@
 #include "guc.h"
 #include "pg_compat.h"
 #include "ratelimit_int.h"
+#include "segments.h"
 
 /* A registered worker that has not started within this is registered again. */
 #define QUOTA_START_GRACE_US	(INT64CONST(10) * 1000000)
@@ -81,8 +82,6 @@
 
 PsvcQuotaShared *psvc_quota_shared = NULL;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 PG_FUNCTION_INFO_V1(psvc_quota_status);
 
@@ -100,22 +99,10 @@ quota_shmem_size(void)
 }
 
 static void
-quota_shmem_request(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(quota_shmem_size());
-}
-
-static void
 quota_shmem_startup(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	psvc_quota_shared = ShmemInitStruct("partner_svc fleet quota",
 										quota_shmem_size(), &found);
 	if (!found)
@@ -125,18 +112,13 @@ quota_shmem_startup(void)
 		psvc_quota_shared->mode = PSVC_QUOTA_CONNECTING;
 		psvc_quota_shared->nprocs = quota_nprocs();
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
 
-/* From psvc_rl_init, when preloading. */
-void
-psvc_quota_init(void)
-{
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = quota_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = quota_shmem_startup;
-}
+/* The segment, for the one startup of segments.c. */
+const PsvcSegment psvc_quota_segment = {
+	.size = quota_shmem_size,
+	.startup = quota_shmem_startup,
+};
 
 int64
 psvc_quota_lease_valid_us(void)

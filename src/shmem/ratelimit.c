@@ -63,9 +63,9 @@
  * partner_svc.rate_limit_max_wait allows, the attempt fails at once with
  * 53300, naming the route and when it frees.
  *
- * Shared memory, as pg_stat_statements does it: requested in
- * shmem_request_hook (so only when preloaded), built in shmem_startup_hook
- * under AddinShmemInitLock; two fixed-size hash tables sized by
+ * Shared memory, as pg_stat_statements does it: two segments (the
+ * limiter's and the fleet quota's) of the one request and startup of
+ * segments.h, so only when preloaded; two fixed-size hash tables sized by
  * the PGC_POSTMASTER setting partner_svc.max_keys (each has that many
  * entries, the stats table one more for the overflow row) and two
  * LWLocks of the named tranche "partner_svc_rate_limit".  Without
@@ -143,6 +143,7 @@
 #include "guc.h"
 #include "ratelimit.h"
 #include "ratelimit_int.h"
+#include "segments.h"
 
 #define PSVC_RL_TRANCHE			"partner_svc_rate_limit"
 
@@ -152,36 +153,11 @@ PsvcRlShared *psvc_rl_shared = NULL;
 HTAB	   *psvc_rl_key_table = NULL;
 HTAB	   *psvc_rl_stats_table = NULL;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-static void rl_shmem_request(void);
-static void rl_shmem_startup(void);
-
 
 /* ---------------------------------------------------------------------
  * Set-up
  * ---------------------------------------------------------------------
  */
-
-/*
- * From _PG_init: the settings, and when preloading, the sizes of the
- * shared tables and the shared memory hooks.
- */
-void
-psvc_rl_init(void)
-{
-	/* the settings are guc.c's; only preloading has shared memory */
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = rl_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = rl_shmem_startup;
-
-	psvc_quota_init();
-}
 
 static Size
 rl_shmem_size(void)
@@ -191,15 +167,6 @@ rl_shmem_size(void)
 	size = add_size(size, hash_estimate_size(psvc_guc_max_keys, sizeof(PsvcRlEntry)));
 	size = add_size(size, hash_estimate_size(psvc_guc_max_keys + 1, sizeof(PsvcStatsEntry)));
 	return size;
-}
-
-static void
-rl_shmem_request(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(rl_shmem_size());
-	RequestNamedLWLockTranche(PSVC_RL_TRANCHE, 2);
 }
 
 /* The key of the stats row that counts routes without a row of their own. */
@@ -220,10 +187,6 @@ rl_shmem_startup(void)
 	bool		found;
 	HASHCTL		info;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	psvc_rl_shared = ShmemInitStruct("partner_svc rate limiter",
 									 sizeof(PsvcRlShared), &found);
 	if (!found)
@@ -259,8 +222,15 @@ rl_shmem_startup(void)
 		SpinLockInit(&e->mutex);
 		memset(&e->c, 0, sizeof(e->c));
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
+
+/* The segment, for the one startup of segments.c. */
+const PsvcSegment psvc_rl_segment = {
+	.size = rl_shmem_size,
+	.tranche = PSVC_RL_TRANCHE,
+	.nlocks = 2,
+	.startup = rl_shmem_startup,
+};
 
 /* ---------------------------------------------------------------------
  * Time and buckets

@@ -11,7 +11,7 @@
  * partner_svc.rate_limits) and the fleet quota (quota.c,
  * quota_worker.c); their shared internals are in ratelimit_int.h, with
  * the locking rules in the header of ratelimit.c.  The call module
- * (call.h) is its only caller for requests; options.c checks the
+ * (call.h) is its only caller for requests; fdw_options.c checks the
  * rate_limits option with it.
  *
  * Memory: the limiter's state is in shared memory; a lease is allocated
@@ -31,7 +31,10 @@
 
 struct PsvcCallKey;				/* options.h */
 
-extern void psvc_rl_init(void);	/* from _PG_init: GUCs, shmem hooks */
+struct PsvcSegment;				/* segments.h */
+/* The limiter's and the fleet quota's segments in shared memory. */
+extern const struct PsvcSegment psvc_rl_segment;
+extern const struct PsvcSegment psvc_quota_segment;
 
 /*
  * One request's dealings with the limiter and the stats, opaque outside

@@ -276,8 +276,6 @@ typedef enum PsvcQuotaMode
 	PSVC_QUOTA_FALLBACK			/* coordinator unreachable: a share */
 } PsvcQuotaMode;
 
-/* From psvc_rl_init when preloading: settings, shared memory. */
-extern void psvc_quota_init(void);
 
 /*
  * The mode requests of this node are in; for FALLBACK, *fallback_from is

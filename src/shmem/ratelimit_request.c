@@ -132,7 +132,7 @@ psvc_rl_prepare(const PsvcCallKey *ckey, MemoryContext cxt)
 	lease->share = ckey->share > 0 && ckey->share < 100 ? ckey->share : 100;
 
 	/* the partner account's budget, whatever server or database asks */
-	strlcpy(lease->key.account, ckey->account, sizeof(lease->key.account));
+	strlcpy(lease->key.account, ckey->access->account, sizeof(lease->key.account));
 	key_text(lease->key.route, sizeof(lease->key.route), route);
 	if (rule.limit > 0 && rule.resource != NULL)
 	{

@@ -30,7 +30,10 @@
 
 #include "fmgr.h"
 
-extern void psvc_worker_init(void);	/* from _PG_init: GUCs, registration */
+extern void psvc_worker_init(void);	/* from _PG_init: registration */
+struct PsvcSegment;				/* segments.h */
+/* The worker's status in shared memory. */
+extern const struct PsvcSegment psvc_wh_segment;
 extern PGDLLEXPORT void psvc_worker_main(Datum arg);
 extern Datum psvc_webhook_status(PG_FUNCTION_ARGS);
 

@@ -117,6 +117,7 @@
 #include "guc.h"
 #include "handoff.h"
 #include "pg_compat.h"
+#include "segments.h"
 #include "webhook.h"
 #include "webhook_int.h"
 
@@ -145,8 +146,6 @@ typedef struct PsvcWhShared
 } PsvcWhShared;
 
 static PsvcWhShared *wh_shared = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* the worker's own state */
 static bool connected = false;
@@ -169,12 +168,10 @@ static TimestampTz next_extension_check = 0;
 
 PG_FUNCTION_INFO_V1(psvc_webhook_status);
 
-static void
-wh_shmem_request(void)
+static Size
+wh_shmem_size(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(PsvcWhShared)));
+	return MAXALIGN(sizeof(PsvcWhShared));
 }
 
 static void
@@ -184,9 +181,6 @@ wh_shmem_startup(void)
 	const char *setting;
 	const char *why;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	wh_shared = ShmemInitStruct("partner_svc webhook worker", sizeof(PsvcWhShared), &found);
 	if (!found)
 	{
@@ -197,8 +191,13 @@ wh_shmem_startup(void)
 			snprintf(wh_shared->last_error, sizeof(wh_shared->last_error),
 					 "untrusted setting \"%s\": %s", setting, why);
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
+
+/* The segment, for the one startup of segments.c. */
+const PsvcSegment psvc_wh_segment = {
+	.size = wh_shmem_size,
+	.startup = wh_shmem_startup,
+};
 
 /*
  * Defines the webhook settings (in every process that loads the library;
@@ -216,11 +215,6 @@ psvc_worker_init(void)
 	/* the settings are guc.c's; without preloading there is no worker */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
-
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = wh_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = wh_shmem_startup;
 
 	/*
 	 * pg_upgrade runs both servers in binary-upgrade mode: the worker

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # async_bench.sh: the benchmark of asynchronous foreign scans (issue 21,
-# option async_capable, src/fdw/fdw_scan_async.c).  One command, as root,
+# option async_capable, src/fdw/fdw_scan.c).  One command, as root,
 # that
 #   1. builds and installs the extension and the sandbox as
 #      test/run_tests.sh does (unless --no-build),

@@ -1,5 +1,5 @@
 # 75_async_cancel.t: Ctrl-C of a statement whose foreign scans an Append
-# runs asynchronously (option async_capable, src/fdw/fdw_scan_async.c).
+# runs asynchronously (option async_capable, src/fdw/fdw_scan.c).
 #
 # A UNION ALL of the four content lists of one movie, on a server with
 # async_capable 'true', while the sandbox holds every request of those

@@ -1,5 +1,5 @@
 -- fdw_async: foreign scans an Append runs asynchronously (option
--- async_capable, src/fdw/fdw_scan_async.c).  What the sandbox saw is the
+-- async_capable, src/fdw/fdw_scan.c).  What the sandbox saw is the
 -- evidence: its request log (the time each answer was made, at_ms) and the
 -- most requests of a route it handled at once (max_in_flight).  The test's
 -- servers use the sandbox's second key, premium-key (test/with_sandbox.sh),

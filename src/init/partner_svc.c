@@ -11,8 +11,9 @@
  * (shared memory, the background worker) belongs behind a test of
  * process_shared_preload_libraries_in_progress; none exists yet.
  *
- * Every setting is a row of guc.c's one table, defined first; the modules'
- * init functions then ask for shared memory and register workers.  GUCs
+ * Every setting is a row of guc.c's one table, defined first; then the
+ * one request and startup of shared memory for every segment (segments.c,
+ * the list below), and the workers are registered.  GUCs
  * are documented in docs/reference.md; define none that is not
  * documented there.  The prefix "partner_svc" is reserved, so a misspelt
  * partner_svc.* setting is an error instead of a silent placeholder.
@@ -20,34 +21,53 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/base/partner_svc.c
+ *		  src/init/partner_svc.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
 #include "cache.h"
 #include "deferred.h"
+#include "estimates.h"
+#include "fdw.h"
 #include "guc.h"
+#include "handoff.h"
+#include "inflight.h"
 #include "partner_svc.h"
 #include "pg_compat.h"
 #include "ratelimit.h"
+#include "segments.h"
 #include "webhook.h"
-#include "estimates.h"
-#include "inflight.h"
-#include "fdw.h"
-#include "handoff.h"
+#include "tokens.h"
 
 PSVC_MODULE_MAGIC;
 
 PG_FUNCTION_INFO_V1(psvc_module_version);
 
 void		_PG_init(void);
+
+/*
+ * Every segment of shared memory, made in this order by the one startup
+ * of segments.c (only when preloaded).
+ */
+static const PsvcSegment *const segments[] = {
+	&psvc_rl_segment,
+	&psvc_quota_segment,
+	&psvc_cache_segment,
+	&psvc_wh_segment,
+	&psvc_est_segment,
+	&psvc_inflight_segment,
+	&psvc_handoff_segment,
+	&psvc_def_segment,
+	&psvc_token_segment,
+};
 
 /*
  * Defines the GUCs, reserves their prefix, and sets up the modules.  Runs once per process that
@@ -57,13 +77,10 @@ void
 _PG_init(void)
 {
 	psvc_guc_init();
-	psvc_rl_init();
-	psvc_cache_init();
+	if (process_shared_preload_libraries_in_progress)
+		psvc_shmem_install(segments, lengthof(segments));
 	psvc_worker_init();
-	psvc_est_init();
-	psvc_inflight_init();
 	psvc_fdw_jit_init();
-	psvc_handoff_init();
 	psvc_deferred_init();
 
 	MarkGUCPrefixReserved("partner_svc");

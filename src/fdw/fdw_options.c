@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * options.c
+ * fdw_options.c
  *		  Validator of the options of partner_svc servers, user mappings,
  *		  foreign tables and their columns.
  *
@@ -16,8 +16,8 @@
  * hint.  Nor does a base_url that carries credentials, which is rejected.
  *
  * An unknown option is reported with the options valid for that object and,
- * when one is close enough, the nearest of them by edit distance (the same
- * courtesy as file_fdw; the code here is our own).
+ * when one is close enough, the nearest of them by edit distance
+ * (PostgreSQL's varstr_levenshtein, the same courtesy as file_fdw).
  *
  * Per-server settings (connect_timeout ... prefetch) are the rows of
  * guc.c's table marked server_option: valid_options takes them where
@@ -51,7 +51,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/base/options.c
+ *		  src/fdw/fdw_options.c
  *
  *-------------------------------------------------------------------------
  */
@@ -73,9 +73,11 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/varlena.h"
 
 #include "call.h"
 #include "catalog.h"
+#include "fdw.h"
 #include "guc.h"
 #include "options.h"
 #include "pg_compat.h"
@@ -105,7 +107,12 @@ static void check_file_path(DefElem *def);
 static void check_proxy(DefElem *def);
 static void check_default(DefElem *def);
 static void check_boolean(DefElem *def);
-pg_noreturn static void report_bad_base_url(const char *url, const char *reason);
+static void check_auth(DefElem *def);
+static void check_header_name(DefElem *def);
+static void check_auth_word(DefElem *def);
+static void check_param_name(DefElem *def);
+pg_noreturn static void report_bad_base_url(const char *name, const char *url,
+											const char *reason);
 pg_noreturn static void report_unknown_option(const char *name, Oid catalog);
 
 /*
@@ -125,7 +132,16 @@ static const PsvcOption valid_options[] = {
 	{"ssl_cert_file", ForeignServerRelationId, check_file_path},
 	{"ssl_key_file", ForeignServerRelationId, check_file_path},
 	{"proxy", ForeignServerRelationId, check_proxy},
+	{"auth", ForeignServerRelationId, check_auth},
+	{"auth_header", ForeignServerRelationId, check_header_name},
+	{"auth_prefix", ForeignServerRelationId, check_auth_word},
+	{"auth_param", ForeignServerRelationId, check_param_name},
+	{"token_url", ForeignServerRelationId, check_base_url},
+	{"scopes", ForeignServerRelationId, check_auth_word},
+	{"idempotency_header", ForeignServerRelationId, check_header_name},
 	{"api_key", UserMappingRelationId, check_api_key},
+	{"client_id", UserMappingRelationId, check_api_key},
+	{"client_secret", UserMappingRelationId, check_api_key},
 	{"cache_ttl", ForeignServerRelationId, check_cache_ttl},
 	{"default", ForeignServerRelationId, check_default},
 	{"async_capable", ForeignServerRelationId, check_boolean},
@@ -231,47 +247,6 @@ object_kind(Oid catalog)
 }
 
 /*
- * Levenshtein distance of two short strings (option names and values).
- * Allocates two rows in the current memory context.
- */
-static int
-edit_distance(const char *a, const char *b)
-{
-	int			alen = strlen(a);
-	int			blen = strlen(b);
-	int		   *prev = palloc((blen + 1) * sizeof(int));
-	int		   *cur = palloc((blen + 1) * sizeof(int));
-	int			result;
-
-	for (int j = 0; j <= blen; j++)
-		prev[j] = j;
-
-	for (int i = 1; i <= alen; i++)
-	{
-		int		   *swap;
-
-		cur[0] = i;
-		for (int j = 1; j <= blen; j++)
-		{
-			int			cost = (a[i - 1] == b[j - 1]) ? 0 : 1;
-			int			best = prev[j - 1] + cost;
-
-			best = Min(best, prev[j] + 1);
-			best = Min(best, cur[j - 1] + 1);
-			cur[j] = best;
-		}
-		swap = prev;
-		prev = cur;
-		cur = swap;
-	}
-
-	result = prev[blen];
-	pfree(prev);
-	pfree(cur);
-	return result;
-}
-
-/*
  * The candidate nearest to the given word, or NULL when none is near enough
  * to be a plausible typo: two edits, or a third of the candidate's length
  * for longer names.  Ties go to the earlier candidate.
@@ -285,7 +260,9 @@ closest_match(const char *word, const char *const *candidates, int ncandidates)
 	for (int i = 0; i < ncandidates; i++)
 	{
 		int			limit = Max(2, (int) strlen(candidates[i]) / 3);
-		int			d = edit_distance(word, candidates[i]);
+		int			d = varstr_levenshtein(word, strlen(word),
+										   candidates[i], strlen(candidates[i]),
+										   1, 1, 1, false);
 
 		if (d <= limit && d < best_distance)
 		{
@@ -398,17 +375,18 @@ check_cache_ttl(DefElem *def)
 }
 
 static void
-report_bad_base_url(const char *url, const char *reason)
+report_bad_base_url(const char *name, const char *url, const char *reason)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-			 errmsg("invalid value for option \"base_url\": \"%s\"", url),
+			 errmsg("invalid value for option \"%s\": \"%s\"", name, url),
 			 errdetail("%s", reason),
 			 errhint("Give an absolute http:// or https:// URL such as \"https://api.example.com/v1\".")));
 }
 
 /*
- * base_url must be an absolute http or https URL with a host and no
+ * base_url (and token_url, the same rules) must be an absolute http or
+ * https URL with a host and no
  * credentials, query or fragment; a path and a trailing slash are allowed.
  * The structural rules are checked here so the messages are precise; then
  * libcurl, which will send the requests, must accept the URL (port range,
@@ -428,7 +406,7 @@ check_base_url(DefElem *def)
 		authority = url + 8;
 	else
 	{
-		report_bad_base_url(url, "The URL must start with \"http://\" or \"https://\".");
+		report_bad_base_url(def->defname, url, "The URL must start with \"http://\" or \"https://\".");
 	}
 	authority_len = strcspn(authority, "/?#");
 
@@ -436,51 +414,109 @@ check_base_url(DefElem *def)
 	if (memchr(authority, '@', authority_len) != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-				 errmsg("invalid value for option \"base_url\""),
+				 errmsg("invalid value for option \"%s\"", def->defname),
 				 errdetail("The URL must not contain a user name or password."),
 				 errhint("Put the API key in the user mapping option \"api_key\".")));
 
 	for (const char *p = url; *p; p++)
 	{
 		if ((unsigned char) *p <= ' ' || (unsigned char) *p == 0x7f)
-			report_bad_base_url(url, "The URL must not contain spaces or control characters.");
+			report_bad_base_url(def->defname, url, "The URL must not contain spaces or control characters.");
 	}
 	if (authority_len == 0)
-		report_bad_base_url(url, "The URL has no host.");
+		report_bad_base_url(def->defname, url, "The URL has no host.");
 	if (strchr(url, '?') != NULL)
-		report_bad_base_url(url, "The URL must not have a query string.");
+		report_bad_base_url(def->defname, url, "The URL must not have a query string.");
 	if (strchr(url, '#') != NULL)
-		report_bad_base_url(url, "The URL must not have a fragment.");
+		report_bad_base_url(def->defname, url, "The URL must not have a fragment.");
 
 	why = psvc_call_url_error(url, false);
 	if (why != NULL)
-		report_bad_base_url(url,
+		report_bad_base_url(def->defname, url,
 							psprintf("The URL could not be parsed: %s.", why));
 }
 
 /*
  * The key is sent as "Authorization: Bearer <key>", so it must be a single
- * header token.  Messages name the rule, never the value.
+ * header token; so are an OAuth2 client's id and secret (api_key,
+ * client_id, client_secret).  Messages name the rule, never the value.
  */
 static void
 check_api_key(DefElem *def)
 {
 	const char *key = defGetString(def);
+	bool		is_key = strcmp(def->defname, "api_key") == 0;
 
 	if (key[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-				 errmsg("invalid value for option \"api_key\""),
-				 errdetail("The API key is empty.")));
+				 errmsg("invalid value for option \"%s\"", def->defname),
+				 errdetail("The %s is empty.", is_key ? "API key" : "value")));
 
 	for (const char *p = key; *p; p++)
 	{
 		if ((unsigned char) *p <= ' ' || (unsigned char) *p >= 0x7f)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-					 errmsg("invalid value for option \"api_key\""),
-					 errdetail("An API key consists of printable ASCII characters without spaces.")));
+					 errmsg("invalid value for option \"%s\"", def->defname),
+					 errdetail("%s consists of printable ASCII characters without spaces.",
+							   is_key ? "An API key" : "An OAuth2 client's id or secret")));
 	}
+}
+
+static const char *const auth_names[] = {"bearer", "header", "query", "oauth2", NULL};
+
+static void
+check_auth(DefElem *def)
+{
+	check_enum_value(def, auth_names, "authentication styles");
+}
+
+/* auth_header: an HTTP field name (RFC 9110's token) */
+static void
+check_header_name(DefElem *def)
+{
+	const char *v = defGetString(def);
+
+	if (v[0] == '\0' ||
+		strspn(v, "!#$%&'*+-.^_`|~0123456789"
+			   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") != strlen(v))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", def->defname, v),
+				 errdetail("A header name consists of letters, digits and \"!#$%%&'*+-.^_`|~\".")));
+}
+
+/* auth_prefix and scopes: printable ASCII, words separated by one space */
+static void
+check_auth_word(DefElem *def)
+{
+	const char *v = defGetString(def);
+	bool		bad = v[0] == '\0' || v[0] == ' ' || v[strlen(v) - 1] == ' ';
+
+	for (const char *p = v; *p && !bad; p++)
+		bad = (unsigned char) *p < ' ' || (unsigned char) *p >= 0x7f ||
+			(p[0] == ' ' && p[1] == ' ');
+	if (bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\"", def->defname),
+				 errdetail("The value consists of printable ASCII words separated by single spaces.")));
+}
+
+/* auth_param: a query parameter's name, sent as it is */
+static void
+check_param_name(DefElem *def)
+{
+	const char *v = defGetString(def);
+
+	if (v[0] == '\0' ||
+		strspn(v, "-._~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+		!= strlen(v))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", def->defname, v),
+				 errdetail("A parameter name consists of letters, digits and \"-._~\".")));
 }
 
 static void
@@ -766,10 +802,72 @@ require_option(List *options, const char *name, Oid catalog)
 				 errhint("Valid resources are: %s.", join_names(resource_names()))));
 }
 
+/* The options of each authentication style, and the one it requires. */
+typedef struct AuthOptionRule
+{
+	const char *option;
+	const char *style;			/* the value of "auth" it belongs to */
+	bool		required;
+} AuthOptionRule;
+
+static const AuthOptionRule auth_option_rules[] = {
+	{"auth_header", "header", true},
+	{"auth_prefix", "header", false},
+	{"auth_param", "query", true},
+	{"token_url", "oauth2", true},
+	{"scopes", "oauth2", false},
+};
+
+/*
+ * An option of one authentication style only on a server of that style,
+ * and its required ones there.
+ */
+static void
+check_auth_options(List *options)
+{
+	DefElem    *auth = find_def(options, "auth");
+	const char *style = auth ? defGetString(auth) : "bearer";
+
+	for (int i = 0; i < lengthof(auth_option_rules); i++)
+	{
+		const AuthOptionRule *r = &auth_option_rules[i];
+		bool		given = find_def(options, r->option) != NULL;
+		bool		mine = strcmp(style, r->style) == 0;
+
+		if (given && !mine)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("option \"%s\" is valid only with auth '%s'",
+							r->option, r->style),
+					 errdetail("This server's authentication is \"%s\".", style)));
+		if (mine && r->required && !given)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("missing required option \"%s\"", r->option),
+					 errdetail("A server with auth '%s' needs the option \"%s\".",
+							   r->style, r->option)));
+	}
+}
+
+/* A user mapping's OAuth2 client: its id and secret together. */
+static void
+check_mapping_options(List *options)
+{
+	bool		id = find_def(options, "client_id") != NULL;
+	bool		secret = find_def(options, "client_secret") != NULL;
+
+	if (id != secret)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("missing required option \"%s\"",
+						id ? "client_secret" : "client_id"),
+				 errdetail("An OAuth2 client is given by both \"client_id\" and \"client_secret\".")));
+}
+
 /*
  * Rules that involve more than one option of a server: both required
  * options present, a tier only on an order server, a client key only with
- * a client certificate.
+ * a client certificate, the options of the authentication style.
  */
 static void
 check_server_options(List *options)
@@ -786,6 +884,8 @@ check_server_options(List *options)
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("option \"ssl_key_file\" requires option \"ssl_cert_file\""),
 				 errdetail("A client key is of use only with its client certificate.")));
+
+	check_auth_options(options);
 
 	service = defGetString(find_def(options, "service"));
 	tier = find_def(options, "tier");
@@ -833,6 +933,8 @@ psvc_options_validator(PG_FUNCTION_ARGS)
 
 	if (catalog == ForeignServerRelationId)
 		check_server_options(options);
+	else if (catalog == UserMappingRelationId)
+		check_mapping_options(options);
 	else if (catalog == ForeignTableRelationId)
 		require_option(options, "resource", catalog);
 
