@@ -318,6 +318,39 @@ raise_unsettled(const PsvcSettleCreate *def, PsvcCall *call, PsvcResult *res,
 	psvc_call_raise(call, res);
 }
 
+/*
+ * A create resumed when an earlier attempt (call) may have created the
+ * objects and was never looked up: looks them up before anything is
+ * sent.  Returns the create's answer when they exist, NULL when none
+ * does (the create is then sent, and a refusal settled by a lookup); a
+ * lookup that fails raises the unknown outcome, to be tried again.
+ */
+static Jsonb *
+look_first(const PsvcSettleCreate *def, const PsvcServer *server,
+		   PsvcCall *call, Jsonb *payload, List *keys, List *items)
+{
+	const char *failure = psprintf("An earlier attempt of %s %s may have been carried out.",
+								   call->op->method, call->op->route);
+	Jsonb	   *result = NULL;
+	const char *why = NULL;
+
+	if (keys == NIL)
+		create_unknown(def, failure, NULL, false, true);
+	switch (recover_create(def, server, payload, keys, items, failure,
+						   &result, &why))
+	{
+		case SETTLED_FOUND:
+			return result;
+		case SETTLED_FAILED:
+			raise_unsettled(def, call, NULL, failure, why);
+			break;
+		case SETTLED_NONE:
+			run_next(PSVC_SETTLE_RESEND);
+			break;
+	}
+	return NULL;
+}
+
 /* psvc_settle_create but for the record of what was created. */
 static Jsonb *
 create_or_recover(const PsvcSettleCreate *def, const PsvcServer *server,
@@ -337,27 +370,9 @@ create_or_recover(const PsvcSettleCreate *def, const PsvcServer *server,
 	const char *why = NULL;
 
 	psvc_exec_set_jsonb_body(call, payload);
-	if (mode == PSVC_SETTLE_RESUMED)
-	{
-		/* an earlier attempt may have created the objects: look first */
-		const char *failure = psprintf("An earlier attempt of %s %s may have been carried out.",
-									   op->method, op->route);
-
-		if (keys == NIL)
-			create_unknown(def, failure, NULL, false, true);
-		switch (recover_create(def, server, payload, keys, items, failure,
-							   &result, &why))
-		{
-			case SETTLED_FOUND:
-				return result;
-			case SETTLED_FAILED:
-				raise_unsettled(def, call, NULL, failure, why);
-				break;
-			case SETTLED_NONE:
-				run_next(PSVC_SETTLE_RESEND);
-				break;
-		}
-	}
+	if (mode == PSVC_SETTLE_RESUMED &&
+		(result = look_first(def, server, call, payload, keys, items)) != NULL)
+		return result;
 	for (;;)
 	{
 		PsvcResult *res = psvc_call_run(call);
