@@ -207,6 +207,12 @@ typedef struct PsvcResult
 	double		rl_wait_ms;		/* waited for rate-limit budget */
 	bool		from_cache;		/* answered by the response cache */
 	bool		cache_miss;		/* looked up in the cache, not found */
+	/*
+	 * The answer's Link header (RFC 8288), as received, or NULL; never
+	 * from the response cache, which keeps no headers (a route paged by
+	 * it is not cached: fdw_scan_page.c).
+	 */
+	char	   *link;
 	/* the decoded page kept beside a cached answer for decoded_sig */
 	char	   *decoded;
 	size_t		decoded_len;

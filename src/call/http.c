@@ -216,6 +216,15 @@ complete_transfer(PsvcTransfer *t)
 			h->value != NULL && strlen(h->value) < 256)
 			t->etag = MemoryContextStrdup(t->cxt, h->value);
 	}
+	/* a listing paged by its Link header (RFC 8288) reads it */
+	if (t->easy != NULL && t->outcome == OUTCOME_HTTP)
+	{
+		struct curl_header *h;
+
+		if (curl_easy_header(t->easy, "Link", 0, CURLH_HEADER, -1, &h) == CURLHE_OK &&
+			h->value != NULL && strlen(h->value) <= PSVC_HTTP_MAX_LINK)
+			resp->link = MemoryContextStrdup(t->cxt, h->value);
+	}
 	/* the service has acted on a write: what was cached before is stale */
 	if (!t->idempotent)
 		psvc_cache_note_write(t->serverid);

@@ -55,6 +55,8 @@ struct PsvcCachedAnswer;
  * no partner service accepts a URL of this size anyway.
  */
 #define PSVC_HTTP_MAX_URL			65536
+/* The longest Link header kept (a next page's URL within PSVC_HTTP_MAX_URL). */
+#define PSVC_HTTP_MAX_LINK			(PSVC_HTTP_MAX_URL + 256)
 
 /* What the last attempt of a transfer ended with. */
 typedef enum PsvcOutcome

@@ -87,6 +87,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "bgstats.h"
 #include "deferred_int.h"
 #include "foreign/foreign.h"
 #include "functions.h"
@@ -411,6 +412,7 @@ record(const PsvcDefCall *c, const char *state, const Outcome *o,
 							  " WHERE id = $1",
 							  10, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record deferred call " INT64_FORMAT, c->id);
+	psvc_bgs_call_outcome(c->id, c->operation, state, e ? unpack_sql_state(e->sqlerrcode) : NULL, e ? e->message : NULL);
 	if (strcmp(state, "queued") != 0)
 		Async_Notify("partner_svc_deferred", psprintf(INT64_FORMAT, c->id));
 }

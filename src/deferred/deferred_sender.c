@@ -84,6 +84,7 @@
 #include "utils/wait_event.h"
 
 #include "deferred_int.h"
+#include "extversion.h"
 #include "guc.h"
 #include "pg_compat.h"
 
@@ -404,6 +405,8 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms, int *left)
 
 	*left = 0;
 	*wait_ms = my_slot == 0 ? PSVC_DEF_TICK_MS : PSVC_DEF_IDLE_MS;
+	if (!psvc_extv_ready("partner_svc deferred sender"))
+		return 0;				/* objects of another version: docs/upgrades.md */
 	MemoryContextReset(claim_cxt);
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();

@@ -149,6 +149,24 @@ static const PsvcOption valid_options[] = {
 	{"cache_ttl", ForeignTableRelationId, check_cache_ttl},
 	{"async_capable", ForeignTableRelationId, check_boolean},
 	{"field", AttributeRelationId, check_field},
+	/* a route declared in SQL (fdw_options_declared.c) */
+	{"endpoint", ForeignTableRelationId, psvc_options_check_declared},
+	{"items", ForeignTableRelationId, psvc_options_check_declared},
+	{"paging", ForeignTableRelationId, psvc_options_check_declared},
+	{"cursor_path", ForeignTableRelationId, psvc_options_check_declared},
+	{"cursor_param", ForeignTableRelationId, psvc_options_check_declared},
+	{"next_path", ForeignTableRelationId, psvc_options_check_declared},
+	{"offset_param", ForeignTableRelationId, psvc_options_check_declared},
+	{"page_param", ForeignTableRelationId, psvc_options_check_declared},
+	{"limit_param", ForeignTableRelationId, psvc_options_check_declared},
+	{"page_size", ForeignTableRelationId, psvc_options_check_declared},
+	{"insert", ForeignTableRelationId, psvc_options_check_declared},
+	{"update", ForeignTableRelationId, psvc_options_check_declared},
+	{"delete", ForeignTableRelationId, psvc_options_check_declared},
+	{"json_path", AttributeRelationId, psvc_options_check_declared},
+	{"param", AttributeRelationId, psvc_options_check_declared},
+	{"param_name", AttributeRelationId, psvc_options_check_declared},
+	{"raw", AttributeRelationId, psvc_options_check_declared},
 	{NULL, InvalidOid, NULL}
 };
 
@@ -798,7 +816,7 @@ require_option(List *options, const char *name, Oid catalog)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("missing required option \"%s\"", name),
-				 errdetail("A partner_svc foreign table needs the option \"resource\" naming what it reads."),
+				 errdetail("A partner_svc foreign table needs the option \"resource\" naming what it reads, or \"endpoint\" declaring a route."),
 				 errhint("Valid resources are: %s.", join_names(resource_names()))));
 }
 
@@ -936,7 +954,13 @@ psvc_options_validator(PG_FUNCTION_ARGS)
 	else if (catalog == UserMappingRelationId)
 		check_mapping_options(options);
 	else if (catalog == ForeignTableRelationId)
-		require_option(options, "resource", catalog);
+	{
+		psvc_options_check_declared_table(options);
+		if (find_def(options, "endpoint") == NULL)
+			require_option(options, "resource", catalog);
+	}
+	else if (catalog == AttributeRelationId)
+		psvc_options_check_declared_column(options);
 
 	PG_RETURN_VOID();
 }
