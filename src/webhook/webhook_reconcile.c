@@ -105,6 +105,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "bgstats.h"
 #include "call.h"
 #include "catalog.h"
 #include "functions.h"
@@ -177,7 +178,7 @@ static const char due_sql[] =
 "  source = CASE WHEN cur.mv THEN 'poll' ELSE " alias ".source END," \
 "  updated_at = CASE WHEN cur.mv THEN pg_catalog.now() ELSE " alias ".updated_at END," \
 "  polled_at = pg_catalog.now()" \
-"  FROM cur WHERE " key " = cur.id"
+"  FROM cur WHERE " key " = cur.id RETURNING cur.mv IS TRUE"
 
 static const char *const poll_sql[2] = {
 	POLL_SQL("order_states", "s.unique_id", "s", "order"),
@@ -491,8 +492,9 @@ poll_one(const RcItem *it)
 	args[4] = text_array(chain_to, nchains);
 	args[5] = account[0] ? CStringGetTextDatum(account) : (Datum) 0;
 	nulls[5] = account[0] ? ' ' : 'n';
-	if (SPI_execute_plan(poll_plan[k], args, nulls, false, 0) != SPI_OK_UPDATE)
+	if (SPI_execute_plan(poll_plan[k], args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "the reconciler could not write a status it read");
+	psvc_bgs_add(PSVC_BGS_POLL_CHANGES, SPI_processed == 1 && strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0);
 }
 
 /*
@@ -507,6 +509,7 @@ run_guarded(void (*fn) (const void *), const void *arg, const char *what)
 	ResourceOwner owner = CurrentResourceOwner;
 	volatile bool ok = true;
 
+	psvc_bgs_add(PSVC_BGS_POLLS, 1);
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
@@ -526,6 +529,7 @@ run_guarded(void (*fn) (const void *), const void *arg, const char *what)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
+		psvc_bgs_add(PSVC_BGS_POLL_FAILURES, 1);
 		if (edata->sqlerrcode != ERRCODE_TOO_MANY_CONNECTIONS)
 			note_failure(what, edata->message);
 		FreeErrorData(edata);

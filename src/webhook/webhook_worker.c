@@ -115,6 +115,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "extversion.h"
 #include "guc.h"
 #include "bgw.h"
 #include "pg_compat.h"
@@ -659,6 +660,8 @@ run_tasks(void)
 {
 	PsvcWhCounters counters;
 
+	if (!psvc_extv_ready("partner_svc webhook worker"))
+		return;					/* objects of another version: docs/upgrades.md */
 	psvc_wh_http_counters(&counters);
 	psvc_wh_prune(counters.rejected);
 	pgstat_report_stat(false);
@@ -670,6 +673,8 @@ tasks_timeout(long timeout)
 {
 	long		prune = psvc_wh_prune_wait_ms();
 
+	if (psvc_extv_waiting())	/* the duties wait for the UPDATE: no spin */
+		return timeout < 0 ? PSVC_EXTV_RECHECK_MS : Min(timeout, PSVC_EXTV_RECHECK_MS);
 	return timeout < 0 ? prune : Min(timeout, prune);
 }
 
