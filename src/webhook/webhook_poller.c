@@ -44,9 +44,9 @@
  *   WARNING (drop_poisoned), so that one record that cannot be written
  *   never holds the ring and its waiting creators for ever.
  * - Between the restart on a new library and ALTER EXTENSION ... UPDATE
- *   (0.3's objects, without the account column) records are written as
- *   0.3 wrote them, taking over no row, and polling waits for the update
- *   (state "waiting").
+ *   (0.3's objects, without the account column) nothing is written:
+ *   records wait in the ring (creators wait for room when it is full) and
+ *   polling waits for the update (state "waiting").
  * - State (PollShared): written by the worker under its spinlock, read by
  *   webhook_status() (psvc_wh_poller_status).
  *

@@ -142,7 +142,6 @@ static PsvcCreated records[PSVC_RC_RECORDS];	/* taken from the handoff */
 static SPIPlanPtr due_plan = NULL;
 static SPIPlanPtr poll_plan[2] = {NULL, NULL};
 static SPIPlanPtr record_plan[2] = {NULL, NULL};
-static SPIPlanPtr record_plan_03[2] = {NULL, NULL};
 static bool schema_old = false; /* the objects are 0.3's (no account yet) */
 
 /* The due rows of both tables, oldest first. */
@@ -209,22 +208,6 @@ static const char *const record_sql[2] = {
 	"  server = COALESCE(s.server, excluded.server),"
 	"  created_by = COALESCE(s.created_by, excluded.created_by)"
 	" WHERE s.account = excluded.account",
-};
-
-/*
- * The same on the objects of 0.3, between the restart on this library and
- * ALTER EXTENSION ... UPDATE (no account column yet): a row that exists is
- * left as it is, and nothing is polled until the update.
- */
-static const char *const record_sql_03[2] = {
-	"INSERT INTO partner_svc.order_states AS s"
-	"  (unique_id, custom_id, status, source, server, created_by)"
-	" VALUES ($1, $2, $3, 'created', $4, $5)"
-	" ON CONFLICT (unique_id) DO NOTHING",
-	"INSERT INTO partner_svc.transactions AS s"
-	"  (transaction_id, status, source, server, created_by)"
-	" VALUES ($1, $3, 'created', $4, $5)"
-	" ON CONFLICT (transaction_id) DO NOTHING",
 };
 
 /* A text[] of n values. */
@@ -324,6 +307,12 @@ psvc_wh_reconcile_record(void)
 	/* without the extension there is nowhere to write them: they wait */
 	if (!begin_turn())
 		return;
+	if (schema_old)
+	{
+		/* 0.3's objects: they wait in the ring for ALTER EXTENSION ... UPDATE */
+		end_turn();
+		return;
+	}
 	for (int i = 0; i < n; i++)
 	{
 		PsvcCreated *c = &recs[i];
@@ -332,9 +321,7 @@ psvc_wh_reconcile_record(void)
 		char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 		Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, NAMEOID, REGROLEOID, TEXTOID};
 
-		if (schema_old && record_plan_03[k] == NULL)
-			record_plan_03[k] = prepare(record_sql_03[k], 5, types);
-		else if (!schema_old && record_plan[k] == NULL)
+		if (record_plan[k] == NULL)
 			record_plan[k] = prepare(record_sql[k], 6, types);
 		args[0] = CStringGetTextDatum(c->id);
 		args[1] = CStringGetTextDatum(c->custom_id);
@@ -343,10 +330,9 @@ psvc_wh_reconcile_record(void)
 		args[3] = DirectFunctionCall1(namein, CStringGetDatum(c->server));
 		args[4] = ObjectIdGetDatum(c->roleid);
 		args[5] = CStringGetTextDatum(c->account);
-		if (SPI_execute_plan(schema_old ? record_plan_03[k] : record_plan[k],
-							 args, nulls, false, 0) < 0)
+		if (SPI_execute_plan(record_plan[k], args, nulls, false, 0) < 0)
 			elog(ERROR, "the reconciler could not record a created object");
-		if (SPI_processed == 0 && !schema_old)
+		if (SPI_processed == 0)
 			ereport(LOG,
 					(errmsg("partner_svc poll worker: %s \"%s\" created through server \"%s\" is not recorded",
 							c->checkout ? "checkout" : "order", c->id, c->server),
