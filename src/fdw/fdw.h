@@ -202,6 +202,10 @@ extern void psvc_fdw_explain(ForeignScanState *node, struct ExplainState *es);
 
 /* in fdw_import.c */
 extern List *psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid);
+extern bool psvc_fdw_import_wanted(ImportForeignSchemaStmt *stmt, const char *table);
+
+/* in fdw_openapi.c: IMPORT FOREIGN SCHEMA openapi */
+extern List *psvc_fdw_import_openapi(ImportForeignSchemaStmt *stmt, const char *servername);
 
 /* in fdw_modify.c: INSERT/UPDATE/DELETE on writable foreign tables */
 extern void psvc_fdw_add_update_targets(PlannerInfo *root, Index rtindex,

@@ -7,9 +7,10 @@
  * The "remote schema" is the service's name (IMPORT FOREIGN SCHEMA movies
  * FROM SERVER ...), and it must be the server's own service: tables of
  * another service would point at endpoints this server does not serve.
- * LIMIT TO and EXCEPT are applied here.  Options are checked like those
- * of any object (fdw_options.c): there are none yet, so any option is an
- * error (HV00D) rather than silently ignored.
+ * LIMIT TO and EXCEPT are applied here.  The remote schema "openapi"
+ * imports an OpenAPI document instead (fdw_openapi.c), and its options
+ * spec_file and spec_json are the only options of an import: a service's
+ * import refuses them (HV00D) rather than ignoring them.
  *
  * Each table and each column gets a COMMENT written from the catalogue
  * (catalog.c, endpoints.c): what the table reads, which condition a query
@@ -33,8 +34,9 @@
 #include "fdw.h"
 #include "options.h"
 
-static bool
-wanted(ImportForeignSchemaStmt *stmt, const char *table)
+/* Whether LIMIT TO or EXCEPT of the statement keeps the table. */
+bool
+psvc_fdw_import_wanted(ImportForeignSchemaStmt *stmt, const char *table)
 {
 	ListCell   *lc;
 	bool		listed = false;
@@ -181,7 +183,16 @@ psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	int			n;
 	const char *schema = quote_identifier(stmt->local_schema);
 
+	if (strcmp(stmt->remote_schema, "openapi") == 0)
+		return psvc_fdw_import_openapi(stmt, server->servername);
 	psvc_options_check_import(stmt->options);
+	if (stmt->options != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid option \"%s\"", linitial_node(DefElem, stmt->options)->defname),
+				 errdetail("The options of IMPORT FOREIGN SCHEMA are those of an OpenAPI import."),
+				 errhint("Use IMPORT FOREIGN SCHEMA openapi FROM SERVER %s ... OPTIONS (spec_json '...') to import an OpenAPI document.",
+						 quote_identifier(server->servername))));
 	if (strcmp(stmt->remote_schema, server->service) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
@@ -199,7 +210,7 @@ psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 		StringInfoData buf;
 
 		if (strcmp(psvc_services[ep->list->service].name, server->service) != 0 ||
-			!wanted(stmt, ep->resource))
+			!psvc_fdw_import_wanted(stmt, ep->resource))
 			continue;
 		table = psprintf("%s.%s", schema, quote_identifier(ep->resource));
 		initStringInfo(&buf);
