@@ -205,7 +205,7 @@ extern List *psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid);
 extern bool psvc_fdw_import_wanted(ImportForeignSchemaStmt *stmt, const char *table);
 
 /* in fdw_openapi.c: IMPORT FOREIGN SCHEMA openapi */
-extern List *psvc_fdw_import_openapi(ImportForeignSchemaStmt *stmt, const char *servername);
+extern List *psvc_fdw_import_openapi(ImportForeignSchemaStmt *stmt, Oid serverOid);
 
 /* in fdw_modify.c: INSERT/UPDATE/DELETE on writable foreign tables */
 extern void psvc_fdw_add_update_targets(PlannerInfo *root, Index rtindex,

@@ -8,7 +8,8 @@
  * FROM SERVER ...), and it must be the server's own service: tables of
  * another service would point at endpoints this server does not serve.
  * LIMIT TO and EXCEPT are applied here.  The remote schema "openapi"
- * imports an OpenAPI document instead (fdw_openapi.c), and its options
+ * imports an OpenAPI document instead (fdw_openapi.c, chosen by
+ * fdw_handler.c), and its options
  * spec_file and spec_json are the only options of an import: a service's
  * import refuses them (HV00D) rather than ignoring them.
  *
@@ -183,8 +184,6 @@ psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	int			n;
 	const char *schema = quote_identifier(stmt->local_schema);
 
-	if (strcmp(stmt->remote_schema, "openapi") == 0)
-		return psvc_fdw_import_openapi(stmt, server->servername);
 	psvc_options_check_import(stmt->options);
 	if (stmt->options != NIL)
 		ereport(ERROR,

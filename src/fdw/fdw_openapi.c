@@ -45,6 +45,7 @@
 #include "catalog/pg_authid.h"
 #include "commands/defrem.h"
 #include "executor/spi.h"
+#include "foreign/foreign.h"
 #include "mb/pg_wchar.h"
 #include "nodes/makefuncs.h"
 #include "miscadmin.h"
@@ -845,8 +846,9 @@ create_table(OaTable *t, const char *schema, const char *server)
  * returns NIL, as psvc_fdw_import.  Allocates in CurrentMemoryContext.
  */
 List *
-psvc_fdw_import_openapi(ImportForeignSchemaStmt *stmt, const char *servername)
+psvc_fdw_import_openapi(ImportForeignSchemaStmt *stmt, Oid serverOid)
 {
+	const char *servername = GetForeignServer(serverOid)->servername;
 	Jsonb	   *doc;
 	JsonbContainer *root;
 	List	   *taken = NIL;
