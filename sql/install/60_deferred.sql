@@ -44,10 +44,12 @@ CREATE TABLE @extschema@.deferred_queue (
 );
 ALTER SEQUENCE @extschema@.deferred_queue_id_seq OWNED BY @extschema@.deferred_queue.id;
 
-CREATE INDEX deferred_queue_unfinished ON @extschema@.deferred_queue (id)
-  WHERE state IN ('queued', 'sending');
 CREATE INDEX deferred_queue_done_at ON @extschema@.deferred_queue (done_at)
   WHERE done_at IS NOT NULL;
+-- the unfinished calls of each role in id order: the claim's turns of the
+-- roles and the cap partner_svc.deferred_max_per_role (src/deferred/)
+CREATE INDEX deferred_queue_unfinished_role ON @extschema@.deferred_queue ((role::pg_catalog.oid), id)
+  WHERE state IN ('queued', 'sending');
 
 COMMENT ON TABLE @extschema@.deferred_queue
 IS 'deferred calls of partner_svc (read them through the view deferred_calls)';

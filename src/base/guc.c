@@ -89,6 +89,8 @@ bool		psvc_guc_learn_estimates = true;
 double		psvc_guc_time_scale = 1.0;
 int			psvc_guc_window_ms = 60000;
 
+int			psvc_guc_deferred_max_per_role = 10000;
+
 PsvcWebhookListener psvc_guc_webhook;
 PsvcWorker	psvc_guc_worker;
 PsvcWorkerTasks psvc_guc_tasks;
@@ -333,6 +335,13 @@ static const PsvcGuc gucs[] = {
 		.context = PGC_SIGHUP, .flags = GUC_UNIT_S,
 		.short_desc = "How long finished deferred calls are kept.",
 		.long_desc = "Zero keeps them all."},
+	{.name = "deferred_max_per_role", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_deferred_max_per_role, .boot = 10000,
+		.min = 0, .max = INT_MAX,
+		.context = PGC_SUSET,
+		.short_desc = "Most unfinished deferred calls (queued or sending) one role may have.",
+		.long_desc = "partner_svc.defer() refuses a call beyond it with SQLSTATE 53400.  Zero: no cap.  "
+		"Set it per role with ALTER ROLE ... SET."},
 
 	{.name = "poll_after", .type = PSVC_GUC_INT,
 		.var = &psvc_guc_tasks.poll_after, .boot = 30 * 60,

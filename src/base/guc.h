@@ -161,6 +161,8 @@ typedef struct PsvcWorkerTasks
 } PsvcWorkerTasks;
 
 extern PsvcWorkerTasks psvc_guc_tasks;
+/* partner_svc.deferred_max_per_role: unfinished deferred calls a role may have, 0 = no cap */
+extern int	psvc_guc_deferred_max_per_role;
 
 /* Defines every setting (from _PG_init, preloaded or not). */
 extern void psvc_guc_init(void);

@@ -11,8 +11,10 @@
  * found none it marks itself idle only if the generation has not moved
  * since (else it looks again), then sleeps on its latch.  A committing
  * backend increments the generation and sets the latch of one idle sender
- * that nobody woke yet.  So a commit is never missed: either a sender
- * looks after it, or one is woken.
+ * that nobody woke yet, or, when no sender is idle, starts one in a free
+ * slot below senders (a slot's starting time keeps a burst of commits
+ * from asking twice).  So a commit is never missed: either a sender
+ * looks after it, or one is woken or started.
  *
  * Copyright (c) 2026, The partner_svc Developers
  *
@@ -32,6 +34,8 @@
 #define PSVC_DEF_MAX_SENDERS 64
 /* Seconds after which the postmaster starts sender 0 again (bgw_restart_time). */
 #define PSVC_DEF_SENDER0_RESTART_S 1
+/* A sender asked for and not started after this long is asked for again. */
+#define PSVC_DEF_START_WAIT_MS 10000
 
 typedef struct PsvcDefSlot
 {
@@ -39,7 +43,7 @@ typedef struct PsvcDefSlot
 	Latch	   *latch;
 	bool		idle;			/* sleeping, or about to */
 	bool		woken;			/* a backend set its latch since it slept */
-	TimestampTz starting;		/* a helper was asked for at, or 0 */
+	TimestampTz starting;		/* a sender was asked for at, or 0 */
 } PsvcDefSlot;
 
 typedef struct PsvcDefShared
@@ -54,8 +58,23 @@ typedef struct PsvcDefShared
 /* ---- deferred_queue.c ---- */
 
 extern PsvcDefShared *psvc_def_shared;	/* NULL unless preloaded */
-/* Sets the latch of one idle sender not yet woken; counts a generation. */
+/*
+ * After a commit that queued calls: counts a generation and sets the latch
+ * of one idle sender not yet woken, or, when every running sender is busy
+ * (one may hang in a request), starts another below senders.
+ */
 extern void psvc_def_wake(void);
+/*
+ * A sender (in slot self) left calls for others: wakes an idle sender, or
+ * starts one below senders.
+ */
+extern void psvc_def_wake_other(int self);
+/*
+ * Registers the sender of slot as a dynamic worker, restarted by the
+ * postmaster restart_time seconds after an exit with code 1 (or
+ * BGW_NEVER_RESTART); false when max_worker_processes has no room.
+ */
+extern bool psvc_def_register_sender(int slot, int restart_time);
 /*
  * The owner of partner_svc.deferred_queue, who reads and writes it for
  * the callers and the senders (in a transaction; raises when the queue

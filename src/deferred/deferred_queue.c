@@ -13,7 +13,11 @@
  * dropped one's name never gets them; deferred_send.c).  A transaction
  * callback then sets, at XACT_EVENT_COMMIT (after the commit is visible
  * to others), the latch of one idle sender (deferred_int.h has the
- * protocol); a transaction that queued nothing costs nothing at commit.
+ * protocol), or starts a sender when none is idle, so that a sender stuck
+ * in a request never holds calls of other lanes; a transaction that
+ * queued nothing costs nothing at commit.  A call's lanes are scoped by
+ * its role and server (role_lanes), and defer() refuses a role's call
+ * beyond partner_svc.deferred_max_per_role unfinished ones.
  *
  * Each row records its origin, the system identifier of the cluster and
  * the OID of the database it was queued in.  A queue restored from a dump
@@ -155,29 +159,107 @@ psvc_deferred_init(void)
 	RegisterBackgroundWorker(&w);
 }
 
-void
-psvc_def_wake(void)
+/*
+ * Registers the sender of slot as a dynamic worker that the postmaster
+ * starts again restart_time seconds after it exits with code 1 (or
+ * never); false when PostgreSQL has no room for it (max_worker_processes).
+ * Raises nothing (a committing backend calls it after its commit).
+ */
+bool
+psvc_def_register_sender(int slot, int restart_time)
+{
+	BackgroundWorker w;
+
+	memset(&w, 0, sizeof(w));
+	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc deferred sender %d", slot);
+	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc deferred sender");
+	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	w.bgw_restart_time = restart_time;
+	w.bgw_main_arg = Int32GetDatum(slot);
+	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
+	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
+	return RegisterDynamicBackgroundWorker(&w, NULL);
+}
+
+/*
+ * Starts the sender of slot as a dynamic worker; false when PostgreSQL has
+ * no room for it (max_worker_processes), which this process logs once.
+ */
+static bool
+start_sender(int slot)
+{
+	static bool warned = false;
+
+	if (psvc_def_register_sender(slot, BGW_NEVER_RESTART))
+		return true;
+	if (!warned)
+		ereport(LOG,
+				(errmsg("partner_svc deferred sender could not start sender %d: no free background worker slot", slot),
+				 errhint("Raise max_worker_processes to run up to partner_svc.deferred_senders at once.")));
+	warned = true;
+	return false;
+}
+
+/*
+ * Sets the latch of one idle sender not yet woken (other than the slot
+ * self, -1 for none); when every running sender is busy, starts one in a
+ * free slot below senders, so that calls of other lanes never wait for a
+ * sender stuck in a request.  A slot asked for is not asked for again
+ * before PSVC_DEF_START_WAIT_MS, so a burst of commits starts one sender
+ * per slot.  With bump, counts a generation (a commit that queued calls).
+ */
+static void
+wake_or_start(int self, bool bump)
 {
 	Latch	   *latch = NULL;
+	int			start = -1;
+	TimestampTz now = GetCurrentTimestamp();
 
-	if (psvc_def_shared == NULL)
-		return;
 	SpinLockAcquire(&psvc_def_shared->mutex);
-	psvc_def_shared->generation++;
-	for (int i = 0; i < PSVC_DEF_MAX_SENDERS; i++)
+	if (bump)
+		psvc_def_shared->generation++;
+	for (int i = 0; i < PSVC_DEF_MAX_SENDERS && i < psvc_guc_tasks.senders; i++)
 	{
 		PsvcDefSlot *s = &psvc_def_shared->slots[i];
 
-		if (s->pid != 0 && s->idle && !s->woken && i < psvc_guc_tasks.senders)
+		if (i != self && s->pid != 0 && s->idle && !s->woken)
 		{
 			s->woken = true;
 			latch = s->latch;
 			break;
 		}
+		/* slot 0 is sender 0's, which the postmaster restarts */
+		if (start < 0 && i > 0 && s->pid == 0 && psvc_def_shared->db_ok &&
+			(s->starting == 0 ||
+			 TimestampDifferenceExceeds(s->starting, now, PSVC_DEF_START_WAIT_MS)))
+			start = i;
 	}
+	if (latch == NULL && start >= 0)
+		psvc_def_shared->slots[start].starting = now;
 	SpinLockRelease(&psvc_def_shared->mutex);
 	if (latch != NULL)
 		SetLatch(latch);
+	else if (start >= 0 && !start_sender(start))
+	{
+		SpinLockAcquire(&psvc_def_shared->mutex);
+		psvc_def_shared->slots[start].starting = 0;
+		SpinLockRelease(&psvc_def_shared->mutex);
+	}
+}
+
+void
+psvc_def_wake(void)
+{
+	if (psvc_def_shared == NULL)
+		return;
+	wake_or_start(-1, true);
+}
+
+void
+psvc_def_wake_other(int self)
+{
+	wake_or_start(self, false);
 }
 
 const char *
@@ -293,6 +375,73 @@ text_array(List *list)
 }
 
 /*
+ * The lanes of a call queued by role for server (NULL: the default server
+ * of the service): each partner object of objects scoped by the role and
+ * the server, "<role oid>/<server>/order:A-17", and the queuing
+ * transaction's lane of the role, "<role oid>/xact:<xid>".  A role reaches
+ * one partner account through a server (its user mapping's key at the
+ * server's base URL), so calls of different accounts never share a lane,
+ * and no lane holds calls of two roles: the claim may then look for a
+ * lane's first call among the first calls of the lane's role only
+ * (deferred_sender.c).  CurrentMemoryContext.
+ */
+static List *
+role_lanes(List *objects, Oid role, const char *server)
+{
+	List	   *lanes = NIL;
+	const char *srv = server ? quote_identifier(server) : "";
+	ListCell   *lc;
+
+	foreach(lc, objects)
+		lanes = lappend(lanes, psprintf("%u/%s/%s", role, srv, (char *) lfirst(lc)));
+	/* the calls of one transaction (and role) go one after the other */
+	lanes = lappend(lanes, psprintf("%u/xact:%u", role,
+									XidFromFullTransactionId(GetTopFullTransactionId())));
+	return lanes;
+}
+
+/*
+ * Refuses a call of role beyond partner_svc.deferred_max_per_role
+ * unfinished calls (queued or sending; of every origin, held ones
+ * included), so that no role can queue without end.  The count is the
+ * caller's snapshot's: calls that concurrent transactions of the role
+ * have not committed yet are not seen, so they may pass it together by
+ * their own calls.  Counts at most the cap, through the index of a role's
+ * unfinished calls.  Called connected to SPI, as the queue's owner.
+ */
+static void
+check_role_cap(Oid role)
+{
+	int			cap = psvc_guc_deferred_max_per_role;
+	Oid			types[2] = {OIDOID, INT4OID};
+	Datum		values[2];
+	bool		isnull;
+	int64		n;
+
+	if (cap <= 0)
+		return;
+	values[0] = ObjectIdGetDatum(role);
+	values[1] = Int32GetDatum(cap);
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM ("
+							  " SELECT 1 FROM partner_svc.deferred_queue"
+							  " WHERE role::pg_catalog.oid OPERATOR(pg_catalog.=) $1"
+							  "   AND state IN ('queued', 'sending')"
+							  " LIMIT $2) s",
+							  2, types, values, NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not count the deferred calls of the role");
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (n < cap)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("role \"%s\" has %d unfinished deferred calls, the most partner_svc.deferred_max_per_role allows",
+					GetUserNameFromId(role, false), cap),
+			 errdetail("A deferred call is unfinished while it is queued or sending; calls waiting for a retry and held calls count too."),
+			 errhint("Wait until some of the role's calls are done or failed (partner_svc.deferred_calls), or ask a superuser to raise partner_svc.deferred_max_per_role for the role with ALTER ROLE ... SET.")));
+}
+
+/*
  * defer(operation text, args jsonb DEFAULT '{}', server name DEFAULT NULL)
  * RETURNS bigint
  */
@@ -340,8 +489,7 @@ psvc_deferred_defer(PG_FUNCTION_ARGS)
 				 errhint("Add partner_svc to shared_preload_libraries and restart the server.")));
 	check_served_database();
 
-	/* the calls of one transaction go one after the other, in order */
-	lanes = lappend(lanes, psprintf("xact:%u", XidFromFullTransactionId(GetTopFullTransactionId())));
+	lanes = role_lanes(lanes, GetUserId(), server);
 
 	values[0] = CStringGetTextDatum(operation);
 	values[1] = JsonbPGetDatum(args);
@@ -359,6 +507,7 @@ psvc_deferred_defer(PG_FUNCTION_ARGS)
 
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
+		check_role_cap(saved_user);
 		if (SPI_execute_with_args("INSERT INTO partner_svc.deferred_queue "
 								  "(operation, args, server, role, lanes) "
 								  "VALUES ($1, $2, $3, $4, $5) RETURNING id",

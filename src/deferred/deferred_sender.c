@@ -18,7 +18,9 @@
  *   every few seconds, and a normal start logs no exit.  The others, up to
  *   partner_svc.deferred_senders, are dynamic workers that a sender
  *   starts when the calls it found are more than it takes and no sender
- *   is idle; they exit after PSVC_DEF_HELPER_IDLE_MS without work, so an
+ *   is idle, and that a commit which queued calls starts when no sender
+ *   is idle (one may hang in a request: deferred_queue.c); they exit
+ *   after PSVC_DEF_HELPER_IDLE_MS without work, so an
  *   idle queue holds one slot of max_worker_processes.  All connect to
  *   partner_svc.worker_database as partner_svc.worker_role, and wait while the
  *   extension (at 0.3) is not there.
@@ -27,9 +29,10 @@
  *   calls waiting for a retry and for its maintenance, at most every
  *   second; the others sleep up to 10 s when idle.
  * - Claiming: the candidates are the calls that are due and the first
- *   unfinished call of every lane they are in (a lane is a partner object,
- *   or the queuing transaction); a sender takes its share of them (the
- *   candidates divided by senders, 1 to PSVC_DEF_BATCH), in id order, with
+ *   unfinished call of every lane they are in (a lane is a partner object
+ *   of one role and server, or the queuing transaction's calls of one
+ *   role); a sender takes its share of them (the candidates divided by
+ *   senders, 1 to PSVC_DEF_BATCH), in turns of the roles, with
  *   FOR UPDATE SKIP LOCKED, marks them sending (attempts + 1, the
  *   sender's slot) and commits: that commit is the durable mark that a
  *   request may leave.  When candidates are left it wakes an idle sender,
@@ -88,13 +91,11 @@
 #define PSVC_DEF_BATCH 16
 /* Candidates read at once: enough for every sender's batch, twice. */
 #define PSVC_DEF_CANDIDATES 1024
-/* Unfinished calls the candidates are looked for among, first. */
+/* Unfinished calls of each role the candidates are looked for among, first. */
 #define PSVC_DEF_WINDOW 2048
 #define PSVC_DEF_IDLE_MS 10000
 /* A sender other than 0 exits after this long without work. */
 #define PSVC_DEF_HELPER_IDLE_MS 10000
-/* A helper asked for and not started after this long is asked for again. */
-#define PSVC_DEF_START_WAIT_MS 10000
 #define PSVC_DEF_TICK_MS 1000
 #define PSVC_DEF_ERROR_PAUSE_MAX_MS 5000
 /* Looks for a missing database: after 5 s, doubling up to 60 s. */
@@ -118,51 +119,98 @@ static bool in_connect = false;	/* in BackgroundWorkerInitializeConnection */
  * id, and the calls that are the heads of all their lanes and due are
  * the candidates; every step is a sort or a hash over the unfinished
  * calls' lanes, never a scan per call.  They are looked for among the
- * first $2 unfinished calls (by id), which is exact for those (an earlier
- * call of a lane has a smaller id, so it is among them too) and keeps a
- * claim's cost bounded however long the queue; when none of them is a
- * candidate although there are more, among all ($2 NULL).  Calls held
- * from another origin are not in any lane.  The candidates are read
- * without locks, so that a row another sender claims meanwhile is
- * rechecked by the cheap second statement only, never by this one
- * (EvalPlanQual would run it again per row).
+ * first $2 unfinished calls (by id) of each role that has any (the roles
+ * found by a skip scan of the index on (role, id); a role's calls read
+ * from the row (role, id) on, in that index's order, so that the planner
+ * cannot prefer the primary key's order and filter the role), which is exact for
+ * those (a lane holds the calls of one role, deferred_queue.c, so an
+ * earlier call of a lane is among its role's first calls too) and keeps a
+ * claim's cost bounded however long one role's queue; when none of them
+ * is a candidate although a role has more, among all ($2 NULL).  The
+ * candidates come in turns of the roles: every role's first candidate
+ * (by id), then every role's second, and so on, so that one role's
+ * backlog, however long, never holds another role's call for more than
+ * a round of the senders.  Calls held from another origin are not in any
+ * lane.  The candidates are read without locks, so that a row another
+ * sender claims meanwhile is rechecked by the cheap second statement
+ * only, never by this one (EvalPlanQual would run it again per row).
  */
 static const char *const candidates_sql =
-"WITH w AS MATERIALIZED ("
-"  SELECT u.id, u.lanes FROM partner_svc.deferred_queue u"
-"  WHERE u.state IN ('queued', 'sending') AND u.origin = $1"
-"  ORDER BY u.id LIMIT $2)"
-"SELECT (SELECT pg_catalog.array_agg(x.id ORDER BY x.id) FROM (SELECT e.id FROM ("
-"  SELECT ul.id FROM ("
-"    SELECT s.id, pg_catalog.min(s.id) OVER (PARTITION BY s.l) AS head"
-"    FROM (SELECT w.id, pg_catalog.unnest(w.lanes) AS l FROM w) s) ul"
-"  GROUP BY ul.id HAVING pg_catalog.bool_and(ul.head = ul.id)) e"
-" JOIN partner_svc.deferred_queue q ON q.id = e.id"
-" WHERE ((q.state = 'queued' AND q.next_attempt_at <= pg_catalog.now())"
-"     OR (q.state = 'sending' AND q.sender IS NULL))"
-" ORDER BY e.id LIMIT " CppAsString2(PSVC_DEF_CANDIDATES) ") x),"
-" (SELECT pg_catalog.count(*) FROM w)";
+"WITH RECURSIVE roles(r) AS ("
+"  (SELECT u.role::pg_catalog.oid FROM partner_svc.deferred_queue u"
+"   WHERE u.state IN ('queued', 'sending') AND u.origin = $1"
+"   ORDER BY u.role::pg_catalog.oid LIMIT 1)"
+"  UNION ALL"
+"  SELECT (SELECT u.role::pg_catalog.oid FROM partner_svc.deferred_queue u"
+"          WHERE u.state IN ('queued', 'sending') AND u.origin = $1"
+"            AND u.role::pg_catalog.oid OPERATOR(pg_catalog.>) roles.r"
+"          ORDER BY u.role::pg_catalog.oid LIMIT 1)"
+"  FROM roles WHERE roles.r IS NOT NULL),"
+" w AS MATERIALIZED ("
+"  SELECT f.id, f.lanes, roles.r FROM roles, LATERAL ("
+"    SELECT u.id, u.lanes, u.role FROM partner_svc.deferred_queue u"
+"    WHERE (u.role::pg_catalog.oid, u.id) > (roles.r, 0::pg_catalog.int8)"
+"      AND (u.role::pg_catalog.oid, u.id) <= (roles.r, 9223372036854775807::pg_catalog.int8)"
+"      AND u.state IN ('queued', 'sending') AND u.origin = $1"
+"    ORDER BY u.role::pg_catalog.oid, u.id LIMIT $2) f"
+"  WHERE roles.r IS NOT NULL AND f.role::pg_catalog.oid = roles.r)"
+"SELECT (SELECT pg_catalog.array_agg(x.id ORDER BY x.turn, x.id) FROM ("
+"  SELECT e.id, pg_catalog.row_number() OVER (PARTITION BY e.r ORDER BY e.id) AS turn"
+"  FROM ("
+"   SELECT ul.id, ul.r FROM ("
+"     SELECT s.id, s.r, pg_catalog.min(s.id) OVER (PARTITION BY s.l) AS head"
+"     FROM (SELECT w.id, w.r, pg_catalog.unnest(w.lanes) AS l FROM w) s) ul"
+"   GROUP BY ul.id, ul.r HAVING pg_catalog.bool_and(ul.head = ul.id)) e"
+"  JOIN partner_svc.deferred_queue q ON q.id = e.id"
+"  WHERE ((q.state = 'queued' AND q.next_attempt_at <= pg_catalog.now())"
+"      OR (q.state = 'sending' AND q.sender IS NULL))"
+"  ORDER BY turn, e.id LIMIT " CppAsString2(PSVC_DEF_CANDIDATES) ") x),"
+" (SELECT COALESCE(pg_catalog.max(z.n), 0) FROM"
+"   (SELECT pg_catalog.count(*) AS n FROM w GROUP BY w.r) z)";
 
 /*
- * Claims candidates ($4) that are still claimable: a row claimed by
- * another sender since the candidates were read is locked (skipped) or
- * no longer matches when rechecked.
+ * Claims candidates ($4, in their order) that are still claimable: a row
+ * claimed by another sender since the candidates were read is locked
+ * (skipped) or no longer matches when rechecked.  The last column is the
+ * call's place among the candidates, the order it is sent in.
  */
 static const char *const claim_sql =
 "WITH c AS ("
-"  SELECT q.id, q.state AS old_state, q.sent_at IS NOT NULL AS was_sent,"
+"  SELECT q.id, k.ord, q.state AS old_state, q.sent_at IS NOT NULL AS was_sent,"
 "         COALESCE((q.checkpoint ->> 'size')::int8, -1) AS from_size"
-"  FROM partner_svc.deferred_queue q"
-"  WHERE q.id = ANY ($4) AND q.origin = $2"
+"  FROM pg_catalog.unnest($4::pg_catalog.int8[]) WITH ORDINALITY AS k(id, ord)"
+"  JOIN partner_svc.deferred_queue q ON q.id = k.id"
+"  WHERE q.origin = $2"
 "    AND ((q.state = 'queued' AND q.next_attempt_at <= pg_catalog.now())"
 "      OR (q.state = 'sending' AND q.sender IS NULL))"
-"  ORDER BY q.id LIMIT $3 FOR UPDATE OF q SKIP LOCKED)"
+"  ORDER BY k.ord LIMIT $3 FOR UPDATE OF q SKIP LOCKED)"
 " UPDATE partner_svc.deferred_queue q"
 "   SET state = 'sending', attempts = q.attempts + 1, sender = $1,"
 "       next_attempt_at = pg_catalog.clock_timestamp()"
 "  FROM c WHERE q.id = c.id"
 " RETURNING q.id, q.operation, q.args, q.server, q.role::pg_catalog.oid, q.attempts,"
-"   c.old_state = 'sending' OR q.attempts > 1, c.was_sent, q.created_at, c.from_size";
+"   c.old_state = 'sending' OR q.attempts > 1, c.was_sent, q.created_at, c.from_size, c.ord";
+
+/*
+ * Sorts the n (at most PSVC_DEF_BATCH) rows claim_sql returned by their
+ * place among the candidates, its last column.
+ */
+static void
+sort_by_ord(HeapTuple *rows, int n, TupleDesc desc)
+{
+	for (int i = 1; i < n; i++)
+	{
+		HeapTuple	t = rows[i];
+		bool		isnull;
+		int64		ord = DatumGetInt64(SPI_getbinval(t, desc, desc->natts, &isnull));
+		int			j = i;
+
+		for (; j > 0 &&
+			 DatumGetInt64(SPI_getbinval(rows[j - 1], desc, desc->natts, &isnull)) > ord; j--)
+			rows[j] = rows[j - 1];
+		rows[j] = t;
+	}
+}
 
 /* Clears the slot at every exit. */
 static void
@@ -403,6 +451,8 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms, int *left)
 	values[2] = Int32GetDatum(batch);
 	if (SPI_execute_with_args(claim_sql, 4, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "partner_svc deferred sender: the claim failed");
+	/* sent in the order of the candidates (UPDATE returns in any order) */
+	sort_by_ord(SPI_tuptable->vals, (int) SPI_processed, SPI_tuptable->tupdesc);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
@@ -475,88 +525,6 @@ recover_from_error(int *errors)
 	return Min(100L << Min(*errors - 1, 6), (long) PSVC_DEF_ERROR_PAUSE_MAX_MS);
 }
 
-/*
- * Registers the sender of slot as a dynamic worker that the postmaster
- * starts again restart_time seconds after it exits with code 1 (or never);
- * false when PostgreSQL has no room for it (max_worker_processes).
- */
-static bool
-register_sender(int slot, int restart_time)
-{
-	BackgroundWorker w;
-	BackgroundWorkerHandle *handle;
-
-	memset(&w, 0, sizeof(w));
-	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc deferred sender %d", slot);
-	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc deferred sender");
-	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	w.bgw_restart_time = restart_time;
-	w.bgw_main_arg = Int32GetDatum(slot);
-	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
-	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
-	return RegisterDynamicBackgroundWorker(&w, &handle);
-}
-
-/*
- * Starts the sender of slot as a dynamic worker; false when PostgreSQL has
- * no room for it (max_worker_processes), which is logged once.
- */
-static bool
-start_sender(int slot)
-{
-	static bool warned = false;
-
-	if (register_sender(slot, BGW_NEVER_RESTART))
-		return true;
-	if (!warned)
-		ereport(LOG,
-				(errmsg("partner_svc deferred sender could not start sender %d: no free background worker slot", slot),
-				 errhint("Raise max_worker_processes to run up to partner_svc.deferred_senders at once.")));
-	warned = true;
-	return false;
-}
-
-/*
- * There are calls left for other senders: wakes an idle one, or else
- * starts one in a free slot below senders.
- */
-static void
-wake_another(void)
-{
-	Latch	   *latch = NULL;
-	int			start = -1;
-	TimestampTz now = GetCurrentTimestamp();
-
-	SpinLockAcquire(&psvc_def_shared->mutex);
-	for (int i = 0; i < PSVC_DEF_MAX_SENDERS && i < psvc_guc_tasks.senders; i++)
-	{
-		PsvcDefSlot *s = &psvc_def_shared->slots[i];
-
-		if (i != my_slot && s->pid != 0 && s->idle && !s->woken)
-		{
-			s->woken = true;
-			latch = s->latch;
-			break;
-		}
-		if (start < 0 && s->pid == 0 &&
-			(s->starting == 0 ||
-			 TimestampDifferenceExceeds(s->starting, now, PSVC_DEF_START_WAIT_MS)))
-			start = i;
-	}
-	if (latch == NULL && start >= 0)
-		psvc_def_shared->slots[start].starting = now;
-	SpinLockRelease(&psvc_def_shared->mutex);
-	if (latch != NULL)
-		SetLatch(latch);
-	else if (start >= 0 && !start_sender(start))
-	{
-		SpinLockAcquire(&psvc_def_shared->mutex);
-		psvc_def_shared->slots[start].starting = 0;
-		SpinLockRelease(&psvc_def_shared->mutex);
-	}
-}
-
 /* Settings of the senders' own transactions, whatever the role's defaults. */
 static void
 pin_settings(void)
@@ -605,7 +573,7 @@ wait_for_database(void)
 			SpinLockAcquire(&psvc_def_shared->mutex);
 			psvc_def_shared->db_ok = true;
 			SpinLockRelease(&psvc_def_shared->mutex);
-			proc_exit(register_sender(0, PSVC_DEF_SENDER0_RESTART_S) ? 0 : 1);
+			proc_exit(psvc_def_register_sender(0, PSVC_DEF_SENDER0_RESTART_S) ? 0 : 1);
 		}
 		if (strcmp(problem, logged) != 0)
 			ereport(WARNING,
@@ -713,7 +681,7 @@ psvc_deferred_sender_main(Datum arg)
 		if (n > 0)
 		{
 			if (left > 0)
-				wake_another();
+				psvc_def_wake_other(my_slot);
 			pgstat_report_activity(STATE_RUNNING, "sending deferred calls");
 			psvc_def_send_calls(calls, n);
 			errors = 0;

@@ -11,7 +11,7 @@
 #     "Wait longer": it names the database the senders serve.
 #  3. In the served database, defer() is accepted: bigint as a number or
 #     a string, bytea in its text form, the partner objects of each call
-#     (lanes) and its transaction; a committed call is sent and done.
+#     (lanes, scoped by the role and the server) and its transaction; a committed call is sent and done.
 #  4. The start logged no "background worker ... exited with exit code"
 #     of a partner_svc worker (sender 0 hands over to a connected sender
 #     and exits with code 0); a terminated sender 0 is started again and
@@ -66,16 +66,18 @@ SELECT partner_svc.defer('append_upload', '{"file_id": "f-1", "chunk": "\\\\x010
 SELECT partner_svc.defer('create_order', '{"payload": {"vignettes": [{"custom_id": "D-1"}, {"custom_id": "D-2"}]}}') > 0;
 SELECT partner_svc.defer('cancel_pending', '{"id": "D-1"}', 'orders') > 0;
 SELECT operation || ' ' || args::text || ' ' || coalesce(server::text, '-') || ' ' || state || ' '
-       || (SELECT array_agg(l ORDER BY l) FROM unnest(lanes) l WHERE l NOT LIKE 'xact:%')::text || ' '
-       || (SELECT count(DISTINCT l) FROM partner_svc.deferred_queue q2, unnest(q2.lanes) l WHERE l LIKE 'xact:%')
-FROM partner_svc.deferred_queue ORDER BY id;
+       || (SELECT array_agg(substr(l, length(q.role::oid::text) + 2) ORDER BY l) FROM unnest(q.lanes) l
+           WHERE l NOT LIKE q.role::oid || '/xact:%' AND l LIKE q.role::oid || '/%')::text || ' '
+       || (SELECT count(DISTINCT l) FROM partner_svc.deferred_queue q2, unnest(q2.lanes) l
+           WHERE l LIKE q2.role::oid || '/xact:%')
+FROM partner_svc.deferred_queue q ORDER BY id;
 ROLLBACK;}),
 	join("\n", ('t') x 5,
-		'run_job {"job_id": 7} - queued {job:7} 1',
-		'stop_job {"job_id": "7"} - queued {job:7} 1',
-		'append_upload {"chunk": "\\\\x0102", "file_id": "f-1"} - queued {upload:f-1} 1',
-		'create_order {"payload": {"vignettes": [{"custom_id": "D-1"}, {"custom_id": "D-2"}]}} - queued {order:D-1,order:D-2} 1',
-		'cancel_pending {"id": "D-1"} orders queued {order:D-1} 1'),
+		'run_job {"job_id": 7} - queued {/job:7} 1',
+		'stop_job {"job_id": "7"} - queued {/job:7} 1',
+		'append_upload {"chunk": "\\\\x0102", "file_id": "f-1"} - queued {/upload:f-1} 1',
+		'create_order {"payload": {"vignettes": [{"custom_id": "D-1"}, {"custom_id": "D-2"}]}} - queued {/order:D-1,/order:D-2} 1',
+		'cancel_pending {"id": "D-1"} orders queued {orders/order:D-1} 1'),
 	'served database: the calls of one transaction, their arguments and lanes');
 my $p = order_payload('DB-1');
 $p =~ s/'/''/g;

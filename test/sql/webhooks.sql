@@ -48,7 +48,8 @@ SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'partner_svc webhook 
 
 -- the settings: reloaded with the configuration (SIGHUP), the database
 -- and role only at server start; none can be SET in a session (each one's
--- unit and bounds are in the test gucs)
+-- unit and bounds are in the test gucs), but for the cap of a role's
+-- deferred calls, which superusers set, also per role
 SELECT name, setting, unit, context FROM pg_settings
 WHERE name LIKE 'partner_svc.webhook%' OR name LIKE 'partner_svc.worker%'
    OR name LIKE 'partner_svc.deferred%' OR name LIKE 'partner_svc.poll%' ORDER BY name;

@@ -396,10 +396,55 @@ spoil_next_cursor(json_t *pag)
 }
 
 /*
+ * Spoils the page token at the end of a job list's next URL (the member
+ * "next", docs/sandbox-jobs.md): the URL stays a URL, its token is
+ * refused.  True if it did.
+ */
+static bool
+spoil_next_url(json_t *doc)
+{
+	json_t	   *next = json_is_object(doc) ? json_object_get(doc, "next") : NULL;
+	char	   *spoiled;
+
+	if (!json_is_string(next) || strstr(json_string_value(next), "page_token=") == NULL)
+		return false;
+	spoiled = malloc(json_string_length(next) + 8);
+	sprintf(spoiled, "%sSPOILED", json_string_value(next));
+	json_object_set_new(doc, "next", json_string(spoiled));
+	free(spoiled);
+	return true;
+}
+
+/*
+ * Spoils the cursor of a Link: <...>; rel="next" header (a job list's,
+ * docs/sandbox-jobs.md): "SPOILED" is written at the end of the URL, after
+ * the token the URL ends with.
+ */
+static void
+spoil_link(sb_response *resp)
+{
+	for (int i = 0; i < resp->nheaders; i++)
+	{
+		char	   *v = resp->headers[i].value;
+		char	   *gt = strchr(v, '>');
+		char	   *n;
+
+		if (strcasecmp(resp->headers[i].key, "Link") != 0 || v[0] != '<' || gt == NULL)
+			continue;
+		n = malloc(strlen(v) + 8);
+		memcpy(n, v, (size_t) (gt - v));
+		sprintf(n + (gt - v), "SPOILED%s", gt);
+		free(v);
+		resp->headers[i].value = n;
+	}
+}
+
+/*
  * Spoils the answer's cursors so the next page is refused: the top-level
  * pagination.next_cursor of a list, and the cursor of every nested list of
  * a detail object (data.<list>.pagination.next_cursor, paging rule 4 of
- * docs/sandbox-movies.md).  An answer without a cursor is left as it is.
+ * docs/sandbox-movies.md), the next URL and the Link header of the job
+ * lists.  An answer without a cursor is left as it is.
  */
 static void
 corrupt_cursor(sb_response *resp)
@@ -408,8 +453,10 @@ corrupt_cursor(sb_response *resp)
 	json_t	   *data = doc ? json_object_get(doc, "data") : NULL;
 	bool		spoiled = false;
 
+	spoil_link(resp);
 	if (doc)
-		spoiled = spoil_next_cursor(json_object_get(doc, "pagination"));
+		spoiled = spoil_next_cursor(json_object_get(doc, "pagination")) ||
+			spoil_next_url(doc);
 	if (json_is_object(data))
 	{
 		const char *key;

@@ -17,7 +17,9 @@
  *   one, so a client that ends a walk on a short page is caught: the
  *   second page of a cursor walk holds half the limit, the page at offset
  *   == limit holds half the limit, and page 2 holds half of per_page,
- *   whenever more items follow.  Nothing is lost or repeated by it: the
+ *   whenever more items follow (with a limit of 1, a cursor walk's second
+ *   page is empty; offset and page numbers keep it whole: an empty page
+ *   would hold an offset walk where it is).  Nothing is lost or repeated by it: the
  *   next page starts where the short one ended.
  * - Completion is told by the answer, never by a count: a null cursor or
  *   next URL, no Link rel="next", has_more false (offset and page, which
@@ -166,7 +168,7 @@ int_param(sb_request *req, sb_response *resp, const char *name, int64_t min,
 static void
 page_bounds(int64_t k, int64_t per_page, int64_t total, int64_t *start, int64_t *count)
 {
-	int64_t		half = per_page / 2;
+	int64_t		half = per_page > 1 ? per_page / 2 : 1;
 	int64_t		len = per_page;
 	int64_t		s;
 
@@ -238,8 +240,12 @@ reply_offset_style(sb_request *req, sb_response *resp, json_t *items)
 	count = offset < total ? total - offset : 0;
 	if (count > limit)
 		count = limit;
-	/* the page after a first full page is short while more items follow */
-	if (offset > 0 && offset == limit && offset + count < total)
+	/*
+	 * The page after a first full page is short while more items follow;
+	 * never empty, or a client that advances by the rows received would
+	 * ask for it forever.
+	 */
+	if (offset > 0 && offset == limit && offset + count < total && limit > 1)
 		count = limit / 2;
 	sb_reply_json(resp, 200,
 				  json_pack("{s:o, s:I, s:I, s:I, s:b}",

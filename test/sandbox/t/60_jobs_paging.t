@@ -11,8 +11,10 @@ use lib "$FindBin::Bin/../lib";
 use Sandbox;
 use Test::More;
 
+# (without rate limits: the walks here make far more than a minute's
+# requests of a history route; 62_jobs_lifecycle.t tests its row)
 my $sb = Sandbox->start(keys => ['jobs-key-one', 'jobs-key-two=premium'],
-						args => ['--seed', '11']);
+						args => ['--seed', '11', '--no-rate-limits']);
 my $KEY = 'jobs-key-one';
 # A cursor carries its time of issue: with the clock stopped, a walk made
 # twice gives the same bytes, cursors included.
@@ -197,6 +199,19 @@ for my $f (qw(ocr translate summarize))
 	ok(!exists $last[-1]{r}{headers}{link}, 'summarize: no Link on the last page');
 }
 
+# --- the corrupt_cursor fault spoils the cursor of every cursor style:
+# a cursor error in the middle of a walk ---
+for my $f (qw(ocr translate summarize))
+{
+	$sb->fault({ route => "GET /jobs/$f/history", kind => 'corrupt_cursor', count => 1 });
+	my $p = page($sb, $f, "/jobs/$f/history?limit=10");
+	is(scalar @{ $p->{items} }, 10, "$f: corrupt_cursor: the page itself is whole");
+	my $r = get($sb, $f, $p->{next});
+	is($r->{status}, 400, "$f: corrupt_cursor: the next page is 400");
+	is($r->{json}{error}{code}, 'invalid_cursor', "$f: corrupt_cursor: invalid_cursor");
+	$sb->clear_faults;
+}
+
 # --- offset: bad offsets, past the end ---
 {
 	for my $o ('-1', 'x', '1.5', '')
@@ -217,6 +232,14 @@ for my $f (qw(ocr translate summarize))
 			  'classify: pages of 10, 5 (offset 10), 10, 10, 10');
 	is_deeply([map { $_->{r}{json}{offset} } @pages], [0, 10, 15, 25, 35],
 			  'classify: offsets advanced by the rows received');
+}
+
+# --- a limit of 1: every style ends, every job once ---
+for my $f (qw(ocr translate summarize classify extract))
+{
+	my @pages = walk($sb, $f, "/jobs/$f/history?$limit_param{$f}=1");
+	is(scalar(map { @{ $_->{items} } } @pages), 45, "$f: a walk by 1 gives the 45 jobs");
+	ok(@pages <= 46, "$f: in at most 46 pages");
 }
 
 # --- page numbers: bad pages, past the end, total_pages ---
