@@ -625,6 +625,95 @@ answer_schema(JsonbContainer *op, const char *where, JsonbContainer **response)
 }
 
 /*
+ * Where the items of an answer are: sets t->items ("" for a top-level
+ * array, else the one array member) and returns the item's schema, which
+ * may be NULL (items of any shape).  Leaves t->items NULL when the answer
+ * is no list.
+ */
+static JsonbContainer *
+find_items(OaTable *t, JsonbContainer *answer, const char *where)
+{
+	char	   *type = answer ? schema_type(answer) : NULL;
+	JsonbContainer *item = NULL;
+	int			arrays = 0;
+	ListCell   *lc;
+
+	if (type && strcmp(type, "array") == 0)
+	{
+		t->items = "";
+		return resolve(get(answer, "items"), psprintf("the items of %s", where));
+	}
+	if (type == NULL || strcmp(type, "object") != 0)
+		return NULL;
+	foreach(lc, members(as_object(get(answer, "properties"))))
+	{
+		OaMember   *m = lfirst(lc);
+		JsonbContainer *s = resolve(m->value, where);
+		char	   *st = s ? schema_type(s) : NULL;
+
+		if (st && strcmp(st, "array") == 0)
+		{
+			arrays++;
+			t->items = m->key;
+			item = resolve(get(s, "items"), psprintf("the items of %s", where));
+		}
+	}
+	if (arrays != 1)
+		t->items = NULL;
+	return item;
+}
+
+/* A text path column for each {name} of the route no parameter declares. */
+static void
+add_template_columns(OaTable *t)
+{
+	for (const char *p = strchr(t->path, '{'); p; p = strchr(p + 1, '{'))
+	{
+		const char *end = strchr(p, '}');
+		char	   *name;
+		OaColumn   *c;
+		ListCell   *lc;
+		bool		declared = false;
+
+		if (end == NULL)
+			break;
+		name = pnstrdup(p + 1, end - p - 1);
+		foreach(lc, t->columns)
+		{
+			OaColumn   *other = lfirst(lc);
+
+			if (other->param && strcmp(other->param, "path") == 0 &&
+				strcmp(other->param_name, name) == 0)
+				declared = true;
+		}
+		if (declared)
+			continue;
+		c = palloc0(sizeof(OaColumn));
+		c->name = unique_name(snake_case(name), column_names(t));
+		c->type = "text";
+		c->param = "path";
+		c->param_name = name;
+		t->columns = lappend(t->columns, c);
+	}
+}
+
+/* The table's comment: the operation's summary and description, the route. */
+static char *
+table_comment(JsonbContainer *op, const char *where)
+{
+	const char *text[2] = {get_str(op, "summary"), get_str(op, "description")};
+	StringInfoData comment;
+
+	initStringInfo(&comment);
+	for (int i = 0; i < 2; i++)
+		if (text[i] && text[i][0])
+			appendStringInfo(&comment, "%s%s%s", comment.len ? " " : "", text[i],
+							 text[i][strlen(text[i]) - 1] == '.' ? "" : ".");
+	appendStringInfo(&comment, "%sReads %s (OpenAPI import).", comment.len ? " " : "", where);
+	return comment.data;
+}
+
+/*
  * The table of one GET, or NULL after a NOTICE when its answer is no list.
  * Allocates in CurrentMemoryContext.
  */
@@ -635,39 +724,11 @@ build_table(const char *path, JsonbContainer *path_item, JsonbContainer *op)
 	OaTable    *t = palloc0(sizeof(OaTable));
 	JsonbContainer *response;
 	JsonbContainer *answer = answer_schema(op, where, &response);
-	JsonbContainer *item = NULL;
-	char	   *type = answer ? schema_type(answer) : NULL;
+	JsonbContainer *item;
 	List	   *query_names = NIL;
-	ListCell   *lc;
-	const char *text[2] = {get_str(op, "summary"), get_str(op, "description")};
-	StringInfoData comment;
 
 	t->path = pstrdup(path);
-	if (type && strcmp(type, "array") == 0)
-	{
-		t->items = "";
-		item = resolve(get(answer, "items"), psprintf("the items of %s", where));
-	}
-	else if (type && strcmp(type, "object") == 0)
-	{
-		int			arrays = 0;
-
-		foreach(lc, members(as_object(get(answer, "properties"))))
-		{
-			OaMember   *m = lfirst(lc);
-			JsonbContainer *s = resolve(m->value, where);
-			char	   *st = s ? schema_type(s) : NULL;
-
-			if (st && strcmp(st, "array") == 0)
-			{
-				arrays++;
-				t->items = m->key;
-				item = resolve(get(s, "items"), psprintf("the items of %s", where));
-			}
-		}
-		if (arrays != 1)
-			t->items = NULL;
-	}
+	item = find_items(t, answer, where);
 	if (t->items == NULL)
 	{
 		ereport(NOTICE,
@@ -675,43 +736,12 @@ build_table(const char *path, JsonbContainer *path_item, JsonbContainer *op)
 				 errdetail("A table is made of a GET whose JSON answer is an array, or an object with exactly one array member.")));
 		return NULL;
 	}
-
 	add_item_columns(t, item, where);
 	add_raw_column(t);
 	add_parameters(t, path_item, op, where, &query_names);
-	/* a {name} of the route that no parameter declares is a column too */
-	for (const char *p = strchr(path, '{'); p; p = strchr(p + 1, '{'))
-	{
-		const char *end = strchr(p, '}');
-		char	   *name;
-		OaColumn   *c;
-		bool		declared = false;
-
-		if (end == NULL)
-			break;
-		name = pnstrdup(p + 1, end - p - 1);
-		foreach(lc, t->columns)
-			if (((OaColumn *) lfirst(lc))->param_name &&
-				strcmp(((OaColumn *) lfirst(lc))->param_name, name) == 0)
-				declared = true;
-		if (declared)
-			continue;
-		c = palloc0(sizeof(OaColumn));
-		c->name = unique_name(snake_case(name), column_names(t));
-		c->type = "text";
-		c->param = "path";
-		c->param_name = name;
-		t->columns = lappend(t->columns, c);
-	}
+	add_template_columns(t);
 	guess_paging(t, response, answer, query_names, where);
-
-	initStringInfo(&comment);
-	for (int i = 0; i < 2; i++)
-		if (text[i] && text[i][0])
-			appendStringInfo(&comment, "%s%s%s", comment.len ? " " : "", text[i],
-							 text[i][strlen(text[i]) - 1] == '.' ? "" : ".");
-	appendStringInfo(&comment, "%sReads %s (OpenAPI import).", comment.len ? " " : "", where);
-	t->comment = comment.data;
+	t->comment = table_comment(op, where);
 	return t;
 }
 
@@ -750,6 +780,11 @@ read_spec(List *options)
 					 errmsg("permission denied to read the file of option \"spec_file\""),
 					 errdetail("Only superusers and roles with the privileges of pg_read_server_files may import from a file."),
 					 errhint("Anyone can give the document itself with OPTIONS (spec_json '...').")));
+		if (!is_absolute_path(file))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("invalid value for option \"spec_file\": \"%s\"", file),
+					 errdetail("The path must be absolute.")));
 		f = AllocateFile(file, PG_BINARY_R);
 		if (f == NULL || fstat(fileno(f), &st) != 0)
 			ereport(ERROR,

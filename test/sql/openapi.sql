@@ -138,6 +138,7 @@ IMPORT FOREIGN SCHEMA openapi FROM SERVER oa_jobs INTO oa_odd OPTIONS (spec_jsn 
 IMPORT FOREIGN SCHEMA openapi FROM SERVER oa_jobs INTO oa_odd OPTIONS (spec_json '{"paths": {}}');
 IMPORT FOREIGN SCHEMA openapi FROM SERVER oa_jobs INTO oa_odd OPTIONS (spec_json 'not json');
 IMPORT FOREIGN SCHEMA openapi FROM SERVER oa_jobs INTO oa_odd OPTIONS (spec_file 'relative.json');
+IMPORT FOREIGN SCHEMA openapi FROM SERVER oa_jobs INTO oa_odd OPTIONS (spec_file '/nonexistent/openapi.json');
 -- a service's import takes no document
 IMPORT FOREIGN SCHEMA movies FROM SERVER oa_jobs INTO oa_odd OPTIONS (spec_json '{}');
 -- a table name already taken fails the import, as CREATE would
