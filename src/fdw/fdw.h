@@ -232,8 +232,8 @@ extern Datum psvc_fdw_handler(PG_FUNCTION_ARGS);
 
 /* in fdw_options.c: the validator of every object of the wrapper */
 extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
-/* Raises HV00D for an option IMPORT FOREIGN SCHEMA does not take. */
-extern void psvc_options_check_import(List *options);
+/* Raises HV00D for an option IMPORT FOREIGN SCHEMA (openapi or not) does not take. */
+extern void psvc_options_check_import(List *options, bool openapi);
 
 /* fdw_jit.c: the planner hook that keeps remote costs out of JIT's decision */
 extern void psvc_fdw_jit_init(void);

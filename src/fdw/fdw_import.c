@@ -7,11 +7,11 @@
  * The "remote schema" is the service's name (IMPORT FOREIGN SCHEMA movies
  * FROM SERVER ...), and it must be the server's own service: tables of
  * another service would point at endpoints this server does not serve.
- * LIMIT TO and EXCEPT are applied here.  The remote schema "openapi"
- * imports an OpenAPI document instead (fdw_openapi.c, chosen by
- * fdw_handler.c), and its options
- * spec_file and spec_json are the only options of an import: a service's
- * import refuses them (HV00D) rather than ignoring them.
+ * LIMIT TO and EXCEPT are applied here.  Options are checked like those
+ * of any object (fdw_options.c): a service's import takes none, so any
+ * option is an error (HV00D) rather than silently ignored.  The remote
+ * schema "openapi" imports an OpenAPI document instead (fdw_openapi.c,
+ * chosen by fdw_handler.c).
  *
  * Each table and each column gets a COMMENT written from the catalogue
  * (catalog.c, endpoints.c): what the table reads, which condition a query
@@ -184,14 +184,7 @@ psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	int			n;
 	const char *schema = quote_identifier(stmt->local_schema);
 
-	psvc_options_check_import(stmt->options);
-	if (stmt->options != NIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
-				 errmsg("invalid option \"%s\"", linitial_node(DefElem, stmt->options)->defname),
-				 errdetail("The options of IMPORT FOREIGN SCHEMA are those of an OpenAPI import."),
-				 errhint("Use IMPORT FOREIGN SCHEMA openapi FROM SERVER %s ... OPTIONS (spec_json '...') to import an OpenAPI document.",
-						 quote_identifier(server->servername))));
+	psvc_options_check_import(stmt->options, false);
 	if (strcmp(stmt->remote_schema, server->service) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),

@@ -891,7 +891,7 @@ psvc_fdw_import_openapi(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	ListCell   *lc;
 	const char *schema = quote_identifier(stmt->local_schema);
 
-	psvc_options_check_import(stmt->options);
+	psvc_options_check_import(stmt->options, true);
 	doc = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(read_spec(stmt->options))));
 	root = &doc->root;
 	if (!JsonContainerIsObject(root) || get(root, "openapi") == NULL)
