@@ -42,6 +42,7 @@
 #include <ctype.h>
 #include <sys/stat.h>
 
+#include "access/xact.h"
 #include "catalog/pg_authid.h"
 #include "commands/defrem.h"
 #include "executor/spi.h"
@@ -53,6 +54,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/resowner.h"
 
 #include "fdw.h"
 #include "options.h"
@@ -804,6 +806,45 @@ read_spec(List *options)
 	return json;
 }
 
+/*
+ * The endpoint option: "GET " and the path, each {name} replaced by the
+ * name of its column ({orderId} is {order_id}).  The names in braces never
+ * reach the service, and the engine takes only a-z, 0-9 and _ in them; a
+ * path column then needs no param_name.
+ */
+static char *
+endpoint(OaTable *t)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "GET ");
+	for (const char *p = t->path; *p; p++)
+	{
+		const char *end = p[0] == '{' ? strchr(p, '}') : NULL;
+		char	   *name;
+		ListCell   *lc;
+
+		if (end == NULL)
+		{
+			appendStringInfoChar(&buf, *p);
+			continue;
+		}
+		name = pnstrdup(p + 1, end - p - 1);
+		foreach(lc, t->columns)
+		{
+			OaColumn   *c = lfirst(lc);
+
+			if (c->param && strcmp(c->param, "path") == 0 &&
+				strcmp(c->param_name, name) == 0)
+				name = c->name;
+		}
+		appendStringInfo(&buf, "{%s}", name);
+		p = end;
+	}
+	return buf.data;
+}
+
 /* Creates one table and its comments through SPI. */
 static void
 create_table(OaTable *t, const char *schema, const char *server)
@@ -825,7 +866,7 @@ create_table(OaTable *t, const char *schema, const char *server)
 			opts = lappend(opts, psprintf("json_path %s", quote_literal_cstr(c->json_path)));
 		if (c->param)
 			opts = lappend(opts, psprintf("param '%s'", c->param));
-		if (c->param && strcmp(c->param_name, c->name) != 0)
+		if (c->param && strcmp(c->param, "query") == 0 && strcmp(c->param_name, c->name) != 0)
 			opts = lappend(opts, psprintf("param_name %s", quote_literal_cstr(c->param_name)));
 		appendStringInfo(&buf, "%s%s %s", first ? "" : ", ", quote_identifier(c->name), c->type);
 		foreach(lo, opts)
@@ -836,7 +877,7 @@ create_table(OaTable *t, const char *schema, const char *server)
 		first = false;
 	}
 	appendStringInfo(&buf, ") SERVER %s OPTIONS (endpoint %s, items %s, paging '%s'",
-					 quote_identifier(server), quote_literal_cstr(psprintf("GET %s", t->path)),
+					 quote_identifier(server), quote_literal_cstr(endpoint(t)),
 					 quote_literal_cstr(t->items), t->paging);
 	foreach(lc, t->paging_opts)
 	{
@@ -872,6 +913,46 @@ create_table(OaTable *t, const char *schema, const char *server)
 						false, 0) < 0)
 			elog(ERROR, "SPI_execute failed on a comment of %s", table);
 	}
+}
+
+/*
+ * create_table in a subtransaction: a table whose options the validator
+ * refuses (an HV error: a route the engine cannot use) is skipped with a
+ * NOTICE that says why, and the import goes on; any other error (the table
+ * exists, no privilege, a cancel) fails the import as CREATE would.
+ */
+static void
+create_or_skip(OaTable *t, const char *schema, const char *server)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		create_table(t, schema, server);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_FDW_ERROR)
+			ReThrowError(edata);
+		ereport(NOTICE,
+				(errmsg("skipped GET %s: %s", t->path, edata->message),
+				 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
+	}
+	PG_END_TRY();
 }
 
 /*
@@ -928,7 +1009,7 @@ psvc_fdw_import_openapi(ImportForeignSchemaStmt *stmt, Oid serverOid)
 		OaTable    *t = lfirst(lc);
 
 		if (psvc_fdw_import_wanted(stmt, t->name))
-			create_table(t, schema, servername);
+			create_or_skip(t, schema, servername);
 	}
 	SPI_finish();
 	oa_doc = NULL;
