@@ -45,6 +45,19 @@ typedef enum PsvcSettingId
 	PSVC_NSETTINGS
 } PsvcSettingId;
 
+/*
+ * How a server's requests carry the partner's credentials (server option
+ * "auth", docs/authentication.md).
+ */
+typedef enum PsvcAuth
+{
+	PSVC_AUTH_BEARER,			/* Authorization: Bearer <api_key> */
+	PSVC_AUTH_HEADER,			/* <auth_header>: [<auth_prefix> ]<api_key> */
+	PSVC_AUTH_QUERY,			/* ?<auth_param>=<api_key> */
+	PSVC_AUTH_OAUTH2			/* Bearer token of the client-credentials
+								 * grant at token_url (http_token.c) */
+} PsvcAuth;
+
 /* What a partner_svc server says about the remote side. */
 typedef struct PsvcServer
 {
@@ -70,6 +83,15 @@ typedef struct PsvcServer
 	bool		async_capable;	/* option "async_capable": its foreign
 								 * scans may run asynchronously under an
 								 * Append (fdw_scan.c); false where unset */
+	PsvcAuth	auth;			/* option "auth"; bearer where unset */
+	const char *auth_header;	/* auth header: the header's name */
+	const char *auth_prefix;	/* auth header: a word before the key, or
+								 * NULL */
+	const char *auth_param;		/* auth query: the parameter's name */
+	const char *token_url;		/* auth oauth2: the token endpoint */
+	const char *scopes;			/* auth oauth2: the scope sent, or NULL */
+	const char *idempotency_header; /* the header of an idempotency key the
+									 * partner honours, or NULL */
 	Oid			userid;			/* whose user mapping gives the key: the
 								 * role a foreign table is checked as (set
 								 * by the scan or modify), or InvalidOid =
@@ -110,8 +132,10 @@ extern uint64 psvc_options_epoch(void);
 /* A deep copy of s in CurrentMemoryContext (a new field is copied there). */
 extern PsvcServer *psvc_options_copy_server(const PsvcServer *s);
 /*
- * The api_key of the user mapping of server->userid (the current user when
- * invalid), or PUBLIC's, for the server; NULL when the mapping has none.
+ * The credential of the user mapping of server->userid (the current user
+ * when invalid), or PUBLIC's, for the server: its api_key, or for a server
+ * of auth oauth2 its client_id and client_secret joined by a newline
+ * (which neither may hold: options.c); NULL when the mapping has none.
  * No mapping at all is an error (42704), except for a service the
  * documents mark keyless (todos).  Allocates in CurrentMemoryContext.  The
  * caller must never print it.

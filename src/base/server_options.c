@@ -220,6 +220,22 @@ psvc_options_epoch(void)
 
 static PsvcServer *parse_server(Oid serverid);
 
+/* The value of option "auth" (checked by options.c); bearer when unset. */
+static PsvcAuth
+parse_auth(const char *v)
+{
+	if (v == NULL || strcmp(v, "bearer") == 0)
+		return PSVC_AUTH_BEARER;
+	if (strcmp(v, "header") == 0)
+		return PSVC_AUTH_HEADER;
+	if (strcmp(v, "query") == 0)
+		return PSVC_AUTH_QUERY;
+	if (strcmp(v, "oauth2") == 0)
+		return PSVC_AUTH_OAUTH2;
+	elog(ERROR, "unexpected value of option \"auth\"");
+	return PSVC_AUTH_BEARER;	/* keep compiler quiet */
+}
+
 /*
  * The options of server serverid, allocated in CurrentMemoryContext: a
  * copy of the kept parse, or a new parse, kept when no change came while
@@ -275,6 +291,13 @@ parse_server(Oid serverid)
 	s->proxy = option_value(fs->options, "proxy");
 	size = option_value(fs->options, "cache_ttl");
 	s->cache_ttl_ms = size ? psvc_options_parse_ttl(size) : -1;
+	s->auth = parse_auth(option_value(fs->options, "auth"));
+	s->auth_header = option_value(fs->options, "auth_header");
+	s->auth_prefix = option_value(fs->options, "auth_prefix");
+	s->auth_param = option_value(fs->options, "auth_param");
+	s->token_url = option_value(fs->options, "token_url");
+	s->scopes = option_value(fs->options, "scopes");
+	s->idempotency_header = option_value(fs->options, "idempotency_header");
 	size = option_value(fs->options, "async_capable");
 	if (size == NULL || !parse_bool(size, &s->async_capable))
 		s->async_capable = false;
@@ -326,11 +349,21 @@ psvc_options_copy_server(const PsvcServer *s)
 	c->ssl_cert_file = copy_string(s->ssl_cert_file);
 	c->ssl_key_file = copy_string(s->ssl_key_file);
 	c->proxy = copy_string(s->proxy);
+	c->auth_header = copy_string(s->auth_header);
+	c->auth_prefix = copy_string(s->auth_prefix);
+	c->auth_param = copy_string(s->auth_param);
+	c->token_url = copy_string(s->token_url);
+	c->scopes = copy_string(s->scopes);
+	c->idempotency_header = copy_string(s->idempotency_header);
 	return c;
 }
 
+/*
+ * The credential of one user mapping (psvc_options_api_key); oauth2: the
+ * client's id and secret, NULL unless both are there.
+ */
 static char *
-mapping_key(Oid userid, Oid serverid, bool *found)
+mapping_key(Oid userid, Oid serverid, bool oauth2, bool *found)
 {
 	HeapTuple	tp;
 	Datum		datum;
@@ -346,10 +379,23 @@ mapping_key(Oid userid, Oid serverid, bool *found)
 							Anum_pg_user_mapping_umoptions, &isnull);
 	if (!isnull)
 	{
-		const char *v = option_value(untransformRelOptions(datum), "api_key");
+		List	   *options = untransformRelOptions(datum);
 
-		if (v)
-			key = pstrdup(v);
+		if (!oauth2)
+		{
+			const char *v = option_value(options, "api_key");
+
+			if (v)
+				key = pstrdup(v);
+		}
+		else
+		{
+			const char *id = option_value(options, "client_id");
+			const char *secret = option_value(options, "client_secret");
+
+			if (id && secret)
+				key = psprintf("%s\n%s", id, secret);
+		}
 	}
 	ReleaseSysCache(tp);
 	return key;
@@ -360,10 +406,11 @@ psvc_options_api_key(const PsvcServer *server)
 {
 	Oid			userid = OidIsValid(server->userid) ? server->userid : GetUserId();
 	bool		found;
-	char	   *key = mapping_key(userid, server->serverid, &found);
+	bool		oauth2 = server->auth == PSVC_AUTH_OAUTH2;
+	char	   *key = mapping_key(userid, server->serverid, oauth2, &found);
 
 	if (!found)
-		key = mapping_key(InvalidOid, server->serverid, &found);
+		key = mapping_key(InvalidOid, server->serverid, oauth2, &found);
 	if (!found)
 	{
 		int			svc = psvc_service_find(server->service);

@@ -114,6 +114,12 @@ psvc_call_set_share(PsvcCall *call, int percent)
 }
 
 void
+psvc_call_set_idempotency_key(PsvcCall *call, const char *key)
+{
+	call->idempotency_key = key;
+}
+
+void
 psvc_call_set_decoding(PsvcCall *call, const char *sig, size_t len)
 {
 	call->decoded_sig = sig;

@@ -100,6 +100,13 @@ typedef struct PsvcCall
 	 * (psvc_call_set_share).
 	 */
 	int			budget_share;
+	/*
+	 * The call's own idempotency key, sent in the header its server's
+	 * option idempotency_header names, which makes a write safe to
+	 * repeat after a 5xx, a timeout or a lost connection; NULL: none
+	 * (psvc_call_set_idempotency_key).
+	 */
+	const char *idempotency_key;
 } PsvcCall;
 
 /* in call.c: building calls */
@@ -112,6 +119,12 @@ typedef struct PsvcCall
 extern PsvcCall *psvc_call_make(const struct PsvcOperation *op,
 								const struct PsvcServer *server,
 								const char *const *path);
+/*
+ * Gives call the idempotency key key (kept by pointer): when its server
+ * has the option idempotency_header, the key is sent in that header and
+ * the call is retried as a safe one.  Without the option nothing changes.
+ */
+extern void psvc_call_set_idempotency_key(PsvcCall *call, const char *key);
 /* Sets the value of path parameter name (elog when op has none of that name). */
 extern void psvc_call_set_path(PsvcCall *call, const char *name,
 							   const char *value);
@@ -186,6 +199,12 @@ typedef struct PsvcResult
 	double		rl_wait_ms;		/* waited for rate-limit budget */
 	bool		from_cache;		/* answered by the response cache */
 	bool		cache_miss;		/* looked up in the cache, not found */
+	/*
+	 * The answer's Link header (RFC 8288), as received, or NULL; never
+	 * from the response cache, which keeps no headers (a route paged by
+	 * it is not cached: fdw_scan_page.c).
+	 */
+	char	   *link;
 	/* the decoded page kept beside a cached answer for decoded_sig */
 	char	   *decoded;
 	size_t		decoded_len;

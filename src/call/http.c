@@ -109,13 +109,25 @@ static const PsvcHttpDriver http_driver = {
 
 /*
  * An attempt of t ended (http_wait.c calls back): the transfer completes
- * unless http_attempt.c scheduled another attempt.
+ * unless http_attempt.c scheduled another attempt, or the partner refused
+ * the OAuth2 token of t (a 401, which is never retried otherwise): then a
+ * new token replaces it and t is sent again at once, once (http_token.c).
+ * A 401 is a refusal before anything was done, so a write is sent again
+ * too.
  */
 static void
 attempt_finished(PsvcTransfer *t, CURLcode code)
 {
-	if (psvc_http_attempt_ended(t, code))
-		complete_transfer(t);
+	if (!psvc_http_attempt_ended(t, code))
+		return;
+	if (t->outcome == OUTCOME_HTTP && t->status == 401 &&
+		t->oauth2 != NULL && !t->oauth2->renewed)
+	{
+		psvc_http_token_renew(t);
+		psvc_http_schedule_retry(t, 0);
+		return;
+	}
+	complete_transfer(t);
 }
 
 /* ---------------------------------------------------------------------
@@ -136,6 +148,11 @@ let_go(PsvcTransfer *t)
 	{
 		curl_slist_free_all(t->headers);
 		t->headers = NULL;
+	}
+	if (t->send_url != NULL)
+	{
+		explicit_bzero(t->send_url, strlen(t->send_url));
+		t->send_url = NULL;
 	}
 	psvc_http_unlink(t);
 }
@@ -198,6 +215,15 @@ complete_transfer(PsvcTransfer *t)
 		if (curl_easy_header(t->easy, "ETag", 0, CURLH_HEADER, -1, &h) == CURLHE_OK &&
 			h->value != NULL && strlen(h->value) < 256)
 			t->etag = MemoryContextStrdup(t->cxt, h->value);
+	}
+	/* a listing paged by its Link header (RFC 8288) reads it */
+	if (t->easy != NULL && t->outcome == OUTCOME_HTTP)
+	{
+		struct curl_header *h;
+
+		if (curl_easy_header(t->easy, "Link", 0, CURLH_HEADER, -1, &h) == CURLHE_OK &&
+			h->value != NULL && strlen(h->value) <= PSVC_HTTP_MAX_LINK)
+			resp->link = MemoryContextStrdup(t->cxt, h->value);
 	}
 	/* the service has acted on a write: what was cached before is stale */
 	if (!t->idempotent)
@@ -375,25 +401,74 @@ probe_cache(PsvcTransfer *t, const PsvcCall *call, const PsvcHttpPlan *plan,
 }
 
 /*
- * t's request headers, with key (NULL: none) and, for a stale answer with
- * a usable ETag, If-None-Match.  t->headers is released by the callback
- * whatever happens; the header that holds the key is wiped at once.
+ * Sends key as the server's option auth says: in a header (Authorization:
+ * Bearer, or auth_header with auth_prefix), or in the query parameter
+ * auth_param of t->send_url, the URL given to libcurl only (t->url, which
+ * the limiter, the cache, the views and every message show, never holds
+ * it); or, for auth oauth2, exchanges the client's id and secret that key
+ * holds for an access token (http_token.c).  Every copy made here is
+ * wiped; t->send_url is wiped when t lets go of its handle.
  */
 static void
-add_headers(PsvcTransfer *t, const char *key, PsvcCacheFound found,
-			const PsvcCachedAnswer *answer)
+add_key(PsvcTransfer *t, const PsvcServer *server, const char *key)
 {
-	if (key != NULL)
-	{
-		char	   *h = psprintf("Authorization: Bearer %s", key);
-		bool		added = psvc_http_try_add_header(t, h);
+	char	   *h;
+	bool		added;
 
-		explicit_bzero(h, strlen(h));
-		pfree(h);
-		if (!added)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory")));
+	if (server->auth == PSVC_AUTH_OAUTH2)
+	{
+		psvc_http_token_add(t, server, key);
+		return;
+	}
+	if (key == NULL)
+		return;
+	if (server->auth == PSVC_AUTH_QUERY)
+	{
+		char	   *enc = curl_easy_escape(NULL, key, 0);
+
+		if (enc == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		t->send_url = psprintf("%s%c%s=%s", t->url,
+							   strchr(t->url, '?') ? '&' : '?',
+							   server->auth_param, enc);
+		explicit_bzero(enc, strlen(enc));
+		curl_free(enc);
+		return;
+	}
+	if (server->auth == PSVC_AUTH_HEADER)
+		h = psprintf("%s: %s%s%s", server->auth_header,
+					 server->auth_prefix ? server->auth_prefix : "",
+					 server->auth_prefix ? " " : "", key);
+	else
+		h = psprintf("Authorization: Bearer %s", key);
+	added = psvc_http_try_add_header(t, h);
+	explicit_bzero(h, strlen(h));
+	pfree(h);
+	if (!added)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+}
+
+/*
+ * t's request headers, with key (NULL: none) as the server's option auth
+ * says (add_key), the call's idempotency key when the server names its
+ * header, and, for a stale answer with a usable ETag, If-None-Match.
+ * t->headers is released by the callback whatever happens; the header
+ * that holds the key is wiped at once.
+ */
+static void
+add_headers(PsvcTransfer *t, const PsvcCall *call, const char *key,
+			PsvcCacheFound found, const PsvcCachedAnswer *answer)
+{
+	const PsvcServer *server = call->server;
+
+	add_key(t, server, key);
+	if (call->idempotency_key != NULL && server->idempotency_header != NULL)
+	{
+		psvc_http_add_header(t, psprintf("%s: %s", server->idempotency_header,
+										 call->idempotency_key));
+		t->keyed = true;
 	}
 	psvc_http_add_header(t, "Accept: application/json");
 	/* every body of the documents is JSON */
@@ -452,7 +527,7 @@ psvc_http_start(const PsvcCall *call, const PsvcHttpPlan *plan,
 	{
 		found = probe_cache(t, call, plan, &ckey, &answer);
 		if (found != PSVC_CACHE_HIT)
-			add_headers(t, psvc_options_access_key(server, &access), found, &answer);
+			add_headers(t, call, psvc_options_access_key(server, &access), found, &answer);
 	}
 	PG_FINALLY();
 	{

@@ -94,7 +94,6 @@ static int	progress_cb(void *userp, curl_off_t dltotal, curl_off_t dlnow,
 static long backoff_ms(PsvcTransfer *t, CURL *easy);
 static long retry_after_ms(CURL *easy);
 static bool should_retry(PsvcTransfer *t);
-static void set_connection_options(PsvcTransfer *t, CURL *easy);
 
 /* curl_easy_setopt that cannot fail silently. */
 #define PSVC_SETOPT(easy, opt, val) \
@@ -241,8 +240,8 @@ psvc_http_copy_settings(PsvcTransfer *t, const PsvcServer *server)
  * libcurl keeps connections made through different proxies or with
  * different TLS settings apart in its cache.
  */
-static void
-set_connection_options(PsvcTransfer *t, CURL *easy)
+void
+psvc_http_connection_options(PsvcTransfer *t, CURL *easy)
 {
 	PSVC_SETOPT(easy, CURLOPT_CONNECTTIMEOUT_MS, t->connect_timeout_ms);
 	PSVC_SETOPT(easy, CURLOPT_TIMEOUT_MS, t->request_timeout_ms);
@@ -304,14 +303,14 @@ psvc_http_start_attempt(PsvcTransfer *t)
 	t->interrupted = false;
 	t->errbuf[0] = '\0';
 
-	PSVC_SETOPT(easy, CURLOPT_URL, t->url);
+	PSVC_SETOPT(easy, CURLOPT_URL, t->send_url ? t->send_url : t->url);
 	/* the path is sent as http_url.c built it: no dot segment removed */
 	PSVC_SETOPT(easy, CURLOPT_PATH_AS_IS, 1L);
 	PSVC_SETOPT(easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	PSVC_SETOPT(easy, CURLOPT_PRIVATE, (void *) t);
 	PSVC_SETOPT(easy, CURLOPT_ERRORBUFFER, t->errbuf);
 	PSVC_SETOPT(easy, CURLOPT_NOSIGNAL, 1L);
-	set_connection_options(t, easy);
+	psvc_http_connection_options(t, easy);
 	PSVC_SETOPT(easy, CURLOPT_USERAGENT, "partner_svc/" PSVC_VERSION);
 	PSVC_SETOPT(easy, CURLOPT_HTTPHEADER, t->headers);
 	/* a larger Content-Length fails the attempt before any body is read */
@@ -460,7 +459,7 @@ should_retry(PsvcTransfer *t)
 		any = rule->retry_any;
 		idempotent = rule->retry_idempotent;
 	}
-	return any || (idempotent && t->idempotent);
+	return any || (idempotent && (t->idempotent || t->keyed));
 }
 
 /*

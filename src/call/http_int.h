@@ -55,6 +55,8 @@ struct PsvcCachedAnswer;
  * no partner service accepts a URL of this size anyway.
  */
 #define PSVC_HTTP_MAX_URL			65536
+/* The longest Link header kept (a next page's URL within PSVC_HTTP_MAX_URL). */
+#define PSVC_HTTP_MAX_LINK			(PSVC_HTTP_MAX_URL + 256)
 
 /* What the last attempt of a transfer ended with. */
 typedef enum PsvcOutcome
@@ -122,6 +124,12 @@ struct PsvcTransfer
 	const char *route;
 	char	   *servername;
 	char	   *url;			/* base URL + path + query */
+	char	   *send_url;		/* auth query: url with the key, given to
+								 * libcurl only and zeroed on release; or
+								 * NULL */
+	struct PsvcTokenUse *oauth2;	/* auth oauth2: the token sent, or NULL */
+	bool		keyed;			/* sent with an idempotency key: retried
+								 * as a safe request, still a write */
 	char	   *description;	/* "METHOD /path?query" */
 	char	   *body;
 	size_t		body_len;
@@ -232,6 +240,30 @@ extern bool psvc_http_try_add_header(PsvcTransfer *t, const char *h);
 extern void psvc_http_add_header(PsvcTransfer *t, const char *h);
 /* Copies the server's timeouts, retries, TLS and proxy options into t. */
 extern void psvc_http_copy_settings(PsvcTransfer *t, const struct PsvcServer *server);
+/* Sets up easy with t's timeouts, TLS and proxy options. */
+extern void psvc_http_connection_options(PsvcTransfer *t, CURL *easy);
+
+/* in http_token.c: OAuth2 client credentials */
+
+/* The token an oauth2 transfer sent, to renew it once on a 401. */
+typedef struct PsvcTokenUse
+{
+	struct PsvcServer *server;	/* a copy, in the transfer's context */
+	char		account[65];	/* the token store's key (tokens.h) */
+	uint64		gen;			/* of the token sent */
+	bool		renewed;		/* a new one was fetched after a 401 */
+} PsvcTokenUse;
+
+/*
+ * Adds "Authorization: Bearer <token>" for server, whose user mapping's
+ * client credentials are credential (psvc_options_api_key), to t's
+ * headers, fetching a token when the store has none; sets t->oauth2.
+ * Allocates in CurrentMemoryContext, the transfer's.
+ */
+extern void psvc_http_token_add(PsvcTransfer *t, const struct PsvcServer *server,
+								const char *credential);
+/* The partner refused t's token (401): a new one replaces it in t's headers. */
+extern void psvc_http_token_renew(PsvcTransfer *t);
 
 /* in http.c: transfers */
 

@@ -64,6 +64,8 @@ const PsvcService psvc_services[PSVC_NSERVICES] = {
 	[PSVC_SVC_GENERATION] = {.name = "generation"},
 	[PSVC_SVC_FILES] = {.name = "files"},
 	[PSVC_SVC_SCHEDULER] = {.name = "scheduler"},
+	/* docs/declared-endpoints.md: its own base_url and key, no catalogue */
+	[PSVC_SVC_CUSTOM] = {.name = "custom"},
 };
 
 const char *const *

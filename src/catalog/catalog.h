@@ -49,6 +49,8 @@ typedef enum PsvcServiceId
 	PSVC_SVC_GENERATION,
 	PSVC_SVC_FILES,
 	PSVC_SVC_SCHEDULER,
+	PSVC_SVC_CUSTOM,			/* a partner of the user's: no catalogue,
+								 * routes declared in SQL (declared.c) */
 	PSVC_NSERVICES
 } PsvcServiceId;
 
@@ -104,8 +106,29 @@ extern const PsvcLimitRow *const *psvc_limit_rows(int *n);
 typedef enum PsvcPaging
 {
 	PSVC_PAGING_NONE,			/* one response holds the whole list */
-	PSVC_PAGING_CURSOR			/* limit/cursor, "pagination" object */
+	PSVC_PAGING_CURSOR,			/* limit/cursor, "pagination" object (or
+								 * the pager's cursor_path) */
+	PSVC_PAGING_NEXT_URL,		/* the next page's URL in the body */
+	PSVC_PAGING_LINK,			/* the Link header's rel="next" (RFC 8288) */
+	PSVC_PAGING_OFFSET,			/* offset advanced by the items received */
+	PSVC_PAGING_PAGE			/* page number from 1 */
 } PsvcPaging;
+
+/*
+ * The parameters of a paging style, for a route declared in SQL (the
+ * options of a foreign table, docs/declared-endpoints.md).  A row of the
+ * catalogue has none (NULL): limit and cursor, pagination.next_cursor.
+ */
+typedef struct PsvcPager
+{
+	const char *limit_param;	/* the page size's query parameter, or NULL */
+	int			page_size;		/* items asked for a page; 0: the setting */
+	const char *cursor_path;	/* CURSOR: dotted member of the next cursor */
+	const char *cursor_param;	/* CURSOR: the query parameter it is sent as */
+	const char *next_path;		/* NEXT_URL: dotted member of the next URL */
+	const char *offset_param;	/* OFFSET */
+	const char *page_param;		/* PAGE */
+} PsvcPager;
 
 /* What argument 0 of an operation's SQL function becomes (functions_exec.c). */
 typedef enum PsvcFnArg
@@ -156,6 +179,8 @@ typedef struct PsvcOperation
 								 * only where nothing was done (429, no
 								 * connection) */
 	PsvcPaging	paging;
+	const PsvcPager *pager;		/* the paging's parameters; NULL: the
+								 * catalogue's (limit, cursor) */
 	const char *envelope;		/* member of the answer holding the payload
 								 * ("data", "result"), NULL = the body */
 	const char *const *empty_codes; /* error codes of a 404 that mean
@@ -384,6 +409,8 @@ typedef struct PsvcEndpoint
 	int			ncolumns;
 	const PsvcColumnDef *columns;
 	const PsvcModifyDef *modify;	/* writable: how; NULL = read-only */
+	bool		declared;		/* built from a table's options (option
+								 * "endpoint"), not a row of endpoints.c */
 } PsvcEndpoint;
 
 extern const PsvcEndpoint *psvc_endpoint_find(const char *resource);
@@ -403,5 +430,24 @@ extern const char *psvc_endpoint_filter_param(const PsvcColumnDef *col, const ch
  * (a documented enum) and value, compared exactly, is none of them.
  */
 extern bool psvc_endpoint_filter_excludes(const PsvcColumnDef *col, const char *value);
+
+/* ---- declared.c: routes declared in SQL (docs/declared-endpoints.md) ---- */
+
+/* The names of the paging styles, NULL-terminated, in PsvcPaging order. */
+extern const char *const psvc_paging_names[];
+/* The paging style called name, or -1. */
+extern int	psvc_paging_find(const char *name);
+
+/*
+ * A route as a table option writes it, "GET /jobs/{family}/history":
+ * its method (upper case, one of methods, a NULL-terminated list), its
+ * route template and the names of its {name}s (at most
+ * PSVC_MAX_PATH_PARAMS).  NULL when spec parses, else why not (a static
+ * text, the end of a sentence).  Allocates in CurrentMemoryContext.
+ */
+extern const char *psvc_declared_parse_route(const char *spec,
+											 const char *const *methods,
+											 char **method, char **route,
+											 char **names, int *nnames);
 
 #endif							/* PSVC_CATALOG_H */

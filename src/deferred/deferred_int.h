@@ -114,6 +114,8 @@ typedef struct PsvcDefOp
 	const char *lane_arg;		/* the argument naming it ("id") */
 	const char *lane_items;		/* or: its array member ("vignettes")... */
 	const char *lane_member;	/* ...whose items' member names it */
+	const char *optional[2];	/* jsonb arguments that may be left out:
+								 * sent as NULL, the function's default */
 } PsvcDefOp;
 
 /*

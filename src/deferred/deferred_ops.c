@@ -78,6 +78,8 @@ static const PsvcDefOp def_ops[] = {
 	.lane_arg = "execution_id"},
 	{.name = "generate", .recovery = PSVC_DEF_ONCE},
 	{.name = "mcp", .recovery = PSVC_DEF_ONCE},
+	/* ONCE unless the request may be sent again: deferred_send.c */
+	{.name = "request", .recovery = PSVC_DEF_ONCE, .optional = {"query", "body"}},
 };
 
 const PsvcDefOp *
@@ -326,6 +328,10 @@ psvc_def_check(const char *operation, Jsonb *args, List **lanes)
 		if (strcmp(names[i], "server") == 0)
 			continue;
 		val = getKeyJsonValueFromContainer(&args->root, names[i], strlen(names[i]), NULL);
+		if (val == NULL && types[i] == JSONBOID &&
+			((op->optional[0] && strcmp(op->optional[0], names[i]) == 0) ||
+			 (op->optional[1] && strcmp(op->optional[1], names[i]) == 0)))
+			continue;
 		if (val == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

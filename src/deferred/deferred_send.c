@@ -61,6 +61,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/async.h"
@@ -77,8 +78,10 @@
 #include "utils/timestamp.h"
 
 #include "deferred_int.h"
+#include "foreign/foreign.h"
 #include "functions.h"
 #include "guc.h"
+#include "options.h"
 
 #define PSVC_DEF_BACKOFF_FIRST_MS 1000
 #define PSVC_DEF_BACKOFF_MAX_MS (5 * 60 * 1000)
@@ -221,6 +224,9 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 
 		SetUserIdAndSecContext(c->roleid, saved_sec | SECURITY_LOCAL_USERID_CHANGE);
 		psvc_settle_resuming = c->resume;
+		/* request(): one idempotency key for every attempt of the call */
+		psvc_request_key = psprintf("partner_svc-" UINT64_FORMAT "-%u-" INT64_FORMAT,
+									GetSystemIdentifier(), MyDatabaseId, c->id);
 		psvc_settle_final = false;
 		plan = call_plan(key ? key : c->operation, sql);
 		values[2] = Int64GetDatum(c->from_size);
@@ -241,6 +247,7 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 		}
 		out.ok = true;
 		psvc_settle_resuming = false;
+		psvc_request_key = NULL;
 		SetUserIdAndSecContext(saved_user, saved_sec);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
@@ -254,6 +261,7 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 		out.final = psvc_settle_final;
 		FlushErrorState();
 		psvc_settle_resuming = false;
+		psvc_request_key = NULL;
 		RollbackAndReleaseCurrentSubTransaction();
 		SetUserIdAndSecContext(saved_user, saved_sec);
 		MemoryContextSwitchTo(oldcxt);
@@ -288,6 +296,34 @@ retryable(const PsvcDefOp *op, const Outcome *o)
 	}
 	return ERRCODE_TO_CATEGORY(code) == ERRCODE_CONNECTION_EXCEPTION ||
 		code == ERRCODE_FDW_UNABLE_TO_ESTABLISH_CONNECTION;
+}
+
+/* How a request() that may be sent again is sent: as a settled call. */
+static const PsvcDefOp resendable_request = {.name = "request", .recovery = PSVC_DEF_SETTLE};
+
+/*
+ * Whether a deferred partner_svc.request() may be sent again when an
+ * earlier attempt may have reached the partner: a GET or HEAD, or a write
+ * to a server named by the call whose option idempotency_header sends the
+ * call's own key (the same for every attempt).  Any other request() is
+ * sent once, as the functions of recovery ONCE are.
+ */
+static bool
+request_resendable(const PsvcDefCall *c)
+{
+	char	   *method;
+	ForeignServer *fs;
+
+	if (strcmp(c->operation, "request") != 0)
+		return false;
+	method = psvc_fn_member_text(c->args, "method");
+	if (method != NULL &&
+		(pg_strcasecmp(method, "GET") == 0 || pg_strcasecmp(method, "HEAD") == 0))
+		return true;
+	if (c->server == NULL ||
+		(fs = GetForeignServerByName(c->server, true)) == NULL)
+		return false;
+	return psvc_options_server(fs->serverid)->idempotency_header != NULL;
 }
 
 /* Writes the outcome onto the row, with its NOTIFY when the call ended. */
@@ -431,6 +467,8 @@ send_one(PsvcDefCall *c)
 		record(c, "failed", &o, GetCurrentTimestamp());
 		return;
 	}
+	if (op->recovery == PSVC_DEF_ONCE && request_resendable(c))
+		op = &resendable_request;
 	if (op->recovery == PSVC_DEF_ONCE && c->resume && c->was_sent)
 	{
 		o.error = make_error(ERRCODE_CONNECTION_FAILURE,

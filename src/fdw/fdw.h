@@ -95,8 +95,10 @@ extern ForeignScan *psvc_fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel,
 									  List *tlist, List *scan_clauses, Plan *outer_plan);
 /*
  * The catalogue column a table column stands for: by name, or a plain
- * member column when the column has the "field" option.  Allocates in
- * CurrentMemoryContext.  Errors for a column that maps to nothing.
+ * member column when the column has the option "field" or "json_path";
+ * a declared table's column as its endpoint built it (fdw_declared.c).
+ * Allocates in CurrentMemoryContext.  Errors for a column that maps to
+ * nothing, and for the options of a declared route on a resource table.
  */
 extern const PsvcColumnDef *psvc_fdw_column_def(const PsvcEndpoint *ep, Oid relid,
 												 Form_pg_attribute att);
@@ -110,6 +112,17 @@ extern const PsvcEndpoint *psvc_fdw_endpoint(Oid relid, struct PsvcServer **serv
 struct ForeignTable;
 extern const PsvcEndpoint *psvc_fdw_endpoint_of(const struct ForeignTable *ft,
 												struct PsvcServer **server);
+
+/* in fdw_declared.c: a table over a route declared in SQL */
+
+/* Whether the table declares its route (option "endpoint"). */
+extern bool psvc_fdw_is_declared(const struct ForeignTable *ft);
+/*
+ * Its endpoint, built from its options on server srv and kept per
+ * relation until an invalidation (see the file's header for the memory).
+ */
+extern const PsvcEndpoint *psvc_fdw_declared_endpoint(const struct ForeignTable *ft,
+													   const struct PsvcServer *srv);
 
 /* in fdw_quals.c */
 
@@ -234,6 +247,14 @@ extern Datum psvc_fdw_handler(PG_FUNCTION_ARGS);
 extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
 /* Raises HV00D for an option IMPORT FOREIGN SCHEMA (openapi or not) does not take. */
 extern void psvc_options_check_import(List *options, bool openapi);
+
+/* in fdw_options_declared.c: the options of a declared route */
+/* One option's value; raises HV024 naming it. */
+extern void psvc_options_check_declared(DefElem *def);
+/* The rules between a table's options (HV00D naming the option). */
+extern void psvc_options_check_declared_table(List *options);
+/* The rules between a column's options. */
+extern void psvc_options_check_declared_column(List *options);
 
 /* fdw_jit.c: the planner hook that keeps remote costs out of JIT's decision */
 extern void psvc_fdw_jit_init(void);

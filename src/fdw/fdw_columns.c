@@ -2,8 +2,9 @@
  *
  * fdw_columns.c
  *		  What a partner_svc foreign table reads: its catalogue endpoint
- *		  (checked against its server's service) and the definition of
- *		  each column, for the planner, the scan, writes and IMPORT.
+ *		  (checked against its server's service), or the endpoint its
+ *		  options declare (fdw_declared.c), and the definition of each
+ *		  column, for the planner, the scan, writes and IMPORT.
  *
  * Memory: the definitions are allocated in CurrentMemoryContext (the
  * planner's, or the scan's per-query context).
@@ -34,10 +35,26 @@ const PsvcEndpoint *
 psvc_fdw_endpoint_of(const ForeignTable *ft, PsvcServer **server)
 {
 	Oid			relid = ft->relid;
-	char	   *resource = psvc_options_resource(ft);
-	const PsvcEndpoint *ep = psvc_endpoint_find(resource);
+	char	   *resource;
+	const PsvcEndpoint *ep;
 	PsvcServer *srv = psvc_options_server(ft->serverid);
 
+	if (psvc_fdw_is_declared(ft))
+	{
+		ep = psvc_fdw_declared_endpoint(ft, srv);
+		if (server)
+			*server = srv;
+		return ep;
+	}
+	if (strcmp(srv->service, psvc_services[PSVC_SVC_CUSTOM].name) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("foreign table \"%s\" of server \"%s\" has no option \"endpoint\"",
+						get_rel_name(relid), srv->servername),
+				 errdetail("A server of service \"custom\" has no catalogue of resources: each of its tables declares its route."),
+				 errhint("Replace the option \"resource\" with \"endpoint\", such as 'GET /items'.")));
+	resource = psvc_options_resource(ft);
+	ep = psvc_endpoint_find(resource);
 	if (ep == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
@@ -62,11 +79,22 @@ psvc_fdw_column_def(const PsvcEndpoint *ep, Oid relid, Form_pg_attribute att)
 	ListCell   *lc;
 	const PsvcColumnDef *def;
 
+	/* a declared table's columns are its endpoint's, options and all */
+	if (ep->declared)
+		opts = NIL;
 	foreach(lc, opts)
 	{
 		DefElem    *d = lfirst_node(DefElem, lc);
 
-		if (strcmp(d->defname, "field") == 0)
+		if (strcmp(d->defname, "param") == 0 || strcmp(d->defname, "param_name") == 0 ||
+			strcmp(d->defname, "raw") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("option \"%s\" of column \"%s\" is valid only on a table with option \"endpoint\"",
+							d->defname, NameStr(att->attname)),
+					 errdetail("Foreign table \"%s\" reads resource \"%s\" of the catalogue, whose columns it names.",
+							   get_rel_name(relid), ep->resource)));
+		if (strcmp(d->defname, "field") == 0 || strcmp(d->defname, "json_path") == 0)
 		{
 			PsvcColumnDef *c = palloc0(sizeof(PsvcColumnDef));
 

@@ -497,7 +497,16 @@ psvc_fdw_updatable(Relation rel)
 
 		if (strcmp(d->defname, "resource") == 0)
 			ep = psvc_endpoint_find(defGetString(d));
+		/* a declared route: its write options, checked when it is planned */
+		else if (strcmp(d->defname, "insert") == 0)
+			mask |= (1 << CMD_INSERT);
+		else if (strcmp(d->defname, "update") == 0)
+			mask |= (1 << CMD_UPDATE);
+		else if (strcmp(d->defname, "delete") == 0)
+			mask |= (1 << CMD_DELETE);
 	}
+	if (psvc_fdw_is_declared(ft))
+		return mask;
 	if (ep == NULL || ep->modify == NULL)
 		return 0;
 	if (ep->modify->insert)

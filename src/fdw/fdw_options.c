@@ -114,7 +114,12 @@ static void check_file_path(DefElem *def);
 static void check_proxy(DefElem *def);
 static void check_default(DefElem *def);
 static void check_boolean(DefElem *def);
-pg_noreturn static void report_bad_base_url(const char *url, const char *reason);
+static void check_auth(DefElem *def);
+static void check_header_name(DefElem *def);
+static void check_auth_word(DefElem *def);
+static void check_param_name(DefElem *def);
+pg_noreturn static void report_bad_base_url(const char *name, const char *url,
+											const char *reason);
 pg_noreturn static void report_unknown_option(const char *name, Oid catalog);
 
 /*
@@ -134,7 +139,16 @@ static const PsvcOption valid_options[] = {
 	{"ssl_cert_file", ForeignServerRelationId, check_file_path},
 	{"ssl_key_file", ForeignServerRelationId, check_file_path},
 	{"proxy", ForeignServerRelationId, check_proxy},
+	{"auth", ForeignServerRelationId, check_auth},
+	{"auth_header", ForeignServerRelationId, check_header_name},
+	{"auth_prefix", ForeignServerRelationId, check_auth_word},
+	{"auth_param", ForeignServerRelationId, check_param_name},
+	{"token_url", ForeignServerRelationId, check_base_url},
+	{"scopes", ForeignServerRelationId, check_auth_word},
+	{"idempotency_header", ForeignServerRelationId, check_header_name},
 	{"api_key", UserMappingRelationId, check_api_key},
+	{"client_id", UserMappingRelationId, check_api_key},
+	{"client_secret", UserMappingRelationId, check_api_key},
 	{"cache_ttl", ForeignServerRelationId, check_cache_ttl},
 	{"default", ForeignServerRelationId, check_default},
 	{"async_capable", ForeignServerRelationId, check_boolean},
@@ -145,23 +159,24 @@ static const PsvcOption valid_options[] = {
 	/* IMPORT FOREIGN SCHEMA openapi (fdw_openapi.c checks them) */
 	{"spec_file", OPENAPI_IMPORT, NULL},
 	{"spec_json", OPENAPI_IMPORT, NULL},
-	/*
-	 * The options of a declared route, accepted unchecked until the
-	 * declared-endpoint engine (issue 28 item 1) brings their checks: on a
-	 * merge, its rows replace these.
-	 */
-	{"endpoint", ForeignTableRelationId, NULL},
-	{"items", ForeignTableRelationId, NULL},
-	{"paging", ForeignTableRelationId, NULL},
-	{"cursor_path", ForeignTableRelationId, NULL},
-	{"cursor_param", ForeignTableRelationId, NULL},
-	{"next_path", ForeignTableRelationId, NULL},
-	{"offset_param", ForeignTableRelationId, NULL},
-	{"page_param", ForeignTableRelationId, NULL},
-	{"limit_param", ForeignTableRelationId, NULL},
-	{"json_path", AttributeRelationId, NULL},
-	{"param", AttributeRelationId, NULL},
-	{"param_name", AttributeRelationId, NULL},
+	/* a route declared in SQL (fdw_options_declared.c) */
+	{"endpoint", ForeignTableRelationId, psvc_options_check_declared},
+	{"items", ForeignTableRelationId, psvc_options_check_declared},
+	{"paging", ForeignTableRelationId, psvc_options_check_declared},
+	{"cursor_path", ForeignTableRelationId, psvc_options_check_declared},
+	{"cursor_param", ForeignTableRelationId, psvc_options_check_declared},
+	{"next_path", ForeignTableRelationId, psvc_options_check_declared},
+	{"offset_param", ForeignTableRelationId, psvc_options_check_declared},
+	{"page_param", ForeignTableRelationId, psvc_options_check_declared},
+	{"limit_param", ForeignTableRelationId, psvc_options_check_declared},
+	{"page_size", ForeignTableRelationId, psvc_options_check_declared},
+	{"insert", ForeignTableRelationId, psvc_options_check_declared},
+	{"update", ForeignTableRelationId, psvc_options_check_declared},
+	{"delete", ForeignTableRelationId, psvc_options_check_declared},
+	{"json_path", AttributeRelationId, psvc_options_check_declared},
+	{"param", AttributeRelationId, psvc_options_check_declared},
+	{"param_name", AttributeRelationId, psvc_options_check_declared},
+	{"raw", AttributeRelationId, psvc_options_check_declared},
 	{NULL, InvalidOid, NULL}
 };
 
@@ -390,17 +405,18 @@ check_cache_ttl(DefElem *def)
 }
 
 static void
-report_bad_base_url(const char *url, const char *reason)
+report_bad_base_url(const char *name, const char *url, const char *reason)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-			 errmsg("invalid value for option \"base_url\": \"%s\"", url),
+			 errmsg("invalid value for option \"%s\": \"%s\"", name, url),
 			 errdetail("%s", reason),
 			 errhint("Give an absolute http:// or https:// URL such as \"https://api.example.com/v1\".")));
 }
 
 /*
- * base_url must be an absolute http or https URL with a host and no
+ * base_url (and token_url, the same rules) must be an absolute http or
+ * https URL with a host and no
  * credentials, query or fragment; a path and a trailing slash are allowed.
  * The structural rules are checked here so the messages are precise; then
  * libcurl, which will send the requests, must accept the URL (port range,
@@ -420,7 +436,7 @@ check_base_url(DefElem *def)
 		authority = url + 8;
 	else
 	{
-		report_bad_base_url(url, "The URL must start with \"http://\" or \"https://\".");
+		report_bad_base_url(def->defname, url, "The URL must start with \"http://\" or \"https://\".");
 	}
 	authority_len = strcspn(authority, "/?#");
 
@@ -428,51 +444,109 @@ check_base_url(DefElem *def)
 	if (memchr(authority, '@', authority_len) != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-				 errmsg("invalid value for option \"base_url\""),
+				 errmsg("invalid value for option \"%s\"", def->defname),
 				 errdetail("The URL must not contain a user name or password."),
 				 errhint("Put the API key in the user mapping option \"api_key\".")));
 
 	for (const char *p = url; *p; p++)
 	{
 		if ((unsigned char) *p <= ' ' || (unsigned char) *p == 0x7f)
-			report_bad_base_url(url, "The URL must not contain spaces or control characters.");
+			report_bad_base_url(def->defname, url, "The URL must not contain spaces or control characters.");
 	}
 	if (authority_len == 0)
-		report_bad_base_url(url, "The URL has no host.");
+		report_bad_base_url(def->defname, url, "The URL has no host.");
 	if (strchr(url, '?') != NULL)
-		report_bad_base_url(url, "The URL must not have a query string.");
+		report_bad_base_url(def->defname, url, "The URL must not have a query string.");
 	if (strchr(url, '#') != NULL)
-		report_bad_base_url(url, "The URL must not have a fragment.");
+		report_bad_base_url(def->defname, url, "The URL must not have a fragment.");
 
 	why = psvc_call_url_error(url, false);
 	if (why != NULL)
-		report_bad_base_url(url,
+		report_bad_base_url(def->defname, url,
 							psprintf("The URL could not be parsed: %s.", why));
 }
 
 /*
  * The key is sent as "Authorization: Bearer <key>", so it must be a single
- * header token.  Messages name the rule, never the value.
+ * header token; so are an OAuth2 client's id and secret (api_key,
+ * client_id, client_secret).  Messages name the rule, never the value.
  */
 static void
 check_api_key(DefElem *def)
 {
 	const char *key = defGetString(def);
+	bool		is_key = strcmp(def->defname, "api_key") == 0;
 
 	if (key[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-				 errmsg("invalid value for option \"api_key\""),
-				 errdetail("The API key is empty.")));
+				 errmsg("invalid value for option \"%s\"", def->defname),
+				 errdetail("The %s is empty.", is_key ? "API key" : "value")));
 
 	for (const char *p = key; *p; p++)
 	{
 		if ((unsigned char) *p <= ' ' || (unsigned char) *p >= 0x7f)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-					 errmsg("invalid value for option \"api_key\""),
-					 errdetail("An API key consists of printable ASCII characters without spaces.")));
+					 errmsg("invalid value for option \"%s\"", def->defname),
+					 errdetail("%s consists of printable ASCII characters without spaces.",
+							   is_key ? "An API key" : "An OAuth2 client's id or secret")));
 	}
+}
+
+static const char *const auth_names[] = {"bearer", "header", "query", "oauth2", NULL};
+
+static void
+check_auth(DefElem *def)
+{
+	check_enum_value(def, auth_names, "authentication styles");
+}
+
+/* auth_header: an HTTP field name (RFC 9110's token) */
+static void
+check_header_name(DefElem *def)
+{
+	const char *v = defGetString(def);
+
+	if (v[0] == '\0' ||
+		strspn(v, "!#$%&'*+-.^_`|~0123456789"
+			   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") != strlen(v))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", def->defname, v),
+				 errdetail("A header name consists of letters, digits and \"!#$%%&'*+-.^_`|~\".")));
+}
+
+/* auth_prefix and scopes: printable ASCII, words separated by one space */
+static void
+check_auth_word(DefElem *def)
+{
+	const char *v = defGetString(def);
+	bool		bad = v[0] == '\0' || v[0] == ' ' || v[strlen(v) - 1] == ' ';
+
+	for (const char *p = v; *p && !bad; p++)
+		bad = (unsigned char) *p < ' ' || (unsigned char) *p >= 0x7f ||
+			(p[0] == ' ' && p[1] == ' ');
+	if (bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\"", def->defname),
+				 errdetail("The value consists of printable ASCII words separated by single spaces.")));
+}
+
+/* auth_param: a query parameter's name, sent as it is */
+static void
+check_param_name(DefElem *def)
+{
+	const char *v = defGetString(def);
+
+	if (v[0] == '\0' ||
+		strspn(v, "-._~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+		!= strlen(v))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", def->defname, v),
+				 errdetail("A parameter name consists of letters, digits and \"-._~\".")));
 }
 
 static void
@@ -754,14 +828,76 @@ require_option(List *options, const char *name, Oid catalog)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("missing required option \"%s\"", name),
-				 errdetail("A partner_svc foreign table needs the option \"resource\" naming what it reads."),
+				 errdetail("A partner_svc foreign table needs the option \"resource\" naming what it reads, or \"endpoint\" declaring a route."),
 				 errhint("Valid resources are: %s.", join_names(resource_names()))));
+}
+
+/* The options of each authentication style, and the one it requires. */
+typedef struct AuthOptionRule
+{
+	const char *option;
+	const char *style;			/* the value of "auth" it belongs to */
+	bool		required;
+} AuthOptionRule;
+
+static const AuthOptionRule auth_option_rules[] = {
+	{"auth_header", "header", true},
+	{"auth_prefix", "header", false},
+	{"auth_param", "query", true},
+	{"token_url", "oauth2", true},
+	{"scopes", "oauth2", false},
+};
+
+/*
+ * An option of one authentication style only on a server of that style,
+ * and its required ones there.
+ */
+static void
+check_auth_options(List *options)
+{
+	DefElem    *auth = find_def(options, "auth");
+	const char *style = auth ? defGetString(auth) : "bearer";
+
+	for (int i = 0; i < lengthof(auth_option_rules); i++)
+	{
+		const AuthOptionRule *r = &auth_option_rules[i];
+		bool		given = find_def(options, r->option) != NULL;
+		bool		mine = strcmp(style, r->style) == 0;
+
+		if (given && !mine)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("option \"%s\" is valid only with auth '%s'",
+							r->option, r->style),
+					 errdetail("This server's authentication is \"%s\".", style)));
+		if (mine && r->required && !given)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("missing required option \"%s\"", r->option),
+					 errdetail("A server with auth '%s' needs the option \"%s\".",
+							   r->style, r->option)));
+	}
+}
+
+/* A user mapping's OAuth2 client: its id and secret together. */
+static void
+check_mapping_options(List *options)
+{
+	bool		id = find_def(options, "client_id") != NULL;
+	bool		secret = find_def(options, "client_secret") != NULL;
+
+	if (id != secret)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("missing required option \"%s\"",
+						id ? "client_secret" : "client_id"),
+				 errdetail("An OAuth2 client is given by both \"client_id\" and \"client_secret\".")));
 }
 
 /*
  * Rules that involve more than one option of a server: both required
  * options present, a tier only on an order server, a client key only with
- * a client certificate.
+ * a client certificate, the options of the authentication style.
  */
 static void
 check_server_options(List *options)
@@ -778,6 +914,8 @@ check_server_options(List *options)
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("option \"ssl_key_file\" requires option \"ssl_cert_file\""),
 				 errdetail("A client key is of use only with its client certificate.")));
+
+	check_auth_options(options);
 
 	service = defGetString(find_def(options, "service"));
 	tier = find_def(options, "tier");
@@ -820,14 +958,21 @@ psvc_options_validator(PG_FUNCTION_ARGS)
 					 errdetail("Option \"%s\" is given more than once.",
 							   def->defname)));
 
-		if (opt->check)
-			opt->check(def);
+		opt->check(def);
 	}
 
 	if (catalog == ForeignServerRelationId)
 		check_server_options(options);
-	else if (catalog == ForeignTableRelationId && find_def(options, "endpoint") == NULL)
-		require_option(options, "resource", catalog);
+	else if (catalog == UserMappingRelationId)
+		check_mapping_options(options);
+	else if (catalog == ForeignTableRelationId)
+	{
+		psvc_options_check_declared_table(options);
+		if (find_def(options, "endpoint") == NULL)
+			require_option(options, "resource", catalog);
+	}
+	else if (catalog == AttributeRelationId)
+		psvc_options_check_declared_column(options);
 
 	PG_RETURN_VOID();
 }

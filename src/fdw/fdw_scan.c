@@ -282,6 +282,43 @@ array_holds(const char *json, const char *value)
 	return found;
 }
 
+/*
+ * The value of a declared member column read from item it's jsonb (c->walk):
+ * a json or jsonb column takes the member as it is, another type its text
+ * (a string unquoted, a container as JSON).  False for a member that is
+ * absent or null.  Allocates in CurrentMemoryContext (the per-page one).
+ */
+static bool
+walk_member(PsvcItem *it, ScanColumn *c, Datum *value)
+{
+	Jsonb	   *j = it->jsonb ? it->jsonb : psvc_json_to_jsonb(it->json, it->json_len);
+	JsonbValue	v;
+	char	   *text;
+
+	if (j == NULL || !psvc_scan_json_member(&j->root, c->def->field, &v) ||
+		v.type == jbvNull)
+		return false;
+	if (c->typid == JSONBOID || c->typid == JSONOID)
+	{
+		Jsonb	   *m = JsonbValueToJsonb(&v);
+
+		if (c->typid == JSONBOID)
+		{
+			*value = JsonbPGetDatum(m);
+			return true;
+		}
+		text = JsonbToCString(NULL, &m->root, VARSIZE(m));
+	}
+	else if (v.type == jbvBinary)
+		text = JsonbToCString(NULL, v.val.binary.data, v.val.binary.len);
+	else if (v.type == jbvBool)
+		text = v.val.boolean ? "true" : "false";
+	else
+		text = psvc_scan_json_scalar(&v);
+	*value = InputFunctionCall(&c->in, text, c->ioparam, c->typmod);
+	return true;
+}
+
 static void
 fill_slot(PsvcScanState *st, TupleTableSlot *slot, PsvcItem *it)
 {
@@ -309,7 +346,15 @@ fill_slot(PsvcScanState *st, TupleTableSlot *slot, PsvcItem *it)
 			slot->tts_isnull[a] = false;
 			continue;
 		}
-		if (c->def->kind == PSVC_COL_RAW)
+		if (c->walk)
+		{
+			if (walk_member(it, c, &slot->tts_values[a]))
+			{
+				slot->tts_isnull[a] = false;
+				continue;
+			}
+		}
+		else if (c->def->kind == PSVC_COL_RAW)
 			text = pnstrdup(it->json, it->json_len);
 		else if (c->field >= 0)
 			text = it->values[c->field];
@@ -465,7 +510,17 @@ begin_columns(PsvcScanState *st, List *attrs, TupleDesc desc)
 		c = &st->cols[i++];
 		c->attno = att->attnum;
 		c->def = psvc_fdw_column_def(st->ep, RelationGetRelid(st->rel), att);
-		c->field = psvc_fdw_field_index(c->def, st->fields, &st->nfields);
+		c->walk = c->def->kind == PSVC_COL_FIELD && c->def->field != NULL &&
+			(strchr(c->def->field, '.') != NULL ||
+			 (st->ep->declared &&
+			  (att->atttypid == JSONBOID || att->atttypid == JSONOID)));
+		if (c->walk)
+		{
+			c->field = -1;
+			st->want_jsonb = true;
+		}
+		else
+			c->field = psvc_fdw_field_index(c->def, st->fields, &st->nfields);
 		c->echo = -1;
 		c->echo_check = -1;
 		c->echo_for = -1;
@@ -482,6 +537,7 @@ begin_columns(PsvcScanState *st, List *attrs, TupleDesc desc)
 			holder->field = c->def->echo_if_in;
 			c->echo_check = psvc_fdw_field_index(holder, st->fields, &st->nfields);
 		}
+		c->typid = att->atttypid;
 		getTypeInputInfo(att->atttypid, &infunc, &c->ioparam);
 		fmgr_info(infunc, &c->in);
 		c->typmod = att->atttypmod;

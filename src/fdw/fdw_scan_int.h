@@ -15,6 +15,8 @@
  *	  next page, the transfer, the response (or the decoded page the
  *	  response cache kept) decoded into a page, the prefetch of the next
  *	  one, and the checks on the cursor it names;
+ *	- fdw_scan_paging.c: the paging styles, which fdw_scan_page.c asks
+ *	  for a page's paging parameters and for what leads to the next page;
  *	- fdw_explain.c: EXPLAIN, which describes the first page's call as
  *	  the page source's one builder of calls makes it from the plan.
  * fdw_scan.c calls fdw_scan_values.c; it, fdw_scan_values.c and
@@ -51,10 +53,14 @@ typedef struct ScanColumn
 	int			echo;			/* index in pushed[] to echo, or -1 */
 	int			echo_check;		/* index in fields[] of the array member
 								 * that must hold the echoed value, or -1 */
+	Oid			typid;
 	FmgrInfo	in;
 	Oid			ioparam;
 	int32		typmod;
 	bool		decoded_jsonb;	/* raw as jsonb: from PsvcItem.jsonb */
+	bool		walk;			/* a declared member read from the item's
+								 * jsonb: a dotted json_path, or a json or
+								 * jsonb column, which takes it as is */
 	Datum		echo_datum;		/* the echoed value, as the column's type */
 	int			echo_for;		/* the stream value it was made for, or -1 */
 } ScanColumn;
@@ -93,6 +99,9 @@ typedef struct Stream
 	MemoryContext xfer_cxt;
 	char	   *cursor;			/* for the next page; NULL on the first */
 	int64		asked;			/* items asked for by the page in flight */
+	int64		first_asked;	/* paging by page number: the size of the
+								 * stream's first page, which its later
+								 * pages keep */
 	bool		done;			/* no more pages to ask for */
 	int			pages;
 	bool		complete;		/* reached the end of its list */
@@ -209,5 +218,24 @@ extern void psvc_scan_start_page(PsvcScanState *st, Stream *s);
 extern void psvc_scan_drop_transfer(Stream *s);
 extern bool psvc_scan_fetch_page(PsvcScanState *st, Stream *s);
 extern void psvc_scan_release_page(PsvcScanState *st);
+
+/* in fdw_scan_paging.c: the paging styles, as data of the list operation */
+/* Whether the decoder's one pass gives the next cursor (PsvcPage). */
+extern bool psvc_scan_paging_fast(const PsvcScanState *st);
+/* Items a full page asks for: the table's page_size, else the setting. */
+extern int64 psvc_scan_paging_page_size(const PsvcScanState *st);
+/* Adds the paging parameters of a page after cursor (NULL: the first). */
+extern void psvc_scan_paging_query(const PsvcScanState *st, PsvcCall *call,
+								   int64 limit, const char *cursor);
+/*
+ * The member at dotted path of c into *out, or false; a container's
+ * member is jbvBinary.  Allocates in CurrentMemoryContext.
+ */
+extern bool psvc_scan_json_member(JsonbContainer *c, const char *path, JsonbValue *out);
+/* A string (unquoted) or number member as text, else NULL. */
+extern char *psvc_scan_json_scalar(const JsonbValue *v);
+/* What leads to the next page, or NULL at the end (CurrentMemoryContext). */
+extern char *psvc_scan_paging_next(const PsvcScanState *st, const PsvcResult *resp,
+								   const PsvcPage *page, const char *cursor);
 
 #endif							/* PSVC_FDW_SCAN_INT_H */

@@ -97,7 +97,7 @@ psvc_scan_detail_param(const PsvcEndpoint *ep)
 int64
 psvc_scan_page_limit(PsvcScanState *st, int64 fetched)
 {
-	int64		want = psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE);
+	int64		want = psvc_scan_paging_page_size(st);
 
 	if (st->limit >= 0 && st->limit - fetched < want)
 		want = Max(st->limit - fetched, 1);
@@ -168,14 +168,11 @@ psvc_scan_make_call(PsvcScanState *st, const char *const *texts,
 				psvc_call_add_query(call, pv->def->param, value, placeholder);
 		}
 	}
-	if (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR)
-	{
-		psvc_call_add_query(call, "limit", psprintf(INT64_FORMAT, limit), false);
-		if (cursor)
-			psvc_call_add_query(call, "cursor", cursor, false);
-	}
+	psvc_scan_paging_query(st, call, limit, cursor);
 	psvc_call_set_decoding(call, st->decoded_sig, st->decoded_sig_len);
-	if (st->cache_ttl_ms >= 0)
+	if (!st->detail && st->ep->list->paging == PSVC_PAGING_LINK)
+		psvc_call_set_cache_ttl(call, 0);	/* the cache keeps no Link header */
+	else if (st->cache_ttl_ms >= 0)
 		psvc_call_set_cache_ttl(call, st->cache_ttl_ms);
 	return call;
 }
@@ -196,6 +193,18 @@ psvc_scan_start_page(PsvcScanState *st, Stream *s)
 										ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(s->xfer_cxt);
 	s->asked = psvc_scan_page_limit(st, st->rows_fetched);
+	/*
+	 * Page numbers count pages of one size: a stream's later pages are as
+	 * long as its first, whatever a LIMIT still needs (page 2 of 2 items
+	 * would be items 3 and 4, not the ones after a first page of 10)
+	 */
+	if (!st->detail && st->ep->list->paging == PSVC_PAGING_PAGE)
+	{
+		if (s->cursor == NULL)
+			s->first_asked = s->asked;
+		else
+			s->asked = s->first_asked;
+	}
 	texts = palloc(sizeof(char *) * Max(st->npushed, 1));
 	for (int i = 0; i < st->npushed; i++)
 		texts[i] = st->pushed[i].texts[psvc_scan_value_index(st, i, s->value)];
@@ -333,11 +342,11 @@ prefetch_on_guess(PsvcScanState *st, Stream *s, const PsvcResult *resp)
 	MemoryContext old;
 	char	   *guess;
 
-	if (!psvc_options_setting(st->server, PSVC_SETTING_PREFETCH) || st->detail ||
-		st->ep->list->paging != PSVC_PAGING_CURSOR ||
+	if (!psvc_options_setting(st->server, PSVC_SETTING_PREFETCH) ||
+		!psvc_scan_paging_fast(st) ||
 		(st->limit >= 0 &&
 		 st->limit - st->rows_fetched - s->asked <
-		 psvc_options_setting(st->server, PSVC_SETTING_PAGE_SIZE)))
+		 psvc_scan_paging_page_size(st)))
 		return;
 
 	old = MemoryContextSwitchTo(st->run_cxt);
@@ -361,31 +370,37 @@ prefetch_on_guess(PsvcScanState *st, Stream *s, const PsvcResult *resp)
 }
 
 /*
- * What follows s's current page: the next cursor, checked, and its page
- * asked for (unless the guess of prefetch_on_guess already did); or the
- * end of the stream.  The cursor in run_cxt.
+ * What follows s's current page, the answer resp: what leads to the next
+ * page in the list's paging style (fdw_scan_paging.c), checked, and its
+ * page asked for (unless the guess of prefetch_on_guess already did); or
+ * the end of the stream.  The cursor in run_cxt.
  */
 static void
-follow_cursor(PsvcScanState *st, Stream *s)
+follow_cursor(PsvcScanState *st, Stream *s, const PsvcResult *resp)
 {
-	const char *next;
+	MemoryContext old;
+	char	   *next;
 
-	next = (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR) ?
-		st->page->next_cursor : NULL;
+	old = MemoryContextSwitchTo(st->run_cxt);
+	next = psvc_scan_paging_next(st, resp, st->page, s->cursor);
+	MemoryContextSwitchTo(old);
 	if (next != NULL)
 		check_cursor(st, s, next, st->page->nitems);
 	/* a wrong guess: its page is not the next one */
 	if (s->xfer != NULL && (next == NULL || strcmp(next, s->cursor) != 0))
 		psvc_scan_drop_transfer(s);
 	if (s->xfer != NULL)
+	{
+		pfree(next);
 		return;					/* the guess was right: already asked */
+	}
 
 	if (s->cursor)
 		pfree(s->cursor);
 	s->cursor = NULL;
 	if (next != NULL)
 	{
-		s->cursor = MemoryContextStrdup(st->run_cxt, next);
+		s->cursor = next;		/* in run_cxt */
 		if (st->limit >= 0 && st->rows_fetched >= st->limit)
 			s->done = true;
 		else if (psvc_options_setting(st->server, PSVC_SETTING_PREFETCH))
@@ -393,7 +408,7 @@ follow_cursor(PsvcScanState *st, Stream *s)
 	}
 	else
 	{
-		if (!st->detail && st->ep->list->paging == PSVC_PAGING_CURSOR && st->page->has_more)
+		if (psvc_scan_paging_fast(st) && st->page->has_more)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_ERROR),
 					 errmsg("GET %s answered has_more without a next_cursor", st->ep->list->route),
@@ -468,7 +483,7 @@ psvc_scan_fetch_page(PsvcScanState *st, Stream *s)
 	s->pages++;
 	st->rows_fetched += st->page->nitems;
 
-	follow_cursor(st, s);
+	follow_cursor(st, s, resp);
 	return true;
 }
 

@@ -189,6 +189,15 @@ extern bool psvc_settle_resuming;
 extern bool psvc_settle_final;
 
 /*
+ * The idempotency key of partner_svc.request() calls a deferred sender
+ * makes (src/deferred), the same for every attempt of one deferred call;
+ * NULL otherwise, when each call draws a key of its own.  Set by the
+ * caller around one call; used only when the server has the option
+ * idempotency_header (functions_request.c).
+ */
+extern const char *psvc_request_key;
+
+/*
  * Sends the create (body payload) until it has an answer; a lost answer
  * or a 5xx is settled by looking the objects up (found: they are the
  * answer, marked "recovered"; not a trace: the create is sent again, at

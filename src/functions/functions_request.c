@@ -54,6 +54,8 @@
 
 PG_FUNCTION_INFO_V1(psvc_request);
 
+const char *psvc_request_key = NULL;
+
 /* The most characters of a path, and of a value matched to a {name}. */
 #define REQ_MAX_PATH	2048
 #define REQ_MAX_PARAM	1000
@@ -78,6 +80,29 @@ req_bad_path(const char *path, const char *why)
 			 errmsg("invalid path for partner_svc.request(): \"%s\"", path),
 			 errdetail("%s", why),
 			 errhint("Give a path below the server's base_url, such as '/jobs/ocr/history', and query parameters in the argument \"query\". Nothing was sent.")));
+}
+
+/*
+ * The idempotency key of a write: the deferred call's (psvc_request_key),
+ * else one drawn now, a version 4 UUID, the same for every retry of this
+ * call.  CurrentMemoryContext.
+ */
+static const char *
+req_idempotency_key(void)
+{
+	uint8		b[16];
+
+	if (psvc_request_key != NULL)
+		return psvc_request_key;
+	if (!pg_strong_random(b, sizeof(b)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate an idempotency key")));
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	return psprintf("%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+					b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+					b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 /*
@@ -420,6 +445,9 @@ psvc_request(PG_FUNCTION_ARGS)
 
 		psvc_call_set_body(call, text, len);
 	}
+
+	if (server->idempotency_header != NULL && !op->safe)
+		psvc_call_set_idempotency_key(call, req_idempotency_key());
 
 	res = psvc_call_run(call);
 	if (res->kind != PSVC_CALL_OK)

@@ -45,6 +45,7 @@
 #include "ratelimit.h"
 #include "segments.h"
 #include "webhook.h"
+#include "tokens.h"
 
 PSVC_MODULE_MAGIC;
 
@@ -65,6 +66,7 @@ static const PsvcSegment *const segments[] = {
 	&psvc_inflight_segment,
 	&psvc_handoff_segment,
 	&psvc_def_segment,
+	&psvc_token_segment,
 };
 
 /*

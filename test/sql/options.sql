@@ -166,7 +166,7 @@ SELECT srvname, umoptions = '{api_key=sk-secret-456}' AS key_updated,
 FROM pg_user_mappings ORDER BY srvname;
 
 -- the same failures, checked by machine: no message, detail or hint of the
--- error contains the secret
+-- error contains the secret (sk-secret-..., not the option client_secret's name)
 CREATE FUNCTION pg_temp.error_echoes_secret(stmt text) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -179,7 +179,7 @@ BEGIN
 EXCEPTION WHEN fdw_error OR syntax_error OR duplicate_object THEN
   GET STACKED DIAGNOSTICS m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL,
                           h = PG_EXCEPTION_HINT;
-  RETURN concat_ws(' ', m, d, h) LIKE '%secret%';
+  RETURN concat_ws(' ', m, d, h) LIKE '%sk-secret%';
 END
 $$;
 SELECT stmt, pg_temp.error_echoes_secret(stmt) FROM (VALUES

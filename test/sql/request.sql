@@ -98,3 +98,19 @@ SELECT method, path, status FROM sandbox.requests();
 SELECT method, route, requests FROM partner_svc.stats WHERE server = 'req_orders' ORDER BY route;
 SELECT route, "limit", source FROM partner_svc.rate_limit_rules('req_orders') WHERE route LIKE '%widget%';
 DROP SERVER req_orders CASCADE;
+
+--
+-- the server option idempotency_header: a write carries the call's own
+-- idempotency key in that header and is retried as a read is (the 503
+-- above was not); the key is the same for every attempt of the call
+--
+CREATE SERVER todos_keyed FOREIGN DATA WRAPPER partner_svc
+  OPTIONS (service 'todos', base_url :'sandbox_url', idempotency_header 'Idempotency-Key');
+CALL sandbox.reset_stats();
+CALL sandbox.fault('{"route": "POST /todos", "kind": "error", "value": 503, "count": 1}');
+SELECT r ->> 'title' AS title
+FROM partner_svc.request('POST', '/todos', body => '{"title": "keyed", "userId": 1}', server => 'todos_keyed') r;
+CALL sandbox.clear_faults();
+SELECT method, path, status FROM sandbox.requests();
+SELECT sandbox.try($$ALTER SERVER todos_keyed OPTIONS (SET idempotency_header 'Idempotency Key')$$);
+DROP SERVER todos_keyed;
