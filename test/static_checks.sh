@@ -10,6 +10,7 @@
 #   - released files are frozen: no symbolic link under sql/upgrade/, and
 #     the install script and upgrade files of every released version match
 #     sql/released.sha256;
+#   - from 0.3--0.4 on, no upgrade file drops a view;
 #   - test/schedule lists every regression test (test/sql/*.sql) and
 #     nothing else, so make installcheck skips none;
 #   - docs/*.md, README.md and test/downstream/README.md name no file
@@ -138,6 +139,19 @@ else
 		bad "files of released versions changed (they are frozen; docs/upgrades.md):"
 		echo "$changed" | sed 's/^/    /' >&2
 	fi
+fi
+
+# --- an update keeps every view with its dependents and grants: from
+# 0.3--0.4 on, no upgrade file drops a view (CREATE OR REPLACE VIEW, new
+# columns at the end; docs/upgrades.md#views-keep-their-dependents-and-grants).
+# 0.1--0.2 and 0.2--0.3 were released before the rule and are frozen ---
+drops=$(for d in sql/upgrade/*--*; do
+	case "$(basename "$d")" in 0.1--0.2|0.2--0.3) continue ;; esac
+	grep -il -E '^[[:space:]]*DROP[[:space:]]+(MATERIALIZED[[:space:]]+)?VIEW' "$d"/*.sql 2>/dev/null
+done)
+if [ -n "$drops" ]; then
+	bad "upgrade files that drop a view (a user's view on it blocks the update, a GRANT on it is lost; use CREATE OR REPLACE VIEW):"
+	echo "$drops" | sed 's/^/    /' >&2
 fi
 
 # --- test/schedule and test/sql/ agree ---

@@ -69,6 +69,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "bgstats.h"
 #include "deferred.h"
 #include "deferred_int.h"
 #include "guc.h"
@@ -515,6 +516,7 @@ psvc_deferred_defer(PG_FUNCTION_ARGS)
 			SPI_processed != 1)
 			elog(ERROR, "could not queue the deferred call");
 		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		psvc_bgs_add(PSVC_BGS_CALLS_QUEUED, 1);
 		SPI_finish();
 	}
 	PG_FINALLY();

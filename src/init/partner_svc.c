@@ -33,6 +33,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "bgstats.h"
 #include "cache.h"
 #include "deferred.h"
 #include "estimates.h"
@@ -67,7 +68,37 @@ static const PsvcSegment *const segments[] = {
 	&psvc_handoff_segment,
 	&psvc_def_segment,
 	&psvc_token_segment,
+	&psvc_bgs_segment,
 };
+
+/*
+ * The background worker slots partner_svc and parallel queries want of
+ * max_worker_processes: every sender (partner_svc.deferred_senders), the
+ * webhook worker, the quota worker when a coordinator is set, and
+ * max_parallel_workers.  A server started with fewer gets one LOG line
+ * with the number (docs/reference.md#background-worker-slots): without
+ * them senders do not start and parallel queries run without workers.
+ * Only the postmaster's preload says it, so it is said once per start.
+ */
+static void
+check_worker_slots(void)
+{
+	int			ours = psvc_guc_tasks.senders + 1 +
+		(psvc_guc_quota_coordinator && psvc_guc_quota_coordinator[0] ? 1 : 0);
+
+	if (!process_shared_preload_libraries_in_progress || IsUnderPostmaster ||
+		IsBinaryUpgrade || max_worker_processes >= ours + max_parallel_workers)
+		return;
+	ereport(LOG,
+			(errmsg("max_worker_processes is %d; partner_svc and parallel queries need %d",
+					max_worker_processes, ours + max_parallel_workers),
+			 errdetail("partner_svc starts up to %d background workers (%d deferred senders, the webhook worker%s) and max_parallel_workers is %d.",
+					   ours, psvc_guc_tasks.senders,
+					   ours > psvc_guc_tasks.senders + 1 ? ", the quota worker" : "",
+					   max_parallel_workers),
+			 errhint("Set max_worker_processes to at least %d and restart the server, or lower partner_svc.deferred_senders.",
+					 ours + max_parallel_workers)));
+}
 
 /*
  * Defines the GUCs, reserves their prefix, and sets up the modules.  Runs once per process that
@@ -82,6 +113,7 @@ _PG_init(void)
 	psvc_worker_init();
 	psvc_fdw_jit_init();
 	psvc_deferred_init();
+	check_worker_slots();
 
 	MarkGUCPrefixReserved("partner_svc");
 }

@@ -81,6 +81,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "bgstats.h"
 #include "call.h"
 #include "catalog.h"
 #include "functions.h"
@@ -145,7 +146,7 @@ static const char due_sql[] =
 "  source = CASE WHEN cur.mv THEN 'poll' ELSE " alias ".source END," \
 "  updated_at = CASE WHEN cur.mv THEN pg_catalog.now() ELSE " alias ".updated_at END," \
 "  polled_at = pg_catalog.now()" \
-"  FROM cur WHERE " key " = cur.id"
+"  FROM cur WHERE " key " = cur.id RETURNING cur.mv IS TRUE"
 
 static const char *const poll_sql[2] = {
 	POLL_SQL("order_states", "s.unique_id", "s", "order"),
@@ -388,8 +389,9 @@ poll_one(const RcItem *it)
 	args[2] = text_array(chain_kind, nchains);
 	args[3] = text_array(chain_from, nchains);
 	args[4] = text_array(chain_to, nchains);
-	if (SPI_execute_plan(poll_plan[k], args, nulls, false, 0) != SPI_OK_UPDATE)
+	if (SPI_execute_plan(poll_plan[k], args, nulls, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "the reconciler could not write a status it read");
+	psvc_bgs_add(PSVC_BGS_POLL_CHANGES, SPI_processed == 1 && strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "t") == 0);
 }
 
 /*
@@ -403,6 +405,7 @@ poll_guarded(const RcItem *it)
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 
+	psvc_bgs_add(PSVC_BGS_POLLS, 1);
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
@@ -422,6 +425,7 @@ poll_guarded(const RcItem *it)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
+		psvc_bgs_add(PSVC_BGS_POLL_FAILURES, 1);
 		if (edata->sqlerrcode != ERRCODE_TOO_MANY_CONNECTIONS)
 			log_once(psprintf("could not poll the status of %s \"%s\"",
 							  it->checkout ? "transaction" : "order", it->id),

@@ -61,6 +61,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "bgstats.h"
 #include "webhook_int.h"
 
 /* The three event types of the orders document (spec 000, Events). */
@@ -608,6 +609,8 @@ store_items(WhItem *items, int n, const PsvcWhStatusSink *status)
 			items[i].d->status = 200;
 	}
 	psvc_wh_http_count_batch(n, inserted, nvalid - inserted, nrejects);
+	psvc_bgs_add(PSVC_BGS_WEBHOOKS_STORED, nvalid);
+	psvc_bgs_add(PSVC_BGS_WEBHOOKS_REJECTED, nrejects);
 	return WH_STORED;
 }
 
@@ -616,6 +619,8 @@ psvc_wh_store_batch(PsvcWhDelivery *batch, int n, const PsvcWhStatusSink *status
 {
 	WhItem	   *items = palloc(sizeof(WhItem) * n);
 	int			i = 0;
+
+	psvc_bgs_add(PSVC_BGS_WEBHOOKS_RECEIVED, n);
 
 	for (PsvcWhDelivery *d = batch; d; d = d->next)
 	{

@@ -114,6 +114,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "extversion.h"
 #include "guc.h"
 #include "handoff.h"
 #include "pg_compat.h"
@@ -673,6 +674,8 @@ run_tasks(void)
 {
 	PsvcWhCounters counters;
 
+	if (!psvc_extv_ready("partner_svc webhook worker"))
+		return;					/* objects of another version: docs/upgrades.md */
 	psvc_wh_reconcile_record();
 	psvc_wh_reconcile_step();
 	psvc_wh_http_counters(&counters);
@@ -687,6 +690,8 @@ tasks_timeout(long timeout)
 	long		poll = psvc_wh_reconcile_wait_ms();
 	long		prune = psvc_wh_prune_wait_ms();
 
+	if (psvc_extv_waiting())	/* the duties wait for the UPDATE: no spin */
+		return timeout < 0 ? PSVC_EXTV_RECHECK_MS : Min(timeout, PSVC_EXTV_RECHECK_MS);
 	if (poll >= 0)
 		timeout = timeout < 0 ? poll : Min(timeout, poll);
 	return timeout < 0 ? prune : Min(timeout, prune);

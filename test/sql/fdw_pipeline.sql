@@ -6,7 +6,7 @@
 SET search_path = m, public;
 CALL sandbox.clear_faults();
 -- the requests of the walks below: a request an earlier test abandoned
--- (fdw_faults holds one 5 s) reaches the sandbox's log when it is
+-- (fdw_faults waits for the two it holds, but a slower one) reaches the sandbox's log when it is
 -- answered, which may be during them
 CREATE FUNCTION pg_temp.saga_requests() RETURNS TABLE (query text, status int)
 LANGUAGE sql AS $$
