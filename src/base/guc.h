@@ -150,7 +150,7 @@ typedef struct PsvcWorkerTasks
 {
 	int			senders;		/* deferred calls sent at once */
 	int			give_up;		/* s: a deferred call fails after this */
-	int			max_attempts;	/* ... or after this many attempts */
+	int			max_attempts;	/* no effect: give_up is the one limit */
 	int			keep_calls;		/* s: finished deferred calls kept */
 	int			poll_after;		/* s: an unchanged, unfinished order is polled */
 	int			poll_interval;	/* s: between two polling rounds */
@@ -163,6 +163,11 @@ typedef struct PsvcWorkerTasks
 extern PsvcWorkerTasks psvc_guc_tasks;
 /* partner_svc.deferred_max_per_role: unfinished deferred calls a role may have, 0 = no cap */
 extern int	psvc_guc_deferred_max_per_role;
+
+/* The poll worker's own limits (webhook_poller.c): ms, count, rows. */
+extern int	psvc_guc_poll_timeout;
+extern int	psvc_guc_poll_retries;
+extern int	psvc_guc_poll_max_per_round;
 
 /* Defines every setting (from _PG_init, preloaded or not). */
 extern void psvc_guc_init(void);
