@@ -226,8 +226,8 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 		SetUserIdAndSecContext(c->roleid, saved_sec | SECURITY_LOCAL_USERID_CHANGE);
 		psvc_settle_resuming = c->resume;
 		/* request(): one idempotency key for every attempt of the call */
-		psvc_request_key = psprintf("partner_svc-" UINT64_FORMAT "-%u-" INT64_FORMAT,
-									GetSystemIdentifier(), MyDatabaseId, c->id);
+		psvc_request_key_set(psprintf("partner_svc-" UINT64_FORMAT "-%u-" INT64_FORMAT,
+									  GetSystemIdentifier(), MyDatabaseId, c->id));
 		psvc_settle_final = false;
 		plan = call_plan(key ? key : c->operation, sql);
 		values[2] = Int64GetDatum(c->from_size);
@@ -248,7 +248,7 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 		}
 		out.ok = true;
 		psvc_settle_resuming = false;
-		psvc_request_key = NULL;
+		psvc_request_key_set(NULL);
 		SetUserIdAndSecContext(saved_user, saved_sec);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
@@ -262,7 +262,7 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 		out.final = psvc_settle_final;
 		FlushErrorState();
 		psvc_settle_resuming = false;
-		psvc_request_key = NULL;
+		psvc_request_key_set(NULL);
 		RollbackAndReleaseCurrentSubTransaction();
 		SetUserIdAndSecContext(saved_user, saved_sec);
 		MemoryContextSwitchTo(oldcxt);
