@@ -150,7 +150,7 @@ typedef struct PsvcWorkerTasks
 {
 	int			senders;		/* deferred calls sent at once */
 	int			give_up;		/* s: a deferred call fails after this */
-	int			max_attempts;	/* ... or after this many attempts */
+	int			max_attempts;	/* no effect: give_up is the one limit */
 	int			keep_calls;		/* s: finished deferred calls kept */
 	int			poll_after;		/* s: an unchanged, unfinished order is polled */
 	int			poll_interval;	/* s: between two polling rounds */

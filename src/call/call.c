@@ -49,6 +49,7 @@ psvc_call_make(const PsvcOperation *op, const struct PsvcServer *server,
 		call->path[i] = path != NULL ? path[i] : NULL;
 	call->cache_ttl_ms = -1;
 	call->budget_share = 100;
+	call->max_retries = -1;
 	return call;
 }
 
@@ -111,6 +112,12 @@ void
 psvc_call_set_share(PsvcCall *call, int percent)
 {
 	call->budget_share = Min(Max(percent, 1), 100);
+}
+
+void
+psvc_call_set_retries(PsvcCall *call, int n)
+{
+	call->max_retries = Max(n, 0);
 }
 
 void

@@ -101,6 +101,12 @@ typedef struct PsvcCall
 	 */
 	int			budget_share;
 	/*
+	 * The most retries of the transport, or -1 (the default): the
+	 * server's max_retries.  A settling lookup makes one request
+	 * (psvc_call_set_retries).
+	 */
+	int			max_retries;
+	/*
 	 * The call's own idempotency key, sent in the header its server's
 	 * option idempotency_header names, which makes a write safe to
 	 * repeat after a 5xx, a timeout or a lost connection; NULL: none
@@ -146,6 +152,8 @@ extern void psvc_call_set_decoding(PsvcCall *call, const char *sig, size_t len);
  * call fails at once (53300, nothing sent).
  */
 extern void psvc_call_set_share(PsvcCall *call, int percent);
+/* At most n retries of the call, whatever the server's max_retries says. */
+extern void psvc_call_set_retries(PsvcCall *call, int n);
 
 /* in http_url.c: the one builder of URLs */
 

@@ -312,6 +312,8 @@ transfer_new(const PsvcCall *call, const PsvcHttpPlan *plan, MemoryContext cxt)
 	t->serverid = server->serverid;
 	t->idempotent = plan->idempotent;
 	psvc_http_copy_settings(t, server);
+	if (call->max_retries >= 0)
+		t->max_retries = Min(t->max_retries, call->max_retries);
 
 	t->max_body = (size_t) psvc_guc_max_response_size;
 	t->max_body_setting = "partner_svc.max_response_size";

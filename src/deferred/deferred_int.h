@@ -158,7 +158,12 @@ typedef struct PsvcDefCall
 	int			attempts;		/* this one included */
 	bool		resume;			/* an earlier attempt may have been
 								 * carried out */
-	bool		was_sent;		/* ONCE, BY_SIZE: a request may have left */
+	bool		was_sent;		/* ONCE, BY_SIZE: a request may have left;
+								 * SETTLE: one may have acted, and was
+								 * looked up */
+	bool		look_first;		/* SETTLE: one may have acted and was never
+								 * looked up (left sending, a 5xx or lost
+								 * answer, or its lookup failed) */
 	int64		from_size;		/* BY_SIZE: the file's size before, or -1 */
 	TimestampTz created_at;
 } PsvcDefCall;

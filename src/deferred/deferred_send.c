@@ -26,10 +26,17 @@
  * counter wraps around, the guarantee PostgreSQL's own catalogues give.
  *
  * Exactly once.  The claim's commit marks a call sending before anything
- * is sent.  A call that may have been carried out before (resumed after a
- * crash, or retried after an attempt whose outcome was unknown) is sent
- * with psvc_settle_resuming set, so the creates and cancels find out what
- * the earlier attempt did (functions_settle.c) instead of doing it again.
+ * is sent.  The creates and cancels (PSVC_DEF_SETTLE) are sent with a
+ * PsvcSettleRun (functions.h) that tells functions_settle.c what earlier
+ * attempts may have done: nothing (a first attempt); something, or
+ * nothing known for sure, already looked up (sent_at is set, or the call
+ * was tried before: a refusal is settled by a lookup); something never
+ * looked up (a call left sending by a crash, one whose create got an
+ * answer that may follow the work, or one whose lookup failed: checkpoint
+ * {"look_first": true}), which is looked up before it is sent.  The run
+ * tells back the mode of the next attempt, kept on the row with the
+ * outcome, and whether the error is final or to be tried again whatever
+ * its SQLSTATE.
  * append_upload (PSVC_DEF_BY_SIZE) keeps the file's size in the row,
  * committed with sent_at, before its request; resumed, it appends what
  * the file lacks of the chunk.  The functions without any recovery
@@ -37,11 +44,14 @@
  * request; one resumed with sent_at set is not sent again but fails with
  * 08006, for someone to decide.
  *
- * Retries.  A failure that says nothing was done, or that a resumed
+ * Retries.  A failure that says nothing was done, or that a later
  * attempt can settle, puts the call back in the queue with a backoff of
- * the partners' clock (1 s doubling to 5 min, times time_scale), until
- * max_attempts or give_up; then, and for every other error, it fails with
- * that error.
+ * the partners' clock (1 s doubling to 5 min, times time_scale), and
+ * never past give_up, the one limit on time: the last attempt is made at
+ * give_up, and only a failure then ends the call, so an outage shorter
+ * than give_up never fails a call.  The number of attempts ends nothing
+ * (partner_svc.deferred_max_attempts has no effect).  Every other error
+ * fails the call at once with that error.
  *
  * Outcomes are committed together, every 5 ms at the latest (a call that
  * settles lost answers is safe to resume when a crash loses its outcome),
@@ -116,7 +126,9 @@ typedef struct Outcome
 	bool		ok;
 	Jsonb	   *answer;			/* ok: the answer, or NULL */
 	ErrorData  *error;			/* !ok */
-	bool		final;			/* !ok: psvc_settle_final was set */
+	bool		final;			/* !ok: trying again cannot change it */
+	bool		retry;			/* !ok: try again whatever the SQLSTATE */
+	PsvcSettleMode next;		/* SETTLE: the mode of the next attempt */
 } Outcome;
 
 /*
@@ -196,6 +208,25 @@ role_gone(const PsvcDefCall *c)
 }
 
 /*
+ * What earlier attempts of c may have done, for the settle code: a call
+ * left sending by a crash or marked to look first was never looked up;
+ * one with sent_at set (a SETTLE call: an answer that may follow the work
+ * came, and was looked up) was.  Any other call tried before is taken as
+ * a resend too: that costs a lookup only when the service refuses it, and
+ * covers calls queued again by a version that kept no such mark.  For the
+ * other kinds the run is unused.
+ */
+static PsvcSettleMode
+settle_mode(const PsvcDefCall *c)
+{
+	if (c->look_first)
+		return PSVC_SETTLE_RESUMED;
+	if (c->was_sent || c->resume)
+		return PSVC_SETTLE_RESEND;
+	return PSVC_SETTLE_FIRST;
+}
+
+/*
  * Runs call c once (or with sql, a step of it called key), as its role,
  * in a subtransaction; the outcome in call_cxt.  Never raises for the
  * call's own errors.
@@ -208,6 +239,10 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 	Outcome		out = {0};
 	Oid			saved_user;
 	int			saved_sec;
+	PsvcSettleRun run = {0};
+
+	run.mode = settle_mode(c);
+	out.next = run.mode;
 
 	if ((out.error = role_gone(c)) != NULL)
 	{
@@ -224,11 +259,10 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 		SPIPlanPtr	plan;
 
 		SetUserIdAndSecContext(c->roleid, saved_sec | SECURITY_LOCAL_USERID_CHANGE);
-		psvc_settle_resuming = c->resume;
+		psvc_settle_run_begin(&run);
 		/* request(): one idempotency key for every attempt of the call */
 		psvc_request_key_set(psprintf("partner_svc-" UINT64_FORMAT "-%u-" INT64_FORMAT,
 									  GetSystemIdentifier(), MyDatabaseId, c->id));
-		psvc_settle_final = false;
 		plan = call_plan(key ? key : c->operation, sql);
 		values[2] = Int64GetDatum(c->from_size);
 		values[0] = JsonbPGetDatum(c->args);
@@ -247,8 +281,9 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 			MemoryContextSwitchTo(m);
 		}
 		out.ok = true;
-		psvc_settle_resuming = false;
+		psvc_settle_run_end();
 		psvc_request_key_set(NULL);
+		out.next = run.next;
 		SetUserIdAndSecContext(saved_user, saved_sec);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
@@ -259,9 +294,11 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 		MemoryContextSwitchTo(call_cxt);
 		out.ok = false;
 		out.error = CopyErrorData();
-		out.final = psvc_settle_final;
+		psvc_settle_run_end();
+		out.final = run.final;
+		out.retry = run.retry;
+		out.next = run.next;
 		FlushErrorState();
-		psvc_settle_resuming = false;
 		psvc_request_key_set(NULL);
 		RollbackAndReleaseCurrentSubTransaction();
 		SetUserIdAndSecContext(saved_user, saved_sec);
@@ -285,6 +322,8 @@ retryable(const PsvcDefOp *op, const Outcome *o)
 
 	if (o->final)
 		return false;
+	if (o->retry)
+		return true;
 	if (code == ERRCODE_TOO_MANY_CONNECTIONS ||
 		code == ERRCODE_CONFIGURATION_LIMIT_EXCEEDED)
 		return true;
@@ -327,15 +366,20 @@ request_resendable(const PsvcDefCall *c)
 	return psvc_options_server(fs->serverid)->idempotency_header != NULL;
 }
 
-/* Writes the outcome onto the row, with its NOTIFY when the call ended. */
+/*
+ * Writes the outcome onto the row, with its NOTIFY when the call ended.
+ * settle: a SETTLE call, whose row keeps the mode of its next attempt
+ * (o->next): sent_at set unless FIRST, checkpoint {"look_first": true}
+ * when RESUMED; the claim reads them back (settle_mode).
+ */
 static void
 record(const PsvcDefCall *c, const char *state, const Outcome *o,
-	   TimestampTz next_attempt)
+	   TimestampTz next_attempt, bool settle)
 {
-	Oid			types[8] = {INT8OID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID,
-	TEXTOID, TIMESTAMPTZOID};
-	Datum		values[8];
-	char		nulls[8];
+	Oid			types[10] = {INT8OID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID,
+	TEXTOID, TIMESTAMPTZOID, BOOLOID, BOOLOID};
+	Datum		values[10];
+	char		nulls[10];
 	ErrorData  *e = o->ok ? NULL : o->error;
 
 	memset(nulls, ' ', sizeof(nulls));
@@ -352,15 +396,21 @@ record(const PsvcDefCall *c, const char *state, const Outcome *o,
 	values[6] = e && e->hint ? CStringGetTextDatum(e->hint) : (Datum) 0;
 	nulls[6] = e && e->hint ? ' ' : 'n';
 	values[7] = TimestampTzGetDatum(next_attempt);
+	values[8] = BoolGetDatum(settle && o->next != PSVC_SETTLE_FIRST);
+	values[9] = BoolGetDatum(settle && o->next == PSVC_SETTLE_RESUMED);
 	if (SPI_execute_with_args("UPDATE partner_svc.deferred_queue"
 							  "   SET state = $2, answer = $3, sqlstate = $4, message = $5,"
 							  "       detail = $6, hint = $7, next_attempt_at = $8,"
 							  "       done_at = CASE WHEN $2 IN ('done', 'failed')"
 							  "                 THEN pg_catalog.clock_timestamp() END,"
-							  "       sent_at = CASE WHEN $2 = 'queued' AND checkpoint IS NULL THEN NULL ELSE sent_at END,"
+							  "       sent_at = CASE WHEN $9 THEN COALESCE(sent_at, pg_catalog.clock_timestamp())"
+							  "                 WHEN $2 = 'queued' AND (checkpoint IS NULL OR checkpoint ? 'look_first')"
+							  "                 THEN NULL ELSE sent_at END,"
+							  "       checkpoint = CASE WHEN $10 THEN '{\"look_first\": true}'::pg_catalog.jsonb"
+							  "                    WHEN checkpoint ? 'look_first' THEN NULL ELSE checkpoint END,"
 							  "       sender = CASE WHEN $2 = 'queued' THEN NULL ELSE sender END"
 							  " WHERE id = $1",
-							  8, types, values, nulls, false, 0) != SPI_OK_UPDATE)
+							  10, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record deferred call " INT64_FORMAT, c->id);
 	psvc_bgs_call_outcome(c->id, c->operation, state, e ? unpack_sql_state(e->sqlerrcode) : NULL, e ? e->message : NULL);
 	if (strcmp(state, "queued") != 0)
@@ -453,6 +503,24 @@ attempt_by_size(PsvcDefCall *c)
 	return attempt(c, NULL, NULL);
 }
 
+/*
+ * When the next attempt of c, failed at now, is due: after a backoff of
+ * the partners' clock (1 s doubling up to 5 min, times time_scale), and
+ * never later than deadline, so that the last attempt is made at give_up.
+ */
+static TimestampTz
+next_attempt_at(const PsvcDefCall *c, TimestampTz now, TimestampTz deadline)
+{
+	int64		ms = PSVC_DEF_BACKOFF_FIRST_MS;
+	TimestampTz next;
+
+	for (int i = 1; i < c->attempts && ms < PSVC_DEF_BACKOFF_MAX_MS; i++)
+		ms *= 2;
+	ms = (int64) (Min(ms, PSVC_DEF_BACKOFF_MAX_MS) * psvc_guc_time_scale);
+	next = TimestampTzPlusMilliseconds(now, Max(ms, 1));
+	return Min(next, deadline);
+}
+
 /* Sends c and records what became of it. */
 static void
 send_one(PsvcDefCall *c)
@@ -460,30 +528,32 @@ send_one(PsvcDefCall *c)
 	const PsvcDefOp *op = psvc_def_op(c->operation);
 	Outcome		o = {0};
 	TimestampTz now;
-	bool		gave_up;
+	TimestampTz deadline;
+	bool		settle;
 
 	if (op == NULL)
 	{
 		o.error = make_error(ERRCODE_UNDEFINED_FUNCTION,
 							 psprintf("unknown operation \"%s\"", c->operation), NULL, NULL);
-		record(c, "failed", &o, GetCurrentTimestamp());
+		record(c, "failed", &o, GetCurrentTimestamp(), false);
 		return;
 	}
 	if (op->recovery == PSVC_DEF_ONCE && request_resendable(c))
 		op = &resendable_request;
+	settle = (op->recovery == PSVC_DEF_SETTLE);
 	if (op->recovery == PSVC_DEF_ONCE && c->resume && c->was_sent)
 	{
 		o.error = make_error(ERRCODE_CONNECTION_FAILURE,
 							 psprintf("the outcome of %s is unknown", c->operation),
 							 "The sender stopped while the request may have been on its way, and this function has no way to find out what it did.",
 							 "Check at the partner; queue the call again with partner_svc.defer() if it was not carried out.");
-		record(c, "failed", &o, GetCurrentTimestamp());
+		record(c, "failed", &o, GetCurrentTimestamp(), false);
 		return;
 	}
 	/* a dropped role's call fails before anything is marked or sent */
 	if ((o.error = role_gone(c)) != NULL)
 	{
-		record(c, "failed", &o, GetCurrentTimestamp());
+		record(c, "failed", &o, GetCurrentTimestamp(), false);
 		return;
 	}
 	if (op->recovery == PSVC_DEF_ONCE)
@@ -492,24 +562,19 @@ send_one(PsvcDefCall *c)
 	o = op->recovery == PSVC_DEF_BY_SIZE ? attempt_by_size(c) : attempt(c, NULL, NULL);
 	if (o.ok)
 	{
-		record(c, "done", &o, GetCurrentTimestamp());
+		record(c, "done", &o, GetCurrentTimestamp(), settle);
 		return;
 	}
+	/* give_up, of the partners' clock, is the one limit on time */
 	now = GetCurrentTimestamp();
-	gave_up = c->attempts >= psvc_guc_tasks.max_attempts ||
-		now >= TimestampTzPlusMilliseconds(c->created_at,
+	deadline = TimestampTzPlusMilliseconds(c->created_at,
 										   (int64) (psvc_guc_tasks.give_up * 1000.0 * psvc_guc_time_scale));
-	if (retryable(op, &o) && !gave_up)
+	if (retryable(op, &o) && now < deadline)
 	{
-		int64		ms = PSVC_DEF_BACKOFF_FIRST_MS;
-
-		for (int i = 1; i < c->attempts && ms < PSVC_DEF_BACKOFF_MAX_MS; i++)
-			ms *= 2;
-		ms = (int64) (Min(ms, PSVC_DEF_BACKOFF_MAX_MS) * psvc_guc_time_scale);
-		record(c, "queued", &o, TimestampTzPlusMilliseconds(now, Max(ms, 1)));
+		record(c, "queued", &o, next_attempt_at(c, now, deadline), settle);
 		return;
 	}
-	record(c, "failed", &o, now);
+	record(c, "failed", &o, now, settle);
 }
 
 void

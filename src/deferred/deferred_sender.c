@@ -190,7 +190,8 @@ static const char *const claim_sql =
 "       next_attempt_at = pg_catalog.clock_timestamp()"
 "  FROM c WHERE q.id = c.id"
 " RETURNING q.id, q.operation, q.args, q.server, q.role::pg_catalog.oid, q.attempts,"
-"   c.old_state = 'sending' OR q.attempts > 1, c.was_sent, q.created_at, c.from_size, c.ord";
+"   c.old_state = 'sending' OR q.attempts > 1, c.was_sent, q.created_at, c.from_size,"
+"   c.old_state = 'sending' OR q.checkpoint ? 'look_first', c.ord";
 
 /*
  * Sorts the n (at most PSVC_DEF_BATCH) rows claim_sql returned by their
@@ -363,6 +364,8 @@ maintenance(void)
 							  "       detail = 'It was given up after ' || $2 || ' seconds.'"
 							  " WHERE state = 'queued' AND origin = $1"
 							  "   AND created_at + $2 * interval '1 second' < pg_catalog.now()"
+							  /* a call whose last attempt is due at give_up gets it */
+							  "   AND next_attempt_at < created_at + $2 * interval '1 second'"
 							  " RETURNING id", 2, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "partner_svc deferred sender: give-up failed");
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -474,6 +477,7 @@ claim(PsvcDefCall *calls, bool first, long *wait_ms, int *left)
 		c->was_sent = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
 		c->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 9, &isnull));
 		c->from_size = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+		c->look_first = DatumGetBool(SPI_getbinval(tup, desc, 11, &isnull));
 		MemoryContextSwitchTo(old);
 	}
 	*left = Max(0, ncand - n);

@@ -118,8 +118,6 @@ typedef struct PsvcSettleCreate
 	const char *group;			/* a member the objects found share where
 								 * they have it ("transaction_id"); may be
 								 * absent or null, or NULL: none */
-	const char *exists_code;	/* the error code of a resend refused
-								 * because the key exists */
 	const char *looking;		/* context of the lookups: "looking the
 								 * orders up by custom id" */
 	/* sentences of the unknown-outcome error (08006) */
@@ -168,25 +166,55 @@ extern void psvc_orders_created(const PsvcServer *server, Jsonb *answer);
 	.count = NULL, \
 	.payload_count = NULL, \
 	.group = "transaction_id", \
-	.exists_code = "custom_id_exists", \
 	.looking = "looking the orders up by custom id", \
 	.none_found = "No order with the custom ids of the payload existed when they were looked up, but the request may still be carried out.", \
 	.some_found = "Orders exist for some of the custom ids of the payload but not for all.", \
 	.differ = "Orders with the custom ids of the payload exist, but they belong to different transactions."
 
 /*
- * Resuming a call whose earlier attempt may have been carried out (a
- * deferred call sent again after a crash or a retryable failure,
- * src/deferred): psvc_settle_create then takes a refusal of an existing
- * key as that attempt's work and looks the objects up, and raises the
- * unknown-outcome error at once when it cannot look up; psvc_settle_cancel
- * takes an object already in the done state as cancelled.  Set by the
- * caller around one call.  psvc_settle_final is set when a settle raised
- * an unknown outcome that trying again cannot decide (objects for some
- * keys only, no keys, a state neither done nor needed).
+ * A caller above the SQL functions that sends a create or cancel again
+ * (the deferred senders, src/deferred, which call the SQL function through
+ * SPI) says what earlier attempts may have done, and learns how the
+ * settle ended, through a PsvcSettleRun of its own: it registers it with
+ * psvc_settle_run_begin() around the one SQL call, and only this module
+ * reads it while the call runs (no global of another module is written).
+ * Without a run (a direct call) nothing earlier is assumed, and a lost
+ * answer looked up and not found is sent again up to max_retries times.
  */
-extern bool psvc_settle_resuming;
-extern bool psvc_settle_final;
+typedef enum PsvcSettleMode
+{
+	PSVC_SETTLE_FIRST,			/* no earlier attempt may have been carried
+								 * out */
+	PSVC_SETTLE_RESEND,			/* one may have been, and was looked up
+								 * since: a refusal of this attempt (any
+								 * 4xx but 429) is settled by a lookup */
+	PSVC_SETTLE_RESUMED			/* one may have been and was never looked
+								 * up (a crash, an answer that may follow
+								 * the work, a lookup that failed): look
+								 * up before sending */
+} PsvcSettleMode;
+
+typedef struct PsvcSettleRun
+{
+	PsvcSettleMode mode;		/* in: what earlier attempts may have done */
+	/* out, valid when the call raised as well as when it returned: */
+	PsvcSettleMode next;		/* the mode of the caller's next attempt */
+	bool		final;			/* the error is an outcome that trying again
+								 * cannot change (objects for some keys only,
+								 * no keys, a state neither done nor needed) */
+	bool		retry;			/* the error is the call's own, but its
+								 * outcome could not be found out (the lookup
+								 * failed): try again, whatever the SQLSTATE */
+} PsvcSettleRun;
+
+/*
+ * Registers run (the caller's memory) for the settles of the SQL call the
+ * caller makes next, and resets its outputs; psvc_settle_run_end() when
+ * that call returned or raised.  With a run, a create is sent at most once
+ * per call (the caller's backoff makes the next attempt).
+ */
+extern void psvc_settle_run_begin(PsvcSettleRun *run);
+extern void psvc_settle_run_end(void);
 
 /*
  * The idempotency key of partner_svc.request() calls a deferred sender
@@ -200,11 +228,16 @@ extern bool psvc_settle_final;
 extern void psvc_request_key_set(const char *key);
 
 /*
- * Sends the create (body payload) until it has an answer; a lost answer
- * or a 5xx is settled by looking the objects up (found: they are the
- * answer, marked "recovered"; not a trace: the create is sent again, at
- * most max_retries times; anything in between: 08006 with what was
- * found).  Every failure raises.  CurrentMemoryContext.
+ * Sends the create (body payload) until it has an answer.  A 503 (the
+ * service did not process it) is sent again without a lookup, at most
+ * max_retries times (with a run: raised).  A lost answer or another 5xx,
+ * and a refusal (any 4xx but 429) of a create that may repeat an earlier
+ * one, are settled by one lookup of the objects (with a run, a lost
+ * answer's or 5xx's lookup is the next attempt's first request): found,
+ * they are the answer, marked "recovered"; not a trace, the create is
+ * sent again, at most max_retries times, and a refusal is raised; anything
+ * in between, 08006 with what was found.  A lookup that fails raises the
+ * create's own error.  Every failure raises.  CurrentMemoryContext.
  */
 extern Jsonb *psvc_settle_create(const PsvcSettleCreate *def,
 								 const PsvcServer *server, Jsonb *payload);

@@ -22,11 +22,12 @@
  *   custom id, and its row names order_not_found as "nothing here").
  *   When every vignette has its order, and the orders match the payload,
  *   it returns them as the create would have ("recovered": true).  When
- *   none exists it sends the create again (the service refuses a second
- *   order with the same custom id, 409 custom_id_exists, which sends us
- *   back to the lookup).  A payload without a custom id on every vignette
- *   cannot be looked up: the function raises an "outcome unknown" error
- *   that says how to check.
+ *   none exists it sends the create again; a refusal of that resend (any
+ *   4xx but 429, whatever its code: the orders document shows none for a
+ *   repeated custom id) sends us back to the lookup.  A 503 is raised
+ *   without a lookup (the service did not process the request).  A
+ *   payload without a custom id on every vignette cannot be looked up:
+ *   the function raises an "outcome unknown" error that says how to check.
  * - cancel_pending / cancel_deferred read the order's status: REFUNDED
  *   means the cancel happened (its status object is returned); still
  *   PENDING / DEFERRED means it did not, and it is sent once more.
@@ -209,8 +210,8 @@ static const PsvcSettleCreate order_create = {
  *
  * POST /public/orders; returns the service's transaction object (with
  * payment_link when unpaid).  A refused payload raises the mapped error
- * (400 → 22023, 409 custom_id_exists → 55000) with the service's code in
- * the detail.  Lost answers: see the file header.
+ * (400 → 22023, 409 → 55000) with the service's code in the detail.
+ * Lost answers: see the file header.
  */
 Datum
 psvc_orders_create(PG_FUNCTION_ARGS)

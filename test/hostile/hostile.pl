@@ -80,9 +80,42 @@
 # ... unless the {file_id} is "good", the {jobId} is 2, or the body holds
 # the string "good": then the same answer with valid UTF-8 ("é").
 #
+# A strict order service under /strict (a server whose base_url ends in
+# /strict), that does only what the orders document promises and nothing
+# of the sandbox's habits; its orders are files of a directory beside the
+# log, so every connection's process sees them:
+#   POST /strict/public/orders    creates one order per custom_id of the
+#                                 body (vignettes) and answers, after the
+#                                 delay, the transaction with its orders;
+#                                 a custom_id that exists already refuses
+#                                 the whole request with HTTP 400 and an
+#                                 error code no document shows
+#                                 ({"type":"invalid_request",
+#                                 "code":"E_HOSTILE_4711"})
+#   GET  /strict/public/orders/{id}  the order of custom_id {id}, or 404
+#                                 order_not_found
+#   any other /strict/ route      404 not_found
+# and its controls (logged like any request):
+#   /strict/_control/outage/on    from now on every /strict/ route but the
+#                                 controls answers 503 and does nothing
+#   /strict/_control/outage/NNN   ... answers HTTP status NNN (502, 504...)
+#                                 and does nothing
+#   /strict/_control/outage/off   ... until this
+#   /strict/_control/delay/MS     creates answer MS milliseconds after the
+#                                 order exists (default 0)
+#   /strict/_control/drop/PREFIX  the first create of each custom_id that
+#                                 starts with PREFIX is carried out, and its
+#                                 connection closed without an answer
+#   /strict/_control/stale/PREFIX the first lookup of each such custom_id
+#                                 answers 404 order_not_found even when the
+#                                 order exists (a replica behind: the lost
+#                                 request is as good as still on its way)
+#   /strict/_control/orders       {"custom_id": 1, ...}: the orders held
+#
 # Everything else: 404 {"error":{"code":"not_found"}}.
 use strict;
 use warnings;
+use Fcntl qw(O_WRONLY O_CREAT O_EXCL);
 use Getopt::Long;
 use IO::Socket::INET;
 use POSIX qw(:sys_wait_h);
@@ -240,6 +273,8 @@ sub pct_decode
 sub route
 {
 	my ($c, $method, $path, $query, $body) = @_;
+
+	return strict_orders($c, $method, $1, $body) if $path =~ m{^/strict(/.*)$};
 
 	# filter-ignoring lists
 	if ($path eq '/public/orders')
@@ -436,4 +471,116 @@ sub movie_list
 	$title =~ s/(["\\])/\\$1/g;
 	$title =~ s/([\x00-\x1f])/sprintf('\\u%04x', ord($1))/ge;
 	return reply($c, 200, page([ theme(1, $title) ], undef));
+}
+
+# The strict order service (see the header).  Its state is a directory
+# beside the log: the file "outage", the file "delay", and one file per
+# order, created with O_EXCL so that two requests never both create one.
+sub strict_orders
+{
+	my ($c, $method, $path, $body) = @_;
+	my $dir = "$log_file.strict";
+	mkdir $dir;
+	mkdir "$dir/orders";
+	my $fname = sub { my $n = shift; $n =~ s/[^A-Za-z0-9_.-]/_/g; "$dir/orders/$n" };
+	my $order = sub {
+		my $cid = shift;
+		return "{\"id\":\"ord_$cid\",\"custom_id\":\"$cid\",\"name\":\"vignette\"," .
+		  "\"status\":\"CREATED\",\"transaction_id\":\"tx_$cid\"}";
+	};
+
+	if ($path =~ m{^/_control/outage/(on|off|\d{3})$})
+	{
+		if ($1 eq 'off') { unlink "$dir/outage"; }
+		else
+		{
+			open(my $fh, '>', "$dir/outage.tmp") or die;
+			print $fh ($1 eq 'on' ? 503 : $1);
+			close $fh;
+			rename("$dir/outage.tmp", "$dir/outage");
+		}
+		return reply($c, 200, '{"ok":true}');
+	}
+	if ($path =~ m{^/_control/(drop|stale)/([A-Za-z0-9_-]+)$})
+	{
+		open(my $fh, '>', "$dir/$1") or die;
+		print $fh $2;
+		close $fh;
+		return reply($c, 200, '{"ok":true}');
+	}
+	# once(what, cid): true the first time only, when cid starts with the
+	# prefix of control file what
+	my $once = sub {
+		my ($what, $cid) = @_;
+		open(my $fh, '<', "$dir/$what") or return 0;
+		my $prefix = <$fh>;
+		close $fh;
+		return 0 unless defined $prefix && index($cid, $prefix) == 0;
+		(my $n = $cid) =~ s/[^A-Za-z0-9_.-]/_/g;
+		return 0 unless sysopen(my $m, "$dir/$what.$n", O_WRONLY | O_CREAT | O_EXCL);
+		close $m;
+		return 1;
+	};
+	if ($path =~ m{^/_control/delay/(\d+)$})
+	{
+		open(my $fh, '>', "$dir/delay") or die;
+		print $fh $1;
+		close $fh;
+		return reply($c, 200, '{"ok":true}');
+	}
+	if ($path eq '/_control/orders')
+	{
+		opendir(my $dh, "$dir/orders") or return reply($c, 200, '{}');
+		my @ids;
+		for my $f (sort grep { !/^\./ } readdir $dh)
+		{
+			open(my $fh, '<', "$dir/orders/$f") or next;
+			my $cid = <$fh>;
+			close $fh;
+			push @ids, "\"$cid\":1" if defined $cid;
+		}
+		closedir $dh;
+		return reply($c, 200, '{' . join(',', @ids) . '}');
+	}
+	if (open(my $fh, '<', "$dir/outage"))
+	{
+		my $status = <$fh>;
+		close $fh;
+		return reply($c, $status || 503, '{"error":"unavailable","data":null}');
+	}
+
+	if ($path eq '/public/orders' && $method eq 'POST')
+	{
+		my @cids = $body =~ /"custom_id"\s*:\s*"([^"\\]*)"/g;
+		my $refused = '{"error":{"type":"invalid_request","code":"E_HOSTILE_4711"},"data":null}';
+		return reply($c, 400, $refused) unless @cids;
+		for my $cid (@cids)
+		{
+			return reply($c, 400, $refused) if -e $fname->($cid);
+		}
+		for my $cid (@cids)
+		{
+			sysopen(my $fh, $fname->($cid), O_WRONLY | O_CREAT | O_EXCL)
+			  or return reply($c, 400, $refused);
+			syswrite($fh, $cid);
+			close $fh;
+		}
+		if (open(my $fh, '<', "$dir/delay"))
+		{
+			my $ms = <$fh>;
+			close $fh;
+			sleep($ms / 1000) if $ms;
+		}
+		return if $once->('drop', $cids[0]);	# closed with no answer
+		return reply($c, 200, "{\"error\":null,\"data\":{\"transaction_id\":\"tx_$cids[0]\"," .
+			  "\"order_has_been_paid\":true,\"orders\":[" . join(',', map { $order->($_) } @cids) . "]}}");
+	}
+	if ($path =~ m{^/public/orders/([^/]+)$} && $method eq 'GET')
+	{
+		my $cid = pct_decode($1);
+		return reply($c, 200, "{\"error\":null,\"data\":" . $order->($cid) . "}")
+		  if -e $fname->($cid) && !$once->('stale', $cid);
+		return reply($c, 404, '{"error":"order_not_found","data":null}');
+	}
+	return reply($c, 404, '{"error":{"code":"not_found"}}');
 }

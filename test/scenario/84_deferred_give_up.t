@@ -1,10 +1,13 @@
-# 84_deferred_give_up.t: a deferred call gives up after max_attempts and
-# after give_up, with its last error; finished calls are removed after
-# keep_calls (partner_svc.worker_tasks, docs/deferred-calls.md).
+# 84_deferred_give_up.t: a deferred call gives up after give_up, the one
+# limit on time, with its last error, however many attempts that took;
+# finished calls are removed after keep_calls (partner_svc.deferred_*,
+# docs/deferred-calls.md).
 #
-#  1. max_attempts=3, the server at a closed loopback port: the call is
-#     tried three times (a refused connection is retried), then failed with
-#     the connection error (HV00N).
+#  1. deferred_max_attempts = 3 and deferred_give_up = 300 s of the
+#     partners' clock (3 s at
+#     time_scale 0.01), the server at a closed loopback port: a refused
+#     connection is retried beyond max_attempts, which ends nothing, until
+#     give_up; then the call fails with the connection error (HV00N).
 #  2. give_up=2s of the partners' clock at time_scale 1: a call whose
 #     retries keep failing fails once it is older than that, even with
 #     attempts left.
@@ -21,7 +24,7 @@ use Time::HiRes qw(sleep time);
 
 my $closed = PostgreSQL::Test::Cluster::get_free_port();
 my ($node, $sb) = deferred_setup('deferred_give_up',
-	conf => "partner_svc.deferred_max_attempts = 3\npartner_svc.deferred_give_up = '1d'\npartner_svc.deferred_keep_calls = 0\n");
+	conf => "partner_svc.deferred_max_attempts = 3\npartner_svc.deferred_give_up = 300\npartner_svc.deferred_keep_calls = 0\n");
 sub sql { $node->safe_psql('postgres', $_[0]) }
 sql("ALTER SERVER orders OPTIONS (SET base_url 'http://127.0.0.1:$closed')");
 
@@ -33,11 +36,15 @@ sub defer_order
 	return sql("SELECT partner_svc.defer('create_order', jsonb_build_object('payload', '$p'::jsonb))");
 }
 
-# --- 1. max_attempts ---
+# --- 1. max_attempts ends nothing ---
+my $t1 = time;
 my $id = defer_order('GU-1');
 ok(wait_done($node, "id = $id", 60), 'max_attempts: finished');
-is(sql("SELECT state || ' ' || attempts || ' ' || sqlstate FROM partner_svc.deferred_calls WHERE id = $id"),
-	'failed 3 HV00N', 'max_attempts: failed after 3 attempts with the connection error');
+cmp_ok(time - $t1, '>=', 2.5, 'max_attempts: not failed before give_up');
+is(sql("SELECT state || ' ' || sqlstate FROM partner_svc.deferred_calls WHERE id = $id"),
+	'failed HV00N', 'max_attempts: failed at give_up with the connection error');
+cmp_ok(sql("SELECT attempts FROM partner_svc.deferred_calls WHERE id = $id"), '>', 3,
+	'max_attempts: tried more often than max_attempts');
 like(sql("SELECT message FROM partner_svc.deferred_calls WHERE id = $id"), qr/connect/i, 'max_attempts: its message');
 
 # --- 2. give_up, of the partners' clock ---

@@ -274,8 +274,8 @@ FROM partner_svc.create_order($${
 SELECT method, route, path, status FROM sandbox.requests();
 CALL sandbox.set('{"orders.unshown_null": 0}');
 
--- the service fails (503) before creating anything: looked up, not found,
--- sent again
+-- the service did not process the create (503): sent again, without a
+-- lookup
 CALL sandbox.reset_stats();
 CALL sandbox.fault('{"route": "POST /public/orders", "kind": "error", "value": 503, "count": 1}');
 SELECT r -> 'orders' -> 0 ->> 'custom_id' AS custom_id, r ? 'recovered' AS recovered

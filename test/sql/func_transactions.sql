@@ -128,8 +128,8 @@ FROM base, partner_svc.create_transaction(jsonb_set(jsonb_set(p,
 SELECT method, route, regexp_replace(path, 'txn_[0-9a-f]+', 'txn_...') AS path, status
 FROM sandbox.requests();
 
--- the service fails (503) before creating anything: looked up, not
--- found, sent again
+-- the service did not process the create (503): sent again, without a
+-- lookup
 CALL sandbox.reset_stats();
 CALL sandbox.fault('{"route": "POST /public/transaction/create", "kind": "error", "value": 503, "count": 1}');
 SELECT r ? 'recovered' AS recovered, jsonb_path_query_array(r, '$.orders[*].custom_id') AS orders
