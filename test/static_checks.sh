@@ -247,7 +247,7 @@ fi
 legacy=$(sed -n 's/^static const LegacySetting [a-z_]* = {"partner_svc\.\([a-z_]*\)".*/\1/p' src/base/guc_legacy.c)
 [ -n "$legacy" ] || bad "no 0.3 setting found in src/base/guc_legacy.c"
 for g in $gucs; do
-	if printf '%s\n' "$legacy" | grep -qx "$g"; then
+	if grep -qx "$g" <<<"$legacy"; then
 		grep -q "partner_svc\.$g\b" docs/upgrades.md || bad "0.3 setting partner_svc.$g is not in docs/upgrades.md"
 		continue
 	fi
@@ -255,7 +255,7 @@ for g in $gucs; do
 done
 # every successor a 0.3 key names is a setting, and docs/upgrades.md maps it
 for g in $(sed -n 's/^[[:space:]]*{"[a-z_]*", "\([a-z_]*\)"},$/\1/p' src/base/guc_legacy.c); do
-	printf '%s\n' "$gucs" | grep -qx "$g" || bad "src/base/guc_legacy.c names partner_svc.$g, which is no row of src/base/guc.c"
+	grep -qx "$g" <<<"$gucs" || bad "src/base/guc_legacy.c names partner_svc.$g, which is no row of src/base/guc.c"
 	grep -q "partner_svc\.$g\b" docs/upgrades.md || bad "partner_svc.$g (a successor of a 0.3 key) is not in docs/upgrades.md"
 done
 

@@ -42,6 +42,11 @@ IS 'every webhook delivery the worker accepted, once (retries of the same body a
 -- role's OID (regrole: a renamed role keeps its orders, a dropped one is
 -- never taken for a new role of its name); polled_at is the last
 -- time the reconciler read the status (docs/webhooks.md#reconciliation).
+-- account is the partner account the row was learned through (a digest
+-- of the base URL and the API key, as partner_svc.rate_limits shows it),
+-- NULL for a row only webhooks told: polling writes only rows of the
+-- account it polls through, and a create never takes over another
+-- account's row (docs/privileges.md#tenancy).
 CREATE TABLE @extschema@.order_states (
   unique_id text PRIMARY KEY,
   custom_id text,
@@ -51,7 +56,8 @@ CREATE TABLE @extschema@.order_states (
   source text NOT NULL DEFAULT 'webhook' CHECK (source IN ('webhook', 'poll', 'created')),
   server name,
   created_by regrole,
-  polled_at timestamptz
+  polled_at timestamptz,
+  account text
 );
 
 COMMENT ON TABLE @extschema@.order_states
@@ -59,7 +65,7 @@ IS 'latest status of each order, from webhooks first, else from status polling; 
 
 -- Latest checkout status of each transaction (CREATED < SUCCESS, FAILED),
 -- with the orders its last webhook listed.
--- source, server, created_by and polled_at as in order_states.
+-- source, server, created_by, polled_at and account as in order_states.
 CREATE TABLE @extschema@.transactions (
   transaction_id text PRIMARY KEY,
   status text NOT NULL,
@@ -68,7 +74,8 @@ CREATE TABLE @extschema@.transactions (
   source text NOT NULL DEFAULT 'webhook' CHECK (source IN ('webhook', 'poll', 'created')),
   server name,
   created_by regrole,
-  polled_at timestamptz
+  polled_at timestamptz,
+  account text
 );
 
 COMMENT ON TABLE @extschema@.transactions
@@ -131,13 +138,16 @@ CREATE FUNCTION @extschema@.webhook_status(
   OUT batches bigint,
   OUT max_batch integer,
   OUT last_error text,
-  OUT stats_reset timestamptz)
+  OUT stats_reset timestamptz,
+  OUT polling text,
+  OUT poll_lag interval,
+  OUT created_waits bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'psvc_webhook_status'
 LANGUAGE C STRICT VOLATILE;
 
 COMMENT ON FUNCTION @extschema@.webhook_status()
-IS 'state, address and counters of the webhook worker (since stats_reset, when it last started)';
+IS 'state, address and counters of the webhook worker (since stats_reset, when it last started), and the state of the poll worker';
 
 REVOKE ALL ON FUNCTION @extschema@.webhook_status() FROM PUBLIC;
 -- monitoring roles read the worker's state as they read pg_stat_activity

@@ -86,6 +86,10 @@ bool		psvc_guc_cache = true;
 int			psvc_guc_cache_size = 64 * 1024;
 bool		psvc_guc_learn_estimates = true;
 
+int			psvc_guc_poll_timeout = 5000;
+int			psvc_guc_poll_retries = 1;
+int			psvc_guc_poll_max_per_round = 500;
+
 double		psvc_guc_time_scale = 1.0;
 int			psvc_guc_window_ms = 60000;
 
@@ -360,6 +364,24 @@ static const PsvcGuc gucs[] = {
 		.context = PGC_SIGHUP,
 		.short_desc = "Percent of a route's rate limit that polling may use.",
 		.long_desc = "Zero: no polling."},
+	{.name = "poll_timeout", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_poll_timeout, .boot = 5000,
+		.min = 100, .max = 60000,
+		.context = PGC_SIGHUP, .flags = GUC_UNIT_MS,
+		.short_desc = "Time allowed for one attempt of a status poll of the poll worker, connecting included.",
+		.long_desc = "Whatever the polled server's connect_timeout and request_timeout say."},
+	{.name = "poll_retries", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_poll_retries, .boot = 1,
+		.min = 0, .max = 5,
+		.context = PGC_SIGHUP,
+		.short_desc = "Retries of a status poll that failed transiently.",
+		.long_desc = "Whatever the polled server's max_retries says; a poll that still fails is left for the next round."},
+	{.name = "poll_max_per_round", .type = PSVC_GUC_INT,
+		.var = &psvc_guc_poll_max_per_round, .boot = 500,
+		.min = 1, .max = 100000,
+		.context = PGC_SIGHUP,
+		.short_desc = "Orders and checkouts polled per round of the poll worker at most.",
+		.long_desc = "The longest unchanged first; the others wait for the next round, and webhook_status() says polling lags."},
 	{.name = "webhook_keep_events", .type = PSVC_GUC_INT,
 		.var = &psvc_guc_tasks.keep_events, .boot = 30 * DAY_S,
 		.min = 0, .max = INT_MAX,

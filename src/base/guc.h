@@ -164,6 +164,11 @@ extern PsvcWorkerTasks psvc_guc_tasks;
 /* partner_svc.deferred_max_per_role: unfinished deferred calls a role may have, 0 = no cap */
 extern int	psvc_guc_deferred_max_per_role;
 
+/* The poll worker's own limits (webhook_poller.c): ms, count, rows. */
+extern int	psvc_guc_poll_timeout;
+extern int	psvc_guc_poll_retries;
+extern int	psvc_guc_poll_max_per_round;
+
 /* Defines every setting (from _PG_init, preloaded or not). */
 extern void psvc_guc_init(void);
 /* The row of the setting a server option overrides, by PsvcSettingId. */

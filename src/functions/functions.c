@@ -269,16 +269,23 @@ default_server(const char *service)
 PsvcServer *
 psvc_fn_server(const char *service, FunctionCallInfo fcinfo, int argno)
 {
-	Oid			serverid;
-	AclResult	aclresult;
-
 	/* the requests that follow are this function's (xact_writes.c) */
 	if (fcinfo->flinfo)
 		psvc_xact_set_writer_function(fcinfo->flinfo->fn_oid);
 
 	if (argno < PG_NARGS() && !PG_ARGISNULL(argno))
+		return psvc_fn_server_named(service, NameStr(*PG_GETARG_NAME(argno)));
+	return psvc_fn_server_named(service, NULL);
+}
+
+PsvcServer *
+psvc_fn_server_named(const char *service, const char *name)
+{
+	Oid			serverid;
+	AclResult	aclresult;
+
+	if (name != NULL)
 	{
-		char	   *name = NameStr(*PG_GETARG_NAME(argno));
 		ForeignServer *fs = GetForeignServerByName(name, false);
 
 		if (service != NULL && !server_has_service(fs, service))

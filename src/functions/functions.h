@@ -41,6 +41,11 @@
 extern PsvcServer *psvc_fn_server(const char *service,
 								  FunctionCallInfo fcinfo, int argno);
 /*
+ * The same for callers that are not SQL functions (the poll worker): the
+ * server called name, or the default server of service when name is NULL.
+ */
+extern PsvcServer *psvc_fn_server_named(const char *service, const char *name);
+/*
  * Reading answers (all allocate in CurrentMemoryContext).  psvc_fn_parse
  * never raises for a bad body: NULL when it is not UTF-8 JSON.
  */

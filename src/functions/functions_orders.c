@@ -135,7 +135,8 @@ created_field(char *dst, size_t size, const char *text)
  * status (a transaction paid by the partner has none).  The record goes
  * through shared memory, not this transaction, so that it survives a
  * rollback: the orders exist at the partner anyway.  The role recorded
- * (by OID) is the one whose user mapping gave the key.  Never raises for
+ * (by OID) is the one whose user mapping gave the key, with the partner
+ * account of the create (docs/privileges.md#tenancy).  Never raises for
  * the answer's shape: what is missing is not recorded.
  */
 void
@@ -150,6 +151,8 @@ psvc_orders_created(const PsvcServer *server, Jsonb *answer)
 	rec.roleid = OidIsValid(server->userid) ? server->userid : GetUserId();
 	if (!created_field(rec.server, sizeof(rec.server), server->servername))
 		return;
+	/* the key just served the create: reading it again cannot fail */
+	psvc_options_account(server, rec.account);
 	if (orders != NULL && JB_ROOT_IS_ARRAY(orders) && !JB_ROOT_IS_SCALAR(orders))
 	{
 		int			n = JB_ROOT_COUNT(orders);

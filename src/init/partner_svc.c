@@ -63,6 +63,7 @@ static const PsvcSegment *const segments[] = {
 	&psvc_quota_segment,
 	&psvc_cache_segment,
 	&psvc_wh_segment,
+	&psvc_wh_poll_segment,
 	&psvc_est_segment,
 	&psvc_inflight_segment,
 	&psvc_handoff_segment,

@@ -2,7 +2,7 @@
  *
  * handoff.c
  *		  The ring in shared memory through which backends hand the orders
- *		  and checkouts they created to the webhook worker (handoff.h).
+ *		  and checkouts they created to the poll worker (handoff.h).
  *
  * Design notes:
  *
@@ -14,10 +14,13 @@
  *   own database only (partner_svc.worker_database), so a create in another one
  *   is not handed over (its order_states are not the worker's).  Without
  *   a running worker nothing is handed over, so nothing piles up.
- * - A full ring (the worker stuck for a long time while creates go on)
- *   drops the record with a WARNING: the order exists at the partner and
- *   its webhooks still fill order_states; only the fallback polling of
- *   that order is lost.
+ * - A full ring (creates faster than the poll worker writes them) never
+ *   drops a record: the creator waits on a condition variable until the
+ *   worker has taken some (it takes them before any poll, and a poll is
+ *   bounded by partner_svc.poll_timeout), or until the worker detaches.
+ *   Each wait is counted (webhook_status().created_waits).  The wait
+ *   sleeps a second at a time and checks for interrupts, so a cancel
+ *   ends it (the order exists anyway; only its record is lost).
  * - The worker's latch is set on every push, so the record is written
  *   within a turn of its loop.
  *
@@ -35,9 +38,12 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "storage/condition_variable.h"
 #include "storage/spin.h"
+#include "utils/wait_event.h"
 
 #include "handoff.h"
+#include "pg_compat.h"
 #include "segments.h"
 
 #define PSVC_HANDOFF_RING 1024
@@ -49,6 +55,8 @@ typedef struct HandoffShared
 	Latch	   *latch;			/* the worker's */
 	int			head;			/* oldest record */
 	int			count;
+	uint64		waits;			/* creators that waited for room */
+	ConditionVariable room;		/* broadcast when records are taken */
 	PsvcCreated ring[PSVC_HANDOFF_RING];
 } HandoffShared;
 
@@ -73,6 +81,8 @@ handoff_shmem_startup(void)
 		handoff->latch = NULL;
 		handoff->head = 0;
 		handoff->count = 0;
+		handoff->waits = 0;
+		ConditionVariableInit(&handoff->room);
 	}
 }
 
@@ -87,33 +97,43 @@ psvc_handoff_push(const PsvcCreated *c)
 {
 	Latch	   *latch = NULL;
 	bool		taken = false;
-	bool		full = false;
+	bool		waited = false;
 
 	if (handoff == NULL)
 		return false;
-	SpinLockAcquire(&handoff->mutex);
-	if (OidIsValid(handoff->dbid) && handoff->dbid == MyDatabaseId)
+	for (;;)
 	{
-		if (handoff->count < PSVC_HANDOFF_RING)
+		bool		full = false;
+
+		SpinLockAcquire(&handoff->mutex);
+		if (OidIsValid(handoff->dbid) && handoff->dbid == MyDatabaseId)
 		{
-			handoff->ring[(handoff->head + handoff->count) % PSVC_HANDOFF_RING] = *c;
-			handoff->count++;
-			taken = true;
+			if (handoff->count < PSVC_HANDOFF_RING)
+			{
+				handoff->ring[(handoff->head + handoff->count) % PSVC_HANDOFF_RING] = *c;
+				handoff->count++;
+				taken = true;
+			}
+			else
+			{
+				full = true;
+				if (!waited)
+					handoff->waits++;
+			}
 			latch = handoff->latch;
 		}
-		else
-			full = true;
+		SpinLockRelease(&handoff->mutex);
+		if (latch != NULL)
+			SetLatch(latch);
+		if (!full)
+			break;
+		/* room comes when the worker takes records; it was just woken */
+		waited = true;
+		(void) ConditionVariableTimedSleep(&handoff->room, 1000,
+										   psvc_wait_event(PSVC_WAIT_WORKER));
 	}
-	SpinLockRelease(&handoff->mutex);
-	if (latch != NULL)
-		SetLatch(latch);
-	if (full)
-		ereport(WARNING,
-				(errmsg("%s \"%s\" is not recorded for status polling",
-						c->checkout ? "checkout" : "order", c->id),
-				 errdetail("The %d records waiting for the webhook worker fill its queue.",
-						   PSVC_HANDOFF_RING),
-				 errhint("Check that the webhook worker runs (partner_svc.webhook_status()).")));
+	if (waited)
+		ConditionVariableCancelSleep();
 	return taken;
 }
 
@@ -140,22 +160,59 @@ psvc_handoff_detach(void)
 		handoff->latch = NULL;
 	}
 	SpinLockRelease(&handoff->mutex);
+	/* waiting creators see that nobody takes records any more */
+	ConditionVariableBroadcast(&handoff->room);
 }
 
 int
-psvc_handoff_take(PsvcCreated *out, int max)
+psvc_handoff_peek(PsvcCreated *out, int max)
 {
 	int			n = 0;
 
 	if (handoff == NULL)
 		return 0;
 	SpinLockAcquire(&handoff->mutex);
-	while (n < max && handoff->count > 0)
-	{
-		out[n++] = handoff->ring[handoff->head];
-		handoff->head = (handoff->head + 1) % PSVC_HANDOFF_RING;
-		handoff->count--;
-	}
+	for (; n < max && n < handoff->count; n++)
+		out[n] = handoff->ring[(handoff->head + n) % PSVC_HANDOFF_RING];
+	SpinLockRelease(&handoff->mutex);
+	return n;
+}
+
+void
+psvc_handoff_drop(int n)
+{
+	if (handoff == NULL || n <= 0)
+		return;
+	SpinLockAcquire(&handoff->mutex);
+	n = Min(n, handoff->count);
+	handoff->head = (handoff->head + n) % PSVC_HANDOFF_RING;
+	handoff->count -= n;
+	SpinLockRelease(&handoff->mutex);
+	ConditionVariableBroadcast(&handoff->room);
+}
+
+uint64
+psvc_handoff_waits(void)
+{
+	uint64		n;
+
+	if (handoff == NULL)
+		return 0;
+	SpinLockAcquire(&handoff->mutex);
+	n = handoff->waits;
+	SpinLockRelease(&handoff->mutex);
+	return n;
+}
+
+int
+psvc_handoff_pending(void)
+{
+	int			n;
+
+	if (handoff == NULL)
+		return 0;
+	SpinLockAcquire(&handoff->mutex);
+	n = handoff->count;
 	SpinLockRelease(&handoff->mutex);
 	return n;
 }

@@ -34,7 +34,11 @@ extern void psvc_worker_init(void);	/* from _PG_init: registration */
 struct PsvcSegment;				/* segments.h */
 /* The worker's status in shared memory. */
 extern const struct PsvcSegment psvc_wh_segment;
+/* The poll worker's shared state (webhook_poller.c). */
+extern const struct PsvcSegment psvc_wh_poll_segment;
 extern PGDLLEXPORT void psvc_worker_main(Datum arg);
+/* Entry point of the poll worker (webhook_poller.c). */
+extern PGDLLEXPORT void psvc_poller_main(Datum arg);
 extern Datum psvc_webhook_status(PG_FUNCTION_ARGS);
 
 #endif							/* PSVC_WEBHOOK_H */

@@ -28,6 +28,8 @@
 #ifndef PSVC_WEBHOOK_INT_H
 #define PSVC_WEBHOOK_INT_H
 
+#include "datatype/timestamp.h"
+
 /* last_error while the extension is missing in partner_svc.worker_database */
 #define PSVC_WH_NO_EXTENSION_MSG \
 	"extension \"partner_svc\" is not installed in the webhook database"
@@ -167,8 +169,8 @@ extern int	psvc_wh_final_statuses(const char *kind, const char **out, int size);
 
 /*
  * in webhook_reconcile.c: order state that heals itself (its header says
- * how).  Each runs in transactions of its own, called by the worker's
- * loop while it is connected to its database.
+ * how).  Each runs in transactions of its own, called by the poll
+ * worker's loop while it is connected to its database.
  */
 /* Writes the objects created through partner_svc into the tables. */
 extern void psvc_wh_reconcile_record(void);
@@ -176,8 +178,29 @@ extern void psvc_wh_reconcile_record(void);
 extern void psvc_wh_reconcile_step(void);
 /* Milliseconds until a step has work: 0 now, -1 never (polling off). */
 extern long psvc_wh_reconcile_wait_ms(void);
+/* Whether polling waits for ALTER EXTENSION ... UPDATE (0.3's objects). */
+extern bool psvc_wh_reconcile_waiting(void);
+/* Whether polling lags, since when (0: unknown), a round under way. */
+extern bool psvc_wh_reconcile_lag(TimestampTz *since, bool *active);
 /* Forgets the round under way (after an error in the loop). */
 extern void psvc_wh_reconcile_reset(void);
+
+/*
+ * in webhook_poller.c: the poll worker, the process the reconciler runs
+ * in (registered by psvc_worker_init), and what webhook_status() shows
+ * of it.
+ */
+typedef struct PsvcPollStatus
+{
+	bool		running;
+	char		state[16];		/* off, idle, polling, lagging, waiting,
+								 * failed, stopped */
+	TimestampTz lag_since;		/* 0: not lagging, or since unknown */
+	int64		created_waits;	/* creators that waited for the ring */
+} PsvcPollStatus;
+
+extern void psvc_wh_poller_init(void);
+extern void psvc_wh_poller_status(PsvcPollStatus *out);
 
 /* in webhook_prune.c: retention of webhook_events and webhook_rejects */
 /* Prunes when due, or caps the rejects when rejected (the count) moved. */

@@ -71,13 +71,14 @@
  *   psvc_wh_http_stale() says when one of them needs the listener
  *   reopened (the cap per address, or a secret removed from a listener
  *   that is not on loopback).  Database and role are PGC_POSTMASTER.
- * - Beside the webhooks, while connected, each turn runs the duties of
- *   the worker's duties (partner_svc.poll_*, webhook_keep_*) (run_tasks): records of orders created
- *   through partner_svc and the status polling of those webhooks left
- *   behind (webhook_reconcile.c), and the retention of webhook_events and
- *   webhook_rejects (webhook_prune.c), each in transactions of its own and
- *   a few rows at a time, so that deliveries are stored between them; the
- *   wait is shortened to when the next of them is due.
+ * - Beside the webhooks, while connected, each turn runs the retention
+ *   of webhook_events and webhook_rejects (run_tasks, webhook_prune.c;
+ *   partner_svc.webhook_keep_*, webhook_max_rejects), in
+ *   transactions of its own and a few rows at a time, so that deliveries
+ *   are stored between them; the wait is shortened to when it is due.
+ *   Nothing here ever waits for a partner: the records of created orders
+ *   and the status polling run in the poll worker (webhook_poller.c), a
+ *   process of its own, whether the listener has a port or not.
  * - Errors of a batch are caught inside webhook_store.c (abort, 500 or
  *   503, continue); any other ERROR is caught by the loop (see above).
  * - Shared state (PsvcWhShared) is written only by the worker, under its
@@ -116,7 +117,7 @@
 
 #include "extversion.h"
 #include "guc.h"
-#include "handoff.h"
+#include "bgw.h"
 #include "pg_compat.h"
 #include "segments.h"
 #include "webhook.h"
@@ -216,6 +217,9 @@ psvc_worker_init(void)
 	/* the settings are guc.c's; without preloading there is no worker */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+
+	/* the poll worker: same rules (binary upgrade, a refused setting) */
+	psvc_wh_poller_init();
 
 	/*
 	 * pg_upgrade runs both servers in binary-upgrade mode: the worker
@@ -361,7 +365,6 @@ worker_exit(int code, Datum arg)
 	PsvcWhCounters counters;
 
 	psvc_wh_http_stop();
-	psvc_handoff_detach();
 	if (wh_shared == NULL)
 		return;
 	psvc_wh_http_counters(&counters);
@@ -402,15 +405,7 @@ set_connecting(bool on)
 static void
 pin_settings(void)
 {
-	char		buf[32];
-
-	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET,
-					PGC_S_OVERRIDE);
-	snprintf(buf, sizeof(buf), "%d", psvc_guc_webhook.lock_timeout);
-	SetConfigOption("lock_timeout", buf, PGC_SUSET, PGC_S_OVERRIDE);
+	psvc_bgw_pin_settings(psvc_guc_webhook.lock_timeout);
 }
 
 /*
@@ -436,11 +431,7 @@ wait_for_database(void)
 		char		problem[256];
 
 		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
+		(void) psvc_bgw_reload();
 		psvc_wh_connect_problem(psvc_guc_worker.database, psvc_guc_worker.role, problem, sizeof(problem));
 		if (problem[0] == '\0' && failures <= 1)
 		{
@@ -598,8 +589,6 @@ sync_listener(void)
 		connected = true;
 		pin_settings();
 		check_extension();
-		/* creates in this database are now handed to us (handoff.h) */
-		psvc_handoff_attach(MyDatabaseId);
 	}
 	running_address = MemoryContextStrdup(TopMemoryContext, psvc_guc_webhook.address);
 	if (!psvc_wh_http_start(psvc_guc_webhook.address, psvc_guc_webhook.port, psvc_guc_webhook.header_timeout, err, sizeof(err)))
@@ -661,13 +650,10 @@ serve(void)
 }
 
 /*
- * The worker's duties beside the webhooks (partner_svc.poll_*, webhook_keep_*),
- * each in transactions of its own: recording the objects created through
- * partner_svc and polling the statuses webhooks left behind
- * (webhook_reconcile.c), and the retention of received webhooks
- * (webhook_prune.c).  They run while the worker is connected, that is
- * once partner_svc.webhook_port is set.  An ERROR is caught by
- * psvc_worker_main as any other.
+ * The worker's duty beside the webhooks: the retention of received
+ * webhooks (webhook_prune.c), in transactions of its own.  It runs while
+ * the worker is connected, that is once partner_svc.webhook_port is
+ * set.  An ERROR is caught by psvc_worker_main as any other.
  */
 static void
 run_tasks(void)
@@ -676,8 +662,6 @@ run_tasks(void)
 
 	if (!psvc_extv_ready("partner_svc webhook worker"))
 		return;					/* objects of another version: docs/upgrades.md */
-	psvc_wh_reconcile_record();
-	psvc_wh_reconcile_step();
 	psvc_wh_http_counters(&counters);
 	psvc_wh_prune(counters.rejected);
 	pgstat_report_stat(false);
@@ -687,13 +671,10 @@ run_tasks(void)
 static long
 tasks_timeout(long timeout)
 {
-	long		poll = psvc_wh_reconcile_wait_ms();
 	long		prune = psvc_wh_prune_wait_ms();
 
 	if (psvc_extv_waiting())	/* the duties wait for the UPDATE: no spin */
 		return timeout < 0 ? PSVC_EXTV_RECHECK_MS : Min(timeout, PSVC_EXTV_RECHECK_MS);
-	if (poll >= 0)
-		timeout = timeout < 0 ? poll : Min(timeout, poll);
 	return timeout < 0 ? prune : Min(timeout, prune);
 }
 
@@ -707,32 +688,17 @@ tasks_timeout(long timeout)
 static long
 recover_from_error(void)
 {
-	ErrorData  *edata;
+	ErrorData  *edata = psvc_bgw_recover();
 
-	error_context_stack = NULL;
-	HOLD_INTERRUPTS();
-	disable_all_timeouts(false);
-	QueryCancelPending = false;
-	EmitErrorReport();
-	MemoryContextSwitchTo(TopMemoryContext);
-	edata = CopyErrorData();
-	FlushErrorState();
-	AbortCurrentTransaction();
-	LWLockReleaseAll();
-	ConditionVariableCancelSleep();
-	pgstat_report_wait_end();
 	psvc_wh_http_release_held();
 	MemoryContextReset(batch_cxt);
-	psvc_wh_reconcile_reset();
 	set_error_of(WH_ERR_TURN, edata->message);
 	FreeErrorData(edata);
 	publish(NULL);
 	report_idle();
 	RESUME_INTERRUPTS();
 	consecutive_errors++;
-	if (consecutive_errors <= 1)
-		return 0;
-	return Min(100L << Min(consecutive_errors - 2, 6), (long) PSVC_WH_ERROR_PAUSE_MAX_MS);
+	return psvc_bgw_error_pause(consecutive_errors, PSVC_WH_ERROR_PAUSE_MAX_MS);
 }
 
 /*
@@ -748,9 +714,7 @@ psvc_worker_main(Datum arg)
 	volatile long pause_ms = 0;
 	bool		was_connecting;
 
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
+	psvc_bgw_signals();
 
 	batch_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc webhook batch",
 									  ALLOCSET_DEFAULT_SIZES);
@@ -789,10 +753,8 @@ psvc_worker_main(Datum arg)
 			pause_ms = 0;
 		}
 		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
+		if (psvc_bgw_reload())
 		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
 			if (connected)
 				pin_settings();
 			if (psvc_wh_http_running())
@@ -850,6 +812,18 @@ psvc_worker_main(Datum arg)
 	}
 }
 
+/* now - since, as an interval (palloc'd in CurrentMemoryContext). */
+static Interval *
+interval_since(TimestampTz since)
+{
+	Interval   *iv = palloc0(sizeof(Interval));
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (since != 0 && now > since)
+		iv->time = now - since;
+	return iv;
+}
+
 /*
  * partner_svc.webhook_status(): one row with the worker's state, where it
  * listens, and its counters.  Without the preloaded library the state is
@@ -859,9 +833,10 @@ Datum
 psvc_webhook_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[20];
-	bool		nulls[20];
+	Datum		values[23];
+	bool		nulls[23];
 	PsvcWhShared copy;
+	PsvcPollStatus poll;
 	int			i = 0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -872,6 +847,8 @@ psvc_webhook_status(PG_FUNCTION_ARGS)
 		memset(nulls, 1, sizeof(nulls));
 		nulls[0] = false;
 		values[0] = CStringGetTextDatum("not loaded");
+		nulls[20] = false;
+		values[20] = CStringGetTextDatum("not loaded");
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 	}
 	SpinLockAcquire(&wh_shared->mutex);
@@ -908,6 +885,12 @@ psvc_webhook_status(PG_FUNCTION_ARGS)
 	values[i++] = CStringGetTextDatum(copy.last_error);
 	nulls[i] = copy.stats_reset == 0;
 	values[i++] = TimestampTzGetDatum(copy.stats_reset);
+	/* the poll worker's */
+	psvc_wh_poller_status(&poll);
+	values[i++] = CStringGetTextDatum(poll.state);
+	nulls[i] = poll.lag_since == 0;
+	values[i++] = IntervalPGetDatum(interval_since(poll.lag_since));
+	values[i++] = Int64GetDatum(poll.created_waits);
 	Assert(i == lengthof(values));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -18,6 +18,12 @@
 #
 # Routes (any method; the path is matched before its query string):
 #
+# Tenancy (test/scenario/86_poll_worker.t):
+#   POST /public/orders whose first vignette's custom_id is "steal:ID"
+#                             201, one order of id ID (status CREATED): a
+#                             create answered with another tenant's id
+#   /public/orders/{id}/status  status REFUNDED, whatever {id} is
+#
 # Filter-ignoring lists (for the recheck of pushed conditions):
 #   /public/orders            three orders of statuses ACTIVE, DEFERRED and
 #                             PENDING whatever the query says; one page.
@@ -275,6 +281,21 @@ sub route
 	my ($c, $method, $path, $query, $body) = @_;
 
 	return strict_orders($c, $method, $1, $body) if $path =~ m{^/strict(/.*)$};
+
+	# a create answered with the order id the caller chose: another
+	# tenant's (the first vignette's custom_id "steal:ID" names it)
+	if ($method eq 'POST' && $path eq '/public/orders'
+		&& $body =~ /"custom_id"\s*:\s*"steal:([A-Za-z0-9_]+)"/)
+	{
+		return reply($c, 201, "{\"error\":null,\"data\":{\"transaction_id\":\"txn_hostile\"," .
+			  "\"order_has_been_paid\":true,\"checkout_status\":null,\"orders\":[{\"id\":\"$1\"," .
+			  "\"custom_id\":\"stolen\",\"name\":\"stolen\",\"status\":\"CREATED\"}]}}");
+	}
+	# every status read: REFUNDED, the final status
+	if ($path =~ m{^/public/orders/[^/]+/status$})
+	{
+		return reply($c, 200, "{\"error\":null,\"data\":{\"status\":\"REFUNDED\"}}");
+	}
 
 	# filter-ignoring lists
 	if ($path eq '/public/orders')

@@ -45,6 +45,11 @@ SELECT state, listen_address, port, database, pid IS NOT NULL AS has_pid,
        last_error
 FROM partner_svc.webhook_status();
 SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'partner_svc webhook worker';
+-- the poll worker runs without a listener, connected to its database
+-- (docs/webhooks.md#the-poll-worker); no creator waited for it
+SELECT count(*) AS poll_workers FROM pg_stat_activity WHERE backend_type = 'partner_svc poll worker';
+SELECT created_waits, polling IN ('idle', 'polling', 'lagging', 'off', 'failed') AS polling_known
+FROM partner_svc.webhook_status();
 
 -- the settings: reloaded with the configuration (SIGHUP), the database
 -- and role only at server start; none can be SET in a session (each one's
