@@ -129,6 +129,18 @@ psvc_bgw_pause(long ms, uint32 wait_event)
 	ResetLatch(MyLatch);
 }
 
+bool
+psvc_bgw_turn(volatile long *pause_ms, uint32 wait_event)
+{
+	if (*pause_ms > 0)
+	{
+		psvc_bgw_pause(*pause_ms, wait_event);
+		*pause_ms = 0;
+	}
+	CHECK_FOR_INTERRUPTS();
+	return psvc_bgw_reload();
+}
+
 void
 psvc_bgw_wait_for_database(const PsvcBgwDbWait *wait)
 {

@@ -68,6 +68,13 @@ extern void psvc_bgw_signals_soft(void);
 extern bool psvc_bgw_terminating(void);
 /* Waits ms on the latch (and the postmaster's death) under wait_event. */
 extern void psvc_bgw_pause(long ms, uint32 wait_event);
+/*
+ * The top of a turn of a worker's loop: the pause *pause_ms asks for (the
+ * one psvc_bgw_error_pause gave at the sigsetjmp point; then 0), the
+ * interrupts, and a pending reload.  True when the configuration was
+ * reloaded (the caller pins its settings again).
+ */
+extern bool psvc_bgw_turn(volatile long *pause_ms, uint32 wait_event);
 
 /*
  * The wait before connecting, while the worker's database or role cannot

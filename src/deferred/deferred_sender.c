@@ -630,13 +630,7 @@ psvc_deferred_sender_main(Datum arg)
 		int			left;
 		long		wait_ms;
 
-		if (pause_ms > 0)
-		{
-			psvc_bgw_pause(pause_ms, psvc_wait_event(PSVC_WAIT_SENDER_IDLE));
-			pause_ms = 0;
-		}
-		CHECK_FOR_INTERRUPTS();
-		if (psvc_bgw_reload())
+		if (psvc_bgw_turn(&pause_ms, psvc_wait_event(PSVC_WAIT_SENDER_IDLE)))
 			pin_settings();
 		/* a sender beyond the setting, or one without work for long, goes */
 		if (my_slot != 0 &&

@@ -350,13 +350,7 @@ psvc_poller_main(Datum arg)
 	{
 		long		timeout;
 
-		if (pause_ms > 0)
-		{
-			psvc_bgw_pause(pause_ms, psvc_wait_event(PSVC_WAIT_WORKER));
-			pause_ms = 0;
-		}
-		CHECK_FOR_INTERRUPTS();
-		if (psvc_bgw_reload())
+		if (psvc_bgw_turn(&pause_ms, psvc_wait_event(PSVC_WAIT_WORKER)))
 			psvc_bgw_pin_settings(psvc_guc_webhook.lock_timeout);
 
 		if (!extension_here())

@@ -733,13 +733,7 @@ psvc_worker_main(Datum arg)
 		long		timeout;
 		int			nev;
 
-		if (pause_ms > 0)
-		{
-			psvc_bgw_pause(pause_ms, psvc_wait_event(PSVC_WAIT_WORKER));
-			pause_ms = 0;
-		}
-		CHECK_FOR_INTERRUPTS();
-		if (psvc_bgw_reload())
+		if (psvc_bgw_turn(&pause_ms, psvc_wait_event(PSVC_WAIT_WORKER)))
 		{
 			if (connected)
 				pin_settings();
