@@ -267,6 +267,32 @@ request_context(const char *method, const char *route, const char *servername,
 }
 
 /*
+ * The hint of a 401 of server, as its option auth sends the credentials
+ * (docs/authentication.md).  Names options, never their values.
+ * Allocates in CurrentMemoryContext.
+ */
+static char *
+key_hint(const PsvcServer *server, const char *servername)
+{
+	switch (server->auth)
+	{
+		case PSVC_AUTH_HEADER:
+			return psprintf("Set a valid api_key option on the user mapping for server \"%s\" and the current user; it is sent in the header \"%s\" (server option auth_header), which must be the one the partner reads.",
+							servername, server->auth_header ? server->auth_header : "");
+		case PSVC_AUTH_QUERY:
+			return psprintf("Set a valid api_key option on the user mapping for server \"%s\" and the current user; it is sent in the query parameter \"%s\" (server option auth_param), which must be the one the partner reads.",
+							servername, server->auth_param ? server->auth_param : "");
+		case PSVC_AUTH_OAUTH2:
+			return psprintf("The partner refused the access token granted at the token_url of server \"%s\", also after a new grant: check the client_id and client_secret options of the user mapping for the current user and the scopes option of the server.",
+							servername);
+		case PSVC_AUTH_BEARER:
+			break;
+	}
+	return psprintf("Set a valid api_key option on the user mapping for server \"%s\" and the current user.",
+					servername);
+}
+
+/*
  * Raises the error for an HTTP status by status_rules[]: the message names
  * method, route template and status, the detail carries the service's
  * error, the context line the request.  Never the key or the URL.
@@ -285,8 +311,7 @@ psvc_http_report_status(const char *method, const char *route,
 			 errmsg("%s %s failed with HTTP status %ld", method, route, status),
 			 errdetail_internal("%s", service_error_detail(body, len)),
 			 rule->hint == HINT_API_KEY ?
-			 errhint("Set a valid api_key option on the user mapping for server \"%s\" and the current user.",
-					 servername) : 0,
+			 errhint("%s", key_hint(server, servername)) : 0,
 			 rule->hint == HINT_RATE_LIMIT ?
 			 errhint("The service's rate limit was still exceeded after %d retries; try again later, or raise max_retries (the option of server \"%s\", else partner_svc.max_retries).",
 					 retries, servername) : 0,

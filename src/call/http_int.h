@@ -332,6 +332,8 @@ extern void psvc_http_pump(void);
 
 /* Sleeps until something is due; runs CHECK_FOR_INTERRUPTS. */
 extern void psvc_http_wait(void);
+/* runs a transfer of its own (the token grant) to its end, waiting as all do */
+extern CURLcode psvc_http_run_alone(CURL *easy);
 
 /* ---- http_errors.c ---- */
 

@@ -13,11 +13,14 @@
  *   secret and the scopes: one token per partner account, whatever the
  *   server, role or database that uses it.  One process fetches it; the
  *   others wait for it (tokens.c), so many sessions make one grant.
- * - The grant is one POST of a form, run to its end here with
- *   curl_easy_perform on a handle of its own, bounded by the server's
- *   connect_timeout and request_timeout; the progress callback aborts it
- *   on a cancel, which CHECK_FOR_INTERRUPTS then raises.  It is not
- *   limited, cached or counted as the partner's routes are.
+ * - The grant is one POST of a form on a handle of its own, bounded by
+ *   the server's connect_timeout and request_timeout, run to its end in
+ *   the backend's multi handle (psvc_http_run_alone, http_wait.c): it
+ *   waits on the latch and curl's sockets as every transfer does, with
+ *   CHECK_FOR_INTERRUPTS after every wakeup, so Ctrl-C and
+ *   statement_timeout end it within one wakeup, and the backend's other
+ *   transfers progress meanwhile.  It is not limited, cached or counted as
+ *   the partner's routes are.
  * - Secrets: the client secret and the token go only into the form body
  *   and the Authorization header; both are zeroed once libcurl has them.
  *   Errors name the server, the token URL and the service's error code
@@ -100,6 +103,7 @@ token_progress_cb(void *userp, curl_off_t dltotal, curl_off_t dlnow,
 	if ((QueryCancelPending || ProcDiePending) && INTERRUPTS_CAN_BE_PROCESSED())
 	{
 		a->interrupted = true;
+		psvc_http_note_interrupt();
 		return 1;
 	}
 	return 0;
@@ -309,7 +313,7 @@ token_fetch(const PsvcServer *server, const char *credential, char *out,
 			elog(ERROR, "could not set up a token request");
 		psvc_http_connection_options(&settings, easy);
 
-		code = curl_easy_perform(easy);
+		code = psvc_http_run_alone(easy);
 		explicit_bzero(form.data, form.len);
 		CHECK_FOR_INTERRUPTS();
 		if (code != CURLE_OK)

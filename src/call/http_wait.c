@@ -21,9 +21,10 @@
  * readiness back with curl_multi_socket_action().  psvc_call_poll() looks
  * at the sockets with poll(2) and a zero timeout, so it costs one system
  * call when transfers are running and nothing when none is.  Only
- * psvc_call_finish() blocks, in a WaitEventSet on the process latch and
- * curl's sockets, with a timeout that is the earliest of curl's timer and
- * the next retry.  While one transfer is waited for, all the others
+ * psvc_call_finish() (and psvc_http_run_alone, for the OAuth2 token
+ * grant of http_token.c, a transfer of its own in the same multi handle)
+ * blocks, in a WaitEventSet on the process latch and curl's sockets, with
+ * a timeout that is the earliest of curl's timer and the next retry.  While one transfer is waited for, all the others
  * progress, retries included.
  *
  * Layers.  This file sits below http.c: it starts a due retry and hands
@@ -145,6 +146,10 @@ typedef struct PsvcWatched
 static PsvcWatched *watched = NULL; /* in TopMemoryContext */
 static int	n_watched = 0;
 static bool interrupt_seen = false; /* progress_cb aborted a transfer */
+/* psvc_http_run_alone: its handle, whether and how it ended */
+static CURL *alone_easy = NULL;
+static bool alone_done = false;
+static CURLcode alone_code = CURLE_OK;
 
 /* What http.c handed over: the calls back into the transfers. */
 static const PsvcHttpDriver *http_driver = NULL;
@@ -167,6 +172,7 @@ static void drive_ready_sockets(void);
 static void drive_timer(void);
 static void collect_finished(void);
 static void start_due_retries(void);
+static void pump_all(void);
 static bool wait_set_current(void);
 static void build_wait_set(void);
 
@@ -451,9 +457,15 @@ psvc_http_note_interrupt(void)
 void
 psvc_http_pump(void)
 {
-	if (multi == NULL || dlist_is_empty(&active_transfers))
+	if (multi == NULL || (dlist_is_empty(&active_transfers) && alone_easy == NULL))
 		return;
+	pump_all();
+}
 
+/* psvc_http_pump's work, whatever runs. */
+static void
+pump_all(void)
+{
 	/* every call into libcurl is followed by collect_finished */
 	if (n_backoff > 0)
 		start_due_retries();
@@ -544,6 +556,12 @@ collect_finished(void)
 
 		if (msg->msg != CURLMSG_DONE)
 			continue;
+		if (alone_easy != NULL && msg->easy_handle == alone_easy)
+		{
+			alone_done = true;
+			alone_code = code;
+			continue;
+		}
 		if (curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **) &t) != CURLE_OK ||
 			t == NULL)
 			elog(ERROR, "libcurl reported an unknown transfer");
@@ -743,6 +761,55 @@ psvc_http_wait(void)
 			elog(ERROR, "libcurl failed: %s", curl_multi_strerror(mrc));
 	}
 	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * Runs easy, a transfer that is none of the call path's (the OAuth2 token
+ * grant, http_token.c), to its end in the multi handle and returns its
+ * result.  It waits as every transfer does (psvc_http_wait: the latch,
+ * curl's sockets and timer, CHECK_FOR_INTERRUPTS after every wakeup), so
+ * Ctrl-C and statement_timeout end it within one wakeup, and the other
+ * transfers of the backend progress meanwhile.  One such transfer at a
+ * time.  The handle is out of the multi handle when this returns or
+ * raises; the caller cleans it up.
+ */
+CURLcode
+psvc_http_run_alone(CURL *easy)
+{
+	CURLMcode	mrc;
+
+	if (multi == NULL)
+		elog(ERROR, "the HTTP client is not started");
+	if (alone_easy != NULL)
+		elog(ERROR, "a transfer of its own is already running");
+	mrc = curl_multi_add_handle(multi, easy);
+	if (mrc != CURLM_OK)
+		elog(ERROR, "libcurl failed: %s", curl_multi_strerror(mrc));
+	alone_easy = easy;
+	alone_done = false;
+	alone_code = CURLE_OK;
+	PG_TRY();
+	{
+		int			running;
+
+		/* starts it: libcurl asks for its sockets or sets its timer */
+		mrc = curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		if (mrc != CURLM_OK)
+			elog(ERROR, "libcurl failed: %s", curl_multi_strerror(mrc));
+		pump_all();
+		while (!alone_done)
+		{
+			psvc_http_wait();
+			pump_all();
+		}
+	}
+	PG_FINALLY();
+	{
+		curl_multi_remove_handle(multi, easy);
+		alone_easy = NULL;
+	}
+	PG_END_TRY();
+	return alone_code;
 }
 
 /* ---------------------------------------------------------------------

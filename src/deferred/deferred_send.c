@@ -344,15 +344,17 @@ static const PsvcDefOp resendable_request = {.name = "request", .recovery = PSVC
 /*
  * Whether a deferred partner_svc.request() may be sent again when an
  * earlier attempt may have reached the partner: a GET or HEAD, or a write
- * to a server named by the call whose option idempotency_header sends the
- * call's own key (the same for every attempt).  Any other request() is
- * sent once, as the functions of recovery ONCE are.
+ * to a server whose option idempotency_header sends the call's own key
+ * (the same for every attempt): the server the call names, else the
+ * default server, found as request() will find it when the call is sent
+ * (psvc_fn_default_server).  Any other request() is sent once, as the
+ * functions of recovery ONCE are.
  */
 static bool
 request_resendable(const PsvcDefCall *c)
 {
 	char	   *method;
-	ForeignServer *fs;
+	Oid			serverid = InvalidOid;
 
 	if (strcmp(c->operation, "request") != 0)
 		return false;
@@ -360,10 +362,18 @@ request_resendable(const PsvcDefCall *c)
 	if (method != NULL &&
 		(pg_strcasecmp(method, "GET") == 0 || pg_strcasecmp(method, "HEAD") == 0))
 		return true;
-	if (c->server == NULL ||
-		(fs = GetForeignServerByName(c->server, true)) == NULL)
+	if (c->server != NULL)
+	{
+		ForeignServer *fs = GetForeignServerByName(c->server, true);
+
+		if (fs != NULL)
+			serverid = fs->serverid;
+	}
+	else
+		serverid = psvc_fn_default_server(NULL);
+	if (!OidIsValid(serverid))
 		return false;
-	return psvc_options_server(fs->serverid)->idempotency_header != NULL;
+	return psvc_options_server(serverid)->idempotency_header != NULL;
 }
 
 /*

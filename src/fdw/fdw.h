@@ -215,6 +215,10 @@ extern void psvc_fdw_explain(ForeignScanState *node, struct ExplainState *es);
 
 /* in fdw_import.c */
 extern List *psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid);
+extern bool psvc_fdw_import_wanted(ImportForeignSchemaStmt *stmt, const char *table);
+
+/* in fdw_openapi.c: IMPORT FOREIGN SCHEMA openapi */
+extern List *psvc_fdw_import_openapi(ImportForeignSchemaStmt *stmt, Oid serverOid);
 
 /* in fdw_modify.c: INSERT/UPDATE/DELETE on writable foreign tables */
 extern void psvc_fdw_add_update_targets(PlannerInfo *root, Index rtindex,
@@ -241,8 +245,8 @@ extern Datum psvc_fdw_handler(PG_FUNCTION_ARGS);
 
 /* in fdw_options.c: the validator of every object of the wrapper */
 extern Datum psvc_options_validator(PG_FUNCTION_ARGS);
-/* Raises HV00D for an option IMPORT FOREIGN SCHEMA does not take. */
-extern void psvc_options_check_import(List *options);
+/* Raises HV00D for an option IMPORT FOREIGN SCHEMA (openapi or not) does not take. */
+extern void psvc_options_check_import(List *options, bool openapi);
 
 /* in fdw_options_declared.c: the options of a declared route */
 /* One option's value; raises HV024 naming it. */

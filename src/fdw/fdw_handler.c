@@ -31,6 +31,18 @@
 PG_FUNCTION_INFO_V1(psvc_fdw_handler);
 
 /*
+ * IMPORT FOREIGN SCHEMA: the remote schema "openapi" imports an OpenAPI
+ * document (fdw_openapi.c), any other is a service's name (fdw_import.c).
+ */
+static List *
+import_schema(ImportForeignSchemaStmt *stmt, Oid serverOid)
+{
+	if (strcmp(stmt->remote_schema, "openapi") == 0)
+		return psvc_fdw_import_openapi(stmt, serverOid);
+	return psvc_fdw_import(stmt, serverOid);
+}
+
+/*
  * The callbacks live in fdw_plan.c, fdw_scan.c, fdw_explain.c,
  * fdw_modify.c and fdw_import.c; this file only hands them to PostgreSQL.
  */
@@ -64,7 +76,7 @@ psvc_fdw_handler(PG_FUNCTION_ARGS)
 	routine->EndForeignInsert = psvc_fdw_end_modify;
 	routine->IsForeignRelUpdatable = psvc_fdw_updatable;
 	routine->ExplainForeignModify = psvc_fdw_explain_modify;
-	routine->ImportForeignSchema = psvc_fdw_import;
+	routine->ImportForeignSchema = import_schema;
 
 	PG_RETURN_POINTER(routine);
 }

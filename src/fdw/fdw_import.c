@@ -8,8 +8,10 @@
  * FROM SERVER ...), and it must be the server's own service: tables of
  * another service would point at endpoints this server does not serve.
  * LIMIT TO and EXCEPT are applied here.  Options are checked like those
- * of any object (fdw_options.c): there are none yet, so any option is an
- * error (HV00D) rather than silently ignored.
+ * of any object (fdw_options.c): a service's import takes none, so any
+ * option is an error (HV00D) rather than silently ignored.  The remote
+ * schema "openapi" imports an OpenAPI document instead (fdw_openapi.c,
+ * chosen by fdw_handler.c).
  *
  * Each table and each column gets a COMMENT written from the catalogue
  * (catalog.c, endpoints.c): what the table reads, which condition a query
@@ -33,8 +35,9 @@
 #include "fdw.h"
 #include "options.h"
 
-static bool
-wanted(ImportForeignSchemaStmt *stmt, const char *table)
+/* Whether LIMIT TO or EXCEPT of the statement keeps the table. */
+bool
+psvc_fdw_import_wanted(ImportForeignSchemaStmt *stmt, const char *table)
 {
 	ListCell   *lc;
 	bool		listed = false;
@@ -181,7 +184,7 @@ psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	int			n;
 	const char *schema = quote_identifier(stmt->local_schema);
 
-	psvc_options_check_import(stmt->options);
+	psvc_options_check_import(stmt->options, false);
 	if (strcmp(stmt->remote_schema, server->service) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
@@ -199,7 +202,7 @@ psvc_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 		StringInfoData buf;
 
 		if (strcmp(psvc_services[ep->list->service].name, server->service) != 0 ||
-			!wanted(stmt, ep->resource))
+			!psvc_fdw_import_wanted(stmt, ep->resource))
 			continue;
 		table = psprintf("%s.%s", schema, quote_identifier(ep->resource));
 		initStringInfo(&buf);

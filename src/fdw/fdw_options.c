@@ -85,6 +85,13 @@
 
 typedef void (*option_check_fn) (DefElem *def);
 
+/*
+ * The "catalog" of the options of IMPORT FOREIGN SCHEMA openapi: no real
+ * catalog has this OID, and InvalidOid stands for the import of a service,
+ * which takes none.
+ */
+#define OPENAPI_IMPORT ((Oid) 1)
+
 /* One option: its name, the catalog of the object it goes on, its check. */
 typedef struct PsvcOption
 {
@@ -149,6 +156,9 @@ static const PsvcOption valid_options[] = {
 	{"cache_ttl", ForeignTableRelationId, check_cache_ttl},
 	{"async_capable", ForeignTableRelationId, check_boolean},
 	{"field", AttributeRelationId, check_field},
+	/* IMPORT FOREIGN SCHEMA openapi (fdw_openapi.c checks them) */
+	{"spec_file", OPENAPI_IMPORT, NULL},
+	{"spec_json", OPENAPI_IMPORT, NULL},
 	/* a route declared in SQL (fdw_options_declared.c) */
 	{"endpoint", ForeignTableRelationId, psvc_options_check_declared},
 	{"items", ForeignTableRelationId, psvc_options_check_declared},
@@ -259,6 +269,8 @@ object_kind(Oid catalog)
 			return "column";
 		case InvalidOid:
 			return "IMPORT FOREIGN SCHEMA statement";
+		case OPENAPI_IMPORT:
+			return "IMPORT FOREIGN SCHEMA openapi statement";
 	}
 	elog(ERROR, "unexpected option catalog %u", catalog);
 	return NULL;				/* keep compiler quiet */
@@ -966,24 +978,25 @@ psvc_options_validator(PG_FUNCTION_ARGS)
 }
 
 /*
- * The options of IMPORT FOREIGN SCHEMA (fdw_import.c).  There are none
- * today: every option is reported like an unknown option of any object,
- * with where it belongs when it is valid elsewhere.  A future import
- * option is a row of valid_options with catalog InvalidOid, and then gets
- * the nearest-match hint too.
+ * The options of IMPORT FOREIGN SCHEMA: none for a service's (fdw_import.c),
+ * the rows of OPENAPI_IMPORT (spec_file, spec_json) for an OpenAPI
+ * document's (fdw_openapi.c checks their values).  Any other option is
+ * reported like an unknown option of any object, with the nearest match
+ * and where it belongs when it is valid elsewhere.
  */
 void
-psvc_options_check_import(List *options)
+psvc_options_check_import(List *options, bool openapi)
 {
+	Oid			catalog = openapi ? OPENAPI_IMPORT : InvalidOid;
 	ListCell   *lc;
 
 	foreach(lc, options)
 	{
 		DefElem    *def = lfirst_node(DefElem, lc);
-		const PsvcOption *opt = find_option(def->defname, InvalidOid);
+		const PsvcOption *opt = find_option(def->defname, catalog);
 
 		if (opt == NULL)
-			report_unknown_option(def->defname, InvalidOid);
+			report_unknown_option(def->defname, catalog);
 		if (opt->check)
 			opt->check(def);
 	}

@@ -193,7 +193,7 @@ for_service(const char *service)
 
 /*
  * The default server of service (NULL: of any service), or an error that says why there is none
- * and how to decide.  The candidates are the servers of the wrapper with
+ * and how to decide (InvalidOid instead when missing_ok).  The candidates are the servers of the wrapper with
  * that service whose owner decides defaults (a superuser or the
  * extension's owner: psvc_options_decides_default) and whose option
  * "default" is not false; among them the one marked "default 'true'"
@@ -203,7 +203,7 @@ for_service(const char *service)
  * in CurrentMemoryContext (the call's).
  */
 static Oid
-default_server(const char *service)
+default_server(const char *service, bool missing_ok)
 {
 	ForeignDataWrapper *fdw = GetForeignDataWrapperByName("partner_svc", false);
 	Relation	rel = table_open(ForeignServerRelationId, AccessShareLock);
@@ -237,6 +237,8 @@ default_server(const char *service)
 
 	if (list_length(marked) == 1)
 		return linitial_oid(marked);
+	if (missing_ok && list_length(marked) != 1 && list_length(candidates) != 1)
+		return InvalidOid;
 	if (list_length(marked) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_AMBIGUOUS_PARAMETER),
@@ -299,7 +301,7 @@ psvc_fn_server_named(const char *service, const char *name)
 	{
 		uint64		epoch = psvc_options_epoch();
 
-		serverid = default_server(service);
+		serverid = default_server(service, false);
 		keep_default(service ? service : "", serverid, epoch);
 	}
 
@@ -308,6 +310,22 @@ psvc_fn_server_named(const char *service, const char *name)
 		aclcheck_error(aclresult, OBJECT_FOREIGN_SERVER, GetForeignServer(serverid)->servername);
 
 	return psvc_options_server(serverid);
+}
+
+/*
+ * The server a call of service (NULL: any service, as request()) that
+ * names none would use now, as psvc_fn_server finds it, or InvalidOid when
+ * there is none or several: the deferred sender asks it of a queued call
+ * (deferred_send.c) before the call itself finds it.  No privilege check.
+ */
+Oid
+psvc_fn_default_server(const char *service)
+{
+	Oid			serverid = kept_default(service ? service : "");
+
+	if (!OidIsValid(serverid))
+		serverid = default_server(service, true);
+	return serverid;
 }
 
 /* ---------------------------------------------------------------------

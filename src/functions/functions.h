@@ -40,6 +40,8 @@
  */
 extern PsvcServer *psvc_fn_server(const char *service,
 								  FunctionCallInfo fcinfo, int argno);
+/* the server a call that names none would use now, or InvalidOid */
+extern Oid psvc_fn_default_server(const char *service);
 /*
  * The same for callers that are not SQL functions (the poll worker): the
  * server called name, or the default server of service when name is NULL.

@@ -8,6 +8,10 @@
 #     not sent again.
 #  3. The same POST to a server with idempotency_header: after the
 #     restart it is sent again, with the same key, and done.
+#  4. The same POST deferred without a server, the default server being
+#     the one with idempotency_header: the sender finds the default server
+#     as request() does, so it is sent again too, with the same key, and
+#     done (it used to be sent once, failing with 08006).
 use strict;
 use warnings;
 use FindBin;
@@ -76,6 +80,19 @@ kill_sender_in_flight();
 ok(wait_done($node, "id = $keyed", 60), 'keyed: finished after the restart');
 is(sql("SELECT state || ' ' || (answer ->> 'title') FROM partner_svc.deferred_calls WHERE id = $keyed"),
 	'done keyed', 'keyed: sent again and done');
+
+# --- 4. the default server has idempotency_header: sent again, done ---
+sql(q{ALTER SERVER todos_keyed OPTIONS (ADD default 'true')});
+$sb->clear_faults;
+$sb->reset_stats;
+$sb->fault({ route => 'POST /todos', kind => 'latency', value => 3000, count => 1 });
+my $dflt = sql(q{SELECT partner_svc.defer('request',
+  '{"method": "POST", "path": "/todos", "body": {"title": "default", "userId": 1}}')});
+kill_sender_in_flight();
+ok(wait_done($node, "id = $dflt", 60), 'default server: finished after the restart');
+is(sql("SELECT state || ' ' || coalesce(answer ->> 'title', sqlstate) FROM partner_svc.deferred_calls WHERE id = $dflt"),
+	'done default', 'default server: sent again and done, not failed with 08006')
+  or diag sql("SELECT row_to_json(c) FROM partner_svc.deferred_calls c WHERE id = $dflt");
 
 $node->stop;
 done_testing();

@@ -16,21 +16,24 @@ LANGUAGE sql AS $$
   FROM sandbox.call('GET', '/_sandbox/requests.tsv?with=auth') AS l
   ORDER BY split_part(l, E'\t', 1)::int
 $$;
--- a statement's SQLSTATE, message, detail and context, and whether any
--- of them holds the sandbox's key
+-- a statement's SQLSTATE, message, detail, hint (the hint of a 401 fits
+-- the server's auth style) and context, and whether any of them holds the
+-- sandbox's key
 CREATE FUNCTION sandbox.try_all(stmt text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-  st text; msg text; det text; ctx text;
+  st text; msg text; det text; hnt text; ctx text;
 BEGIN
   EXECUTE stmt;
   RETURN 'ok';
 EXCEPTION WHEN OTHERS THEN
   GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-                          det = PG_EXCEPTION_DETAIL, ctx = PG_EXCEPTION_CONTEXT;
+                          det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT,
+                          ctx = PG_EXCEPTION_CONTEXT;
   ctx := regexp_replace(ctx, E'\n?SQL statement.*$', '');
   RETURN st || ': ' || msg || E'\n  detail: ' || coalesce(det, '') ||
+         CASE WHEN coalesce(hnt, '') <> '' THEN E'\n  hint: ' || hnt ELSE '' END ||
          E'\n  context: ' || replace(coalesce(ctx, ''), (SELECT url FROM sandbox.config), 'SANDBOX') ||
-         CASE WHEN concat(msg, det, ctx) LIKE '%sandbox-key%' THEN E'\n  KEY LEAKED' ELSE '' END;
+         CASE WHEN concat(msg, det, hnt, ctx) LIKE '%sandbox-key%' THEN E'\n  KEY LEAKED' ELSE '' END;
 END $$;
 
 --
