@@ -27,6 +27,8 @@
 #   - no call to a partner service built, and no field of a catalogue row
 #     re-encoded, outside the call module; the HTTP transport private to
 #     it (test/call_check.sh);
+#   - no global variable written outside the module that defines it
+#     (test/global_writes.pl; test/global_writes_test.sh plants writes);
 #   - at most two functions over 120 lines in src/ (the sandbox aside),
 #     each with a line " * Long: ..." in the comment above it that says
 #     why (test/function_length.pl);
@@ -190,6 +192,11 @@ done
 perl test/include_graph.pl -q || bad "the include graph is broken (perl test/include_graph.pl prints it)"
 # and the check of direction fails on a use planted against the order
 bash test/include_graph_test.sh >/dev/null || bad "test/include_graph.pl passes a use against the order of the folders (test/include_graph_test.sh)"
+
+# --- no global written outside the module that defines it
+# (test/global_writes.pl), and the check fails on planted writes ---
+perl test/global_writes.pl >/dev/null || bad "a global written outside its module (perl test/global_writes.pl lists where)"
+bash test/global_writes_test.sh >/dev/null || bad "test/global_writes.pl passes a planted write, or fails an allowed one (test/global_writes_test.sh)"
 
 # --- function length: at most two functions over 120 lines in src/ (the
 # sandbox aside), each with the reason written above it ---

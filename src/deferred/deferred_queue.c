@@ -71,6 +71,7 @@
 
 #include "bgstats.h"
 #include "deferred.h"
+#include "bgw.h"
 #include "deferred_int.h"
 #include "guc.h"
 #include "pg_compat.h"
@@ -117,47 +118,32 @@ const PsvcSegment psvc_def_segment = {
 void
 psvc_deferred_init(void)
 {
-	BackgroundWorker w;
-	const char *setting;
-	const char *why;
-
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 	/*
 	 * No sender in the servers pg_upgrade runs (binary-upgrade mode): the
 	 * old one's would send calls while the DBA has the cluster down for
 	 * the upgrade, and the new one's would hold database postgres (the
 	 * default of partner_svc.worker_database) open, which pg_upgrade drops and
 	 * recreates.  The dynamic senders are started by sender 0 alone.
-	 */
-	if (IsBinaryUpgrade)
-		return;
-
-	/*
+	 *
 	 * Sender 0 always runs; it and the others start more senders as
 	 * dynamic workers while there is work for them (deferred_sender.c),
 	 * so idle senders hold no slot of max_worker_processes.
 	 */
-	memset(&w, 0, sizeof(w));
-	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc deferred sender 0");
-	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc deferred sender");
-	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	w.bgw_restart_time = PSVC_DEF_SENDER0_RESTART_S;
-	w.bgw_main_arg = Int32GetDatum(0);
-	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
-	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
-
-	/* never a sender with another role than the one configured */
-	if (psvc_guc_worker_refused(&setting, &why))
+	if (psvc_bgw_may_register("partner_svc deferred senders stay stopped",
+							  "Correct partner_svc.worker_database and partner_svc.worker_role and restart the server; until then deferred calls stay queued."))
 	{
-		ereport(WARNING,
-				(errmsg("partner_svc deferred senders stay stopped: untrusted setting \"%s\"", setting),
-				 errdetail("%s", why),
-				 errhint("Correct partner_svc.worker_database and partner_svc.worker_role and restart the server; until then deferred calls stay queued.")));
-		return;
+		PsvcBgwSpec spec = {
+			.name = "partner_svc deferred sender 0",
+			.type = "partner_svc deferred sender",
+			.function = "psvc_deferred_sender_main",
+			.database = true,
+			.start = BgWorkerStart_RecoveryFinished,
+			.restart_s = PSVC_DEF_SENDER0_RESTART_S,
+			.arg = Int32GetDatum(0),
+		};
+
+		psvc_bgw_register(&spec);
 	}
-	RegisterBackgroundWorker(&w);
 }
 
 /*
@@ -169,18 +155,19 @@ psvc_deferred_init(void)
 bool
 psvc_def_register_sender(int slot, int restart_time)
 {
-	BackgroundWorker w;
+	char		name[BGW_MAXLEN];
+	PsvcBgwSpec spec = {
+		.name = name,
+		.type = "partner_svc deferred sender",
+		.function = "psvc_deferred_sender_main",
+		.database = true,
+		.start = BgWorkerStart_RecoveryFinished,
+		.restart_s = restart_time,
+		.arg = Int32GetDatum(slot),
+	};
 
-	memset(&w, 0, sizeof(w));
-	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc deferred sender %d", slot);
-	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc deferred sender");
-	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	w.bgw_restart_time = restart_time;
-	w.bgw_main_arg = Int32GetDatum(slot);
-	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
-	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_deferred_sender_main");
-	return RegisterDynamicBackgroundWorker(&w, NULL);
+	snprintf(name, sizeof(name), "partner_svc deferred sender %d", slot);
+	return psvc_bgw_start(&spec);
 }
 
 /*

@@ -261,8 +261,8 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 		SetUserIdAndSecContext(c->roleid, saved_sec | SECURITY_LOCAL_USERID_CHANGE);
 		psvc_settle_run_begin(&run);
 		/* request(): one idempotency key for every attempt of the call */
-		psvc_request_key = psprintf("partner_svc-" UINT64_FORMAT "-%u-" INT64_FORMAT,
-									GetSystemIdentifier(), MyDatabaseId, c->id);
+		psvc_request_key_set(psprintf("partner_svc-" UINT64_FORMAT "-%u-" INT64_FORMAT,
+									  GetSystemIdentifier(), MyDatabaseId, c->id));
 		plan = call_plan(key ? key : c->operation, sql);
 		values[2] = Int64GetDatum(c->from_size);
 		values[0] = JsonbPGetDatum(c->args);
@@ -282,7 +282,7 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 		}
 		out.ok = true;
 		psvc_settle_run_end();
-		psvc_request_key = NULL;
+		psvc_request_key_set(NULL);
 		out.next = run.next;
 		SetUserIdAndSecContext(saved_user, saved_sec);
 		ReleaseCurrentSubTransaction();
@@ -299,7 +299,7 @@ attempt(PsvcDefCall *c, const char *key, const char *sql)
 		out.retry = run.retry;
 		out.next = run.next;
 		FlushErrorState();
-		psvc_request_key = NULL;
+		psvc_request_key_set(NULL);
 		RollbackAndReleaseCurrentSubTransaction();
 		SetUserIdAndSecContext(saved_user, saved_sec);
 		MemoryContextSwitchTo(oldcxt);

@@ -83,6 +83,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "bgw.h"
 #include "deferred_int.h"
 #include "extversion.h"
 #include "guc.h"
@@ -112,7 +113,6 @@ static MemoryContext claim_cxt = NULL;
 static TimestampTz next_maintenance = 0;
 static TimestampTz last_work = 0;
 static Oid	worker_user = InvalidOid;	/* partner_svc.worker_role */
-static bool in_connect = false;	/* in BackgroundWorkerInitializeConnection */
 
 /*
  * The claim (see the file header), in two statements.  The candidates
@@ -222,7 +222,7 @@ sender_exit(int code, Datum arg)
 		return;
 	SpinLockAcquire(&psvc_def_shared->mutex);
 	/* the database or role went away: look before connecting again */
-	if (in_connect && !ProcDiePending)
+	if (psvc_bgw_in_connect() && !ProcDiePending)
 		psvc_def_shared->db_ok = false;
 	psvc_def_shared->slots[my_slot].pid = 0;
 	psvc_def_shared->slots[my_slot].latch = NULL;
@@ -514,33 +514,20 @@ out:
 static long
 recover_from_error(int *errors)
 {
-	error_context_stack = NULL;
-	HOLD_INTERRUPTS();
-	disable_all_timeouts(false);
-	QueryCancelPending = false;
-	EmitErrorReport();
-	MemoryContextSwitchTo(TopMemoryContext);
-	FlushErrorState();
-	AbortCurrentTransaction();
+	FreeErrorData(psvc_bgw_recover());
 	/* the worker's own role again (an abort returns to the transaction's) */
 	SetUserIdAndSecContext(worker_user, 0);
-	LWLockReleaseAll();
-	ConditionVariableCancelSleep();
-	pgstat_report_wait_end();
 	RESUME_INTERRUPTS();
 	(*errors)++;
-	return Min(100L << Min(*errors - 1, 6), (long) PSVC_DEF_ERROR_PAUSE_MAX_MS);
+	/* a pause after the first error too */
+	return psvc_bgw_error_pause(*errors + 1, PSVC_DEF_ERROR_PAUSE_MAX_MS);
 }
 
 /* Settings of the senders' own transactions, whatever the role's defaults. */
 static void
 pin_settings(void)
 {
-	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET,
-					PGC_S_OVERRIDE);
+	psvc_bgw_pin_settings(-1);
 	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 }
 
@@ -557,43 +544,31 @@ pin_settings(void)
  * connect.  Never returns.
  */
 static void
+wait_check(char *problem, size_t len, const char *logged)
+{
+	psvc_def_connect_problem(psvc_def_database(), psvc_guc_worker.role, problem, len);
+	if (problem[0] != '\0')
+		return;
+	SpinLockAcquire(&psvc_def_shared->mutex);
+	psvc_def_shared->db_ok = true;
+	SpinLockRelease(&psvc_def_shared->mutex);
+	proc_exit(psvc_def_register_sender(0, PSVC_DEF_SENDER0_RESTART_S) ? 0 : 1);
+}
+
+static void
 wait_for_database(void)
 {
-	long		pause_ms = PSVC_DEF_CHECK_FIRST_MS;
-	char		logged[256] = "";
+	PsvcBgwDbWait w = {
+		.who = "partner_svc deferred sender",
+		.hint = "Deferred calls are sent once partner_svc.worker_database and partner_svc.worker_role can be used; it checks again after pauses growing to %d seconds.",
+		.activity = "waiting for partner_svc.worker_database",
+		.wait_event = psvc_wait_event(PSVC_WAIT_SENDER_IDLE),
+		.first_ms = PSVC_DEF_CHECK_FIRST_MS,
+		.max_ms = PSVC_DEF_CHECK_MAX_MS,
+		.check = wait_check,
+	};
 
-	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
-	for (;;)
-	{
-		char		problem[256];
-
-		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
-		psvc_def_connect_problem(psvc_def_database(), psvc_guc_worker.role,
-								 problem, sizeof(problem));
-		if (problem[0] == '\0')
-		{
-			SpinLockAcquire(&psvc_def_shared->mutex);
-			psvc_def_shared->db_ok = true;
-			SpinLockRelease(&psvc_def_shared->mutex);
-			proc_exit(psvc_def_register_sender(0, PSVC_DEF_SENDER0_RESTART_S) ? 0 : 1);
-		}
-		if (strcmp(problem, logged) != 0)
-			ereport(WARNING,
-					(errmsg("partner_svc deferred sender cannot start: %s", problem),
-					 errhint("Deferred calls are sent once partner_svc.worker_database and partner_svc.worker_role can be used; it checks again after pauses growing to %d seconds.",
-							 PSVC_DEF_CHECK_MAX_MS / 1000)));
-		strlcpy(logged, problem, sizeof(logged));
-		pgstat_report_activity(STATE_IDLE, "waiting for partner_svc.worker_database");
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 pause_ms, psvc_wait_event(PSVC_WAIT_SENDER_IDLE));
-		ResetLatch(MyLatch);
-		pause_ms = Min(pause_ms * 2, PSVC_DEF_CHECK_MAX_MS);
-	}
+	psvc_bgw_wait_for_database(&w);
 }
 
 /*
@@ -611,9 +586,7 @@ psvc_deferred_sender_main(Datum arg)
 	PsvcDefCall calls[PSVC_DEF_BATCH];
 
 	my_slot = DatumGetInt32(arg);
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
+	psvc_bgw_signals();
 	if (psvc_def_shared == NULL || my_slot < 0 || my_slot >= PSVC_DEF_MAX_SENDERS)
 		proc_exit(0);
 	before_shmem_exit(sender_exit, (Datum) 0);
@@ -624,10 +597,7 @@ psvc_deferred_sender_main(Datum arg)
 		wait_for_database();	/* does not return */
 	if (!db_ok)
 		proc_exit(0);			/* a helper: sender 0 looks first */
-	in_connect = true;
-	BackgroundWorkerInitializeConnection(psvc_def_database(),
-										 psvc_guc_worker.role[0] != '\0' ? psvc_guc_worker.role : NULL, 0);
-	in_connect = false;
+	psvc_bgw_connect(psvc_def_database());
 	pin_settings();
 	worker_user = GetUserId();
 	claim_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc deferred claim",
@@ -660,20 +630,8 @@ psvc_deferred_sender_main(Datum arg)
 		int			left;
 		long		wait_ms;
 
-		if (pause_ms > 0)
-		{
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 pause_ms, psvc_wait_event(PSVC_WAIT_SENDER_IDLE));
-			ResetLatch(MyLatch);
-			pause_ms = 0;
-		}
-		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
+		if (psvc_bgw_turn(&pause_ms, psvc_wait_event(PSVC_WAIT_SENDER_IDLE)))
 			pin_settings();
-		}
 		/* a sender beyond the setting, or one without work for long, goes */
 		if (my_slot != 0 &&
 			(my_slot >= psvc_guc_tasks.senders ||

@@ -226,11 +226,13 @@ extern void psvc_settle_run_end(void);
 /*
  * The idempotency key of partner_svc.request() calls a deferred sender
  * makes (src/deferred), the same for every attempt of one deferred call;
- * NULL otherwise, when each call draws a key of its own.  Set by the
- * caller around one call; used only when the server has the option
- * idempotency_header (functions_request.c).
+ * NULL otherwise, when each call draws a key of its own.  The caller sets
+ * it around one call and sets NULL after it (the string is the caller's,
+ * kept only until then); used only when the server has the option
+ * idempotency_header (functions_request.c).  A function, not a global the
+ * caller writes: no global is written outside its module.
  */
-extern const char *psvc_request_key;
+extern void psvc_request_key_set(const char *key);
 
 /*
  * Sends the create (body payload) until it has an answer.  A 503 (the

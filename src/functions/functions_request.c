@@ -54,7 +54,8 @@
 
 PG_FUNCTION_INFO_V1(psvc_request);
 
-const char *psvc_request_key = NULL;
+/* psvc_request_key_set(): the deferred call's key, or NULL */
+static const char *psvc_request_key = NULL;
 
 /* The most characters of a path, and of a value matched to a {name}. */
 #define REQ_MAX_PATH	2048
@@ -80,6 +81,12 @@ req_bad_path(const char *path, const char *why)
 			 errmsg("invalid path for partner_svc.request(): \"%s\"", path),
 			 errdetail("%s", why),
 			 errhint("Give a path below the server's base_url, such as '/jobs/ocr/history', and query parameters in the argument \"query\". Nothing was sent.")));
+}
+
+void
+psvc_request_key_set(const char *key)
+{
+	psvc_request_key = key;
 }
 
 /*

@@ -10,7 +10,7 @@
  * the node's own budget (the sliding window of ratelimit.c, unchanged) and
  * a unit of a lease that the coordinator granted to this node for the key.
  * Leases are fetched by one process per node, the quota worker
- * (quota_worker.c), never by the backends: a backend without a unit marks
+ * (src/call/quota_worker.c, through quota_exchange.c), never by the backends: a backend without a unit marks
  * its key as wanting one, wakes the worker and waits on its latch; the
  * worker batches the keys that want something into one statement to the
  * coordinator, partner_svc.quota_lease() (sql/install/35_quota.sql), and
@@ -69,6 +69,7 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "bgw.h"
 #include "guc.h"
 #include "pg_compat.h"
 #include "ratelimit_int.h"
@@ -175,19 +176,14 @@ psvc_quota_mode_name(PsvcQuotaMode mode)
 static void
 start_worker(int64 now)
 {
-	BackgroundWorker w;
-	bool		ok;
-
-	memset(&w, 0, sizeof(w));
-	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc quota worker");
-	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc quota worker");
-	w.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	w.bgw_start_time = BgWorkerStart_ConsistentState;
-	w.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
-	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_quota_worker_main");
-	w.bgw_notify_pid = 0;
-	ok = RegisterDynamicBackgroundWorker(&w, NULL);
+	static const PsvcBgwSpec spec = {
+		.type = "partner_svc quota worker",
+		.function = "psvc_quota_worker_main",	/* src/call/quota_worker.c */
+		.database = false,
+		.start = BgWorkerStart_ConsistentState,
+		.restart_s = BGW_NEVER_RESTART,
+	};
+	bool		ok = psvc_bgw_start(&spec);
 
 	if (!ok)
 	{

@@ -9,7 +9,7 @@
  * request's lease), ratelimit_rules.c (the table of limits, tiers and
  * per-route overrides), ratelimit_views.c (partner_svc.stats and
  * partner_svc.rate_limits) and the fleet quota (quota.c,
- * quota_worker.c); their shared internals are in ratelimit_int.h, with
+ * quota_exchange.c, src/call/quota_worker.c); their shared internals are in ratelimit_int.h, with
  * the locking rules in the header of ratelimit.c.  The call module
  * (call.h) is its only caller for requests; fdw_options.c checks the
  * rate_limits option with it.
@@ -67,5 +67,51 @@ extern double psvc_rl_waited_ms(const PsvcRlLease *lease);
 
 /* Checks the value of server option "rate_limits"; raises on a bad one. */
 extern void psvc_rl_check_overrides(const char *value);
+
+/* in ratelimit_clock.c: monotonic clock, microseconds; the same in every
+ * process. */
+extern int64 psvc_rl_now(void);
+
+/*
+ * The fleet quota's exchange with its coordinator (quota_exchange.c), for
+ * the quota worker (src/call/quota_worker.c), which owns the process and
+ * the connection: what is due for each key, sent as one item, and the
+ * coordinator's answer read into the same item.
+ */
+typedef struct PsvcQuotaItem
+{
+	struct PsvcRlKey *key;		/* the limiter's: which entry */
+	char	   *qkey;			/* the key at the coordinator */
+	int			limit;
+	int			want;
+	int			moved;
+	int			added;
+	int			returned;
+	int			block_ms;
+	int64		report_block;	/* the limiter's: put back on failure */
+	int			granted;		/* the answer */
+	int			blocked_ms;
+	int			retry_ms;
+} PsvcQuotaItem;
+
+/* The worker runs with latch (NULL: it exits); false without preloading. */
+extern bool psvc_quota_worker_running(struct Latch *latch);
+/*
+ * Takes what is due to the coordinator from every key: the items, sorted
+ * by qkey, allocated in the current context.
+ */
+extern PsvcQuotaItem *psvc_quota_collect(int *nitems);
+/* The answers (ok), or everything put back to be sent again (!ok). */
+extern void psvc_quota_apply(PsvcQuotaItem *items, int n, bool ok, int64 sent_at);
+/* The coordinator answered: leased mode. */
+extern void psvc_quota_note_contact(void);
+/* It did not (msg: one line, what and why): fallback mode. */
+extern void psvc_quota_note_failure(const char *msg);
+/* Sets the latch of every backend that waits for the worker. */
+extern void psvc_quota_wake_waiters(void);
+/* The coordinator's setting was emptied: every lease and report forgotten. */
+extern void psvc_quota_forget(void);
+/* How long a unit may be in flight at most (us). */
+extern int64 psvc_quota_hold_us(void);
 
 #endif							/* PSVC_RATELIMIT_H */

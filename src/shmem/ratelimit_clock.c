@@ -4,7 +4,7 @@
  *		  The clock and the window of the rate limiter: the lowest layer of
  *		  the ratelimit module, shared by the limiter (ratelimit.c,
  *		  ratelimit_request.c, ratelimit_views.c) and the fleet quota
- *		  (quota.c, quota_worker.c).
+ *		  (quota.c, quota_exchange.c, src/call/quota_worker.c).
  *
  * Times in shared memory are microseconds of CLOCK_MONOTONIC (the same in
  * every process of the machine), offset so that bucket numbers are never

@@ -9,7 +9,7 @@
  * request is limited by, the clock, the layout of the shared memory that
  * the views read, and the fleet quota.  The locking rules are in the
  * header of ratelimit.c.  Layers, lowest first: ratelimit_clock.c;
- * ratelimit_rules.c; quota.c; ratelimit.c; quota_worker.c,
+ * ratelimit_rules.c; quota.c; ratelimit.c; quota_exchange.c,
  * ratelimit_request.c, ratelimit_views.c.
  *
  * Copyright (c) 2026, The partner_svc Developers
@@ -219,9 +219,6 @@ extern PsvcRlShared *psvc_rl_shared;
 extern HTAB *psvc_rl_key_table;
 extern HTAB *psvc_rl_stats_table;
 
-/* in ratelimit_clock.c: monotonic clock, microseconds; the same in every
- * process. */
-extern int64 psvc_rl_now(void);
 /* A monotonic time as a timestamp of the wall clock. */
 extern TimestampTz psvc_rl_timestamp(int64 mono_us);
 /* Brings e's ring up to now (caller holds e->mutex). */
@@ -265,7 +262,7 @@ extern int64 psvc_rl_bucket_width(void);
 /* The stats row that counts routes without a row of their own. */
 extern void psvc_rl_stats_overflow_key(PsvcStatsKey *key);
 
-/* ---- quota.c, quota_worker.c: one quota for a fleet of nodes ---- */
+/* ---- quota.c, quota_exchange.c: one quota for a fleet of nodes ---- */
 
 /* How this node budgets limited requests (partner_svc.rate_limits.mode). */
 typedef enum PsvcQuotaMode
@@ -288,13 +285,12 @@ extern const char *psvc_quota_mode_name(PsvcQuotaMode mode);
 extern int	psvc_quota_lease_size(int limit);
 /* Lease validity, and how long a unit may be in flight at most (us). */
 extern int64 psvc_quota_lease_valid_us(void);
-extern int64 psvc_quota_hold_us(void);
 /* Wakes the worker (a key wants a lease or has something to report). */
 extern void psvc_quota_wake_worker(void);
 /* This backend waits (or no longer waits) for the worker's answer. */
 extern void psvc_quota_set_waiting(bool waiting);
 
-/* Shared by quota.c and quota_worker.c */
+/* Shared by quota.c and quota_exchange.c */
 typedef struct PsvcQuotaShared
 {
 	slock_t		mutex;			/* protects everything below but waiting[] */
@@ -311,7 +307,5 @@ typedef struct PsvcQuotaShared
 } PsvcQuotaShared;
 
 extern PsvcQuotaShared *psvc_quota_shared;
-
-extern PGDLLEXPORT void psvc_quota_worker_main(Datum arg);
 
 #endif							/* PSVC_RATELIMIT_INT_H */

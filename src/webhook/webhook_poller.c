@@ -132,26 +132,20 @@ const PsvcSegment psvc_wh_poll_segment = {
  * role).  One more slot of max_worker_processes.  Its shared state is the
  * segment psvc_wh_poll_segment.
  */
+static const PsvcBgwSpec poller_spec = {
+	.type = "partner_svc poll worker",
+	.function = "psvc_poller_main",
+	.database = true,
+	.start = BgWorkerStart_RecoveryFinished,
+	.restart_s = PSVC_POLL_RESTART_S,
+};
+
 void
 psvc_wh_poller_init(void)
 {
-	BackgroundWorker w;
-	const char *setting;
-	const char *why;
-
 	/* as the webhook worker: its records would be discarded by pg_upgrade */
-	if (IsBinaryUpgrade || psvc_guc_worker_refused(&setting, &why))
-		return;
-
-	memset(&w, 0, sizeof(w));
-	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc poll worker");
-	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc poll worker");
-	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	w.bgw_restart_time = PSVC_POLL_RESTART_S;
-	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
-	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_poller_main");
-	RegisterBackgroundWorker(&w);
+	if (psvc_bgw_may_register(NULL, NULL))
+		psvc_bgw_register(&poller_spec);
 }
 
 void
@@ -224,70 +218,52 @@ poller_exit(int code, Datum arg)
 }
 
 /*
- * Registers a poll worker that connects at once, as a dynamic worker the
- * postmaster restarts as the first one; false when there is no free slot
- * of max_worker_processes.
+ * The check of psvc_bgw_wait_for_database: once the database and role can
+ * be used, hands over to a poll worker that connects at once, a dynamic
+ * worker the postmaster restarts as the first one, and exits with code 0
+ * (code 1 when there is no room for it: the postmaster then starts this
+ * one again, and it connects).
  */
-static bool
-register_connecting_poller(void)
+static void
+wait_check(char *problem, size_t len, const char *logged)
 {
-	BackgroundWorker w;
-	BackgroundWorkerHandle *handle;
+	psvc_wh_connect_problem(psvc_guc_worker.database, psvc_guc_worker.role,
+							problem, len);
+	if (problem[0] != '\0')
+		return;
+	SpinLockAcquire(&poll_shared->mutex);
+	poll_shared->connecting = false;
+	poll_shared->db_ok = true;
+	SpinLockRelease(&poll_shared->mutex);
+	proc_exit(psvc_bgw_start(&poller_spec) ? 0 : 1);
+}
 
-	memset(&w, 0, sizeof(w));
-	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc poll worker");
-	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc poll worker");
-	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	w.bgw_restart_time = PSVC_POLL_RESTART_S;
-	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
-	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_poller_main");
-	return RegisterDynamicBackgroundWorker(&w, &handle);
+static void
+wait_failed(const char *problem)
+{
+	publish("failed", 0);
 }
 
 /*
  * The database and role have not been seen usable since the server
  * started, or a connection failed: waits, connected to no database, until
- * they can be used, then hands over to a poll worker that connects and
- * exits with code 0 (code 1 when there is no room for it: the postmaster
- * then starts this one again, and it connects).  Never returns.
+ * they can be used (wait_check).  Never returns.
  */
 static void
 wait_for_database(void)
 {
-	long		pause_ms = PSVC_POLL_CHECK_FIRST_MS;
-	char		logged[256] = "";
+	PsvcBgwDbWait w = {
+		.who = "partner_svc poll worker",
+		.hint = "Created orders are recorded and polled once partner_svc.worker_database and partner_svc.worker_role can be used; it checks again after pauses growing to %d seconds.",
+		.activity = "waiting for the worker's database",
+		.wait_event = psvc_wait_event(PSVC_WAIT_WORKER),
+		.first_ms = PSVC_POLL_CHECK_FIRST_MS,
+		.max_ms = PSVC_POLL_CHECK_MAX_MS,
+		.check = wait_check,
+		.failed = wait_failed,
+	};
 
-	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
-	for (;;)
-	{
-		char		problem[256];
-
-		CHECK_FOR_INTERRUPTS();
-		(void) psvc_bgw_reload();
-		psvc_wh_connect_problem(psvc_guc_worker.database, psvc_guc_worker.role,
-								problem, sizeof(problem));
-		if (problem[0] == '\0')
-		{
-			SpinLockAcquire(&poll_shared->mutex);
-			poll_shared->connecting = false;
-			poll_shared->db_ok = true;
-			SpinLockRelease(&poll_shared->mutex);
-			proc_exit(register_connecting_poller() ? 0 : 1);
-		}
-		if (strcmp(problem, logged) != 0)
-			ereport(WARNING,
-					(errmsg("partner_svc poll worker cannot start: %s", problem),
-					 errhint("Created orders are recorded and polled once partner_svc.worker_database and partner_svc.worker_role can be used; it checks again after pauses growing to %d seconds.",
-							 PSVC_POLL_CHECK_MAX_MS / 1000)));
-		strlcpy(logged, problem, sizeof(logged));
-		publish("failed", 0);
-		pgstat_report_activity(STATE_IDLE, "waiting for the worker's database");
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 pause_ms, psvc_wait_event(PSVC_WAIT_WORKER));
-		ResetLatch(MyLatch);
-		pause_ms = Min(pause_ms * 2, PSVC_POLL_CHECK_MAX_MS);
-	}
+	psvc_bgw_wait_for_database(&w);
 }
 
 /* Whether the extension is in the worker's database (a transaction of its own). */
@@ -348,8 +324,7 @@ psvc_poller_main(Datum arg)
 
 	/* a FATAL in here leaves "connecting" set: see wait_for_database */
 	set_connecting(true);
-	BackgroundWorkerInitializeConnection(psvc_guc_worker.database,
-										 psvc_guc_worker.role[0] != '\0' ? psvc_guc_worker.role : NULL, 0);
+	psvc_bgw_connect(psvc_guc_worker.database);
 	set_connecting(false);
 	psvc_bgw_pin_settings(psvc_guc_webhook.lock_timeout);
 	/* creates in this database are now handed to us (handoff.h) */
@@ -375,15 +350,7 @@ psvc_poller_main(Datum arg)
 	{
 		long		timeout;
 
-		if (pause_ms > 0)
-		{
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 pause_ms, psvc_wait_event(PSVC_WAIT_WORKER));
-			ResetLatch(MyLatch);
-			pause_ms = 0;
-		}
-		CHECK_FOR_INTERRUPTS();
-		if (psvc_bgw_reload())
+		if (psvc_bgw_turn(&pause_ms, psvc_wait_event(PSVC_WAIT_WORKER)))
 			psvc_bgw_pin_settings(psvc_guc_webhook.lock_timeout);
 
 		if (!extension_here())

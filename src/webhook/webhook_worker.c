@@ -151,7 +151,6 @@ static PsvcWhShared *wh_shared = NULL;
 
 /* the worker's own state */
 static bool connected = false;
-static bool in_connect = false; /* inside BackgroundWorkerInitializeConnection */
 static char *running_address = NULL;	/* of the open listener */
 static int	running_port = 0;
 static int	running_timeout = 0;
@@ -210,9 +209,13 @@ const PsvcSegment psvc_wh_segment = {
 void
 psvc_worker_init(void)
 {
-	BackgroundWorker w;
-	const char *setting;
-	const char *why;
+	static const PsvcBgwSpec spec = {
+		.type = "partner_svc webhook worker",
+		.function = "psvc_worker_main",
+		.database = true,
+		.start = BgWorkerStart_RecoveryFinished,
+		.restart_s = PSVC_WH_RESTART_S,
+	};
 
 	/* the settings are guc.c's; without preloading there is no worker */
 	if (!process_shared_preload_libraries_in_progress)
@@ -227,28 +230,9 @@ psvc_worker_init(void)
 	 * cluster's files are replaced by the old one's), or stay connected
 	 * to the database pg_upgrade drops and recreates (docs/upgrades.md).
 	 */
-	if (IsBinaryUpgrade)
-		return;
-
-	memset(&w, 0, sizeof(w));
-	snprintf(w.bgw_name, BGW_MAXLEN, "partner_svc webhook worker");
-	snprintf(w.bgw_type, BGW_MAXLEN, "partner_svc webhook worker");
-	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	w.bgw_restart_time = PSVC_WH_RESTART_S;
-	snprintf(w.bgw_library_name, BGW_MAXLEN, "partner_svc");
-	snprintf(w.bgw_function_name, BGW_MAXLEN, "psvc_worker_main");
-
-	/* never a worker with another role than the one configured */
-	if (psvc_guc_worker_refused(&setting, &why))
-	{
-		ereport(WARNING,
-				(errmsg("partner_svc webhook worker stays stopped: untrusted setting \"%s\"", setting),
-				 errdetail("%s", why),
-				 errhint("Correct partner_svc.worker_database and partner_svc.worker_role and restart the server; until then no webhook is received and nothing is polled.")));
-		return;
-	}
-	RegisterBackgroundWorker(&w);
+	if (psvc_bgw_may_register("partner_svc webhook worker stays stopped",
+							  "Correct partner_svc.worker_database and partner_svc.worker_role and restart the server; until then no webhook is received and nothing is polled."))
+		psvc_bgw_register(&spec);
 }
 
 /*
@@ -372,9 +356,9 @@ worker_exit(int code, Datum arg)
 	wh_shared->pid = 0;
 	strlcpy(wh_shared->state, "off", sizeof(wh_shared->state));
 	wh_shared->counters = counters;
-	if (in_connect && ProcDiePending)
+	if (psvc_bgw_in_connect() && ProcDiePending)
 		wh_shared->connecting = false;	/* terminated, not refused */
-	else if (in_connect)
+	else if (psvc_bgw_in_connect())
 	{
 		wh_shared->connect_failures++;
 		snprintf(wh_shared->last_error, sizeof(wh_shared->last_error),
@@ -409,6 +393,44 @@ pin_settings(void)
 }
 
 /*
+ * The check of psvc_bgw_wait_for_database: the database and role can be
+ * used, and the last connection did not fail more than once in a row,
+ * then exits (code 1) so that the postmaster starts a worker that
+ * connects; else the problem.
+ */
+static int	wait_failures;
+
+static void
+wait_check(char *problem, size_t len, const char *logged)
+{
+	psvc_wh_connect_problem(psvc_guc_worker.database, psvc_guc_worker.role, problem, len);
+	if (problem[0] == '\0' && wait_failures <= 1)
+	{
+		ereport(LOG,
+				(errmsg("partner_svc webhook worker restarts to connect to database \"%s\"",
+						psvc_guc_worker.database)));
+		set_connecting(false);
+		worker_clear_error(logged);
+		proc_exit(1);
+	}
+	if (problem[0] == '\0')
+	{
+		/* it looks fine but connecting failed: pause before trying again */
+		snprintf(problem, len,
+				 "could not connect to database \"%s\" %d times in a row; see the server log",
+				 psvc_guc_worker.database, wait_failures);
+		wait_failures = 1;
+	}
+}
+
+static void
+wait_failed(const char *problem)
+{
+	worker_set_error(problem);
+	publish("failed");
+}
+
+/*
  * The previous worker died connecting (see the file header).  Connects to
  * no database, and checks with growing pauses until the database and role
  * can be used; then exits (code 1) so that the postmaster starts a worker
@@ -417,53 +439,22 @@ pin_settings(void)
 static void
 wait_for_database(void)
 {
-	long		pause_ms = PSVC_WH_CHECK_FIRST_MS;
-	char		logged[256] = "";
-	int			failures;
+	static const PsvcBgwDbWait wait = {
+		.who = "partner_svc webhook worker",
+		.hint = "It checks again after pauses growing to %d seconds; fix partner_svc.worker_database or partner_svc.worker_role, or create what is missing.",
+		.activity = "waiting for the webhook database",
+		.first_ms = PSVC_WH_CHECK_FIRST_MS,
+		.max_ms = PSVC_WH_CHECK_MAX_MS,
+		.check = wait_check,
+		.failed = wait_failed,
+	};
+	PsvcBgwDbWait w = wait;
 
-	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	SpinLockAcquire(&wh_shared->mutex);
-	failures = wh_shared->connect_failures;
+	wait_failures = wh_shared->connect_failures;
 	SpinLockRelease(&wh_shared->mutex);
-
-	for (;;)
-	{
-		char		problem[256];
-
-		CHECK_FOR_INTERRUPTS();
-		(void) psvc_bgw_reload();
-		psvc_wh_connect_problem(psvc_guc_worker.database, psvc_guc_worker.role, problem, sizeof(problem));
-		if (problem[0] == '\0' && failures <= 1)
-		{
-			ereport(LOG,
-					(errmsg("partner_svc webhook worker restarts to connect to database \"%s\"",
-							psvc_guc_worker.database)));
-			set_connecting(false);
-			worker_clear_error(logged);
-			proc_exit(1);
-		}
-		if (problem[0] == '\0')
-		{
-			/* it looks fine but connecting failed: pause before trying again */
-			snprintf(problem, sizeof(problem),
-					 "could not connect to database \"%s\" %d times in a row; see the server log",
-					 psvc_guc_worker.database, failures);
-			failures = 1;
-		}
-		if (strcmp(problem, logged) != 0)
-			ereport(WARNING,
-					(errmsg("partner_svc webhook worker cannot start: %s", problem),
-					 errhint("It checks again after pauses growing to %d seconds; fix partner_svc.worker_database or partner_svc.worker_role, or create what is missing.",
-							 PSVC_WH_CHECK_MAX_MS / 1000)));
-		strlcpy(logged, problem, sizeof(logged));
-		worker_set_error(problem);
-		publish("failed");
-		pgstat_report_activity(STATE_IDLE, "waiting for the webhook database");
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 pause_ms, psvc_wait_event(PSVC_WAIT_WORKER));
-		ResetLatch(MyLatch);
-		pause_ms = Min(pause_ms * 2, PSVC_WH_CHECK_MAX_MS);
-	}
+	w.wait_event = psvc_wait_event(PSVC_WAIT_WORKER);
+	psvc_bgw_wait_for_database(&w);
 }
 
 /*
@@ -581,10 +572,7 @@ sync_listener(void)
 	{
 		/* a FATAL in here leaves "connecting" set: see wait_for_database */
 		set_connecting(true);
-		in_connect = true;
-		BackgroundWorkerInitializeConnection(psvc_guc_worker.database,
-											 psvc_guc_worker.role[0] != '\0' ? psvc_guc_worker.role : NULL, 0);
-		in_connect = false;
+		psvc_bgw_connect(psvc_guc_worker.database);
 		set_connecting(false);
 		connected = true;
 		pin_settings();
@@ -745,15 +733,7 @@ psvc_worker_main(Datum arg)
 		long		timeout;
 		int			nev;
 
-		if (pause_ms > 0)
-		{
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 pause_ms, psvc_wait_event(PSVC_WAIT_WORKER));
-			ResetLatch(MyLatch);
-			pause_ms = 0;
-		}
-		CHECK_FOR_INTERRUPTS();
-		if (psvc_bgw_reload())
+		if (psvc_bgw_turn(&pause_ms, psvc_wait_event(PSVC_WAIT_WORKER)))
 		{
 			if (connected)
 				pin_settings();

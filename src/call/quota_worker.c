@@ -31,7 +31,7 @@
  * Copyright (c) 2026, The partner_svc Developers
  *
  * IDENTIFICATION
- *		  src/shmem/quota_worker.c
+ *		  src/call/quota_worker.c
  *
  *-------------------------------------------------------------------------
  */
@@ -50,15 +50,14 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "bgw.h"
 #include "guc.h"
 #include "pg_compat.h"
-#include "ratelimit_int.h"
+#include "ratelimit.h"
 
 #define CYCLE_MS			100
 #define BACKOFF_MIN_MS		1000
 #define BACKOFF_MAX_MS		30000
-/* Reports of large routes without a lease request go at least this often. */
-#define BULK_REPORT_US		(INT64CONST(1000000))
 
 /* The statement of one cycle; $1..$7 arrays of one element per key. */
 #define LEASE_QUERY \
@@ -72,36 +71,11 @@
 	"  a.want, a.moved, a.added, a.returned, a.block_ms, $9::pg_catalog.int4) r " \
 	"ORDER BY a.n"
 
-/* What one cycle sends for one key, and what came back. */
-typedef struct QuotaItem
-{
-	PsvcRlKey	key;
-	char	   *qkey;			/* the key at the coordinator */
-	int			limit;
-	int			want;
-	int			moved;
-	int			added;
-	int			returned;
-	int			block_ms;
-	int64		report_block;
-	int			granted;
-	int			blocked_ms;
-	int			retry_ms;
-} QuotaItem;
 
-static volatile sig_atomic_t got_sigterm = false;
 static PGconn *conn = NULL;
 static char *conn_string = NULL;	/* the setting conn was made with */
 
-static void
-quota_sigterm(SIGNAL_ARGS)
-{
-	int			save_errno = errno;
-
-	got_sigterm = true;
-	SetLatch(MyLatch);
-	errno = save_errno;
-}
+PGDLLEXPORT void psvc_quota_worker_main(Datum arg);
 
 /* Worker exit: the backends start a new one when they need it. */
 static void
@@ -112,41 +86,7 @@ quota_worker_exit(int code, Datum arg)
 		PQfinish(conn);
 		conn = NULL;
 	}
-	SpinLockAcquire(&psvc_quota_shared->mutex);
-	psvc_quota_shared->worker_state = 0;
-	psvc_quota_shared->worker_latch = NULL;
-	SpinLockRelease(&psvc_quota_shared->mutex);
-}
-
-/* Sets every waiting backend's latch. */
-static void
-wake_waiters(void)
-{
-	for (int i = 0; i < psvc_quota_shared->nprocs; i++)
-	{
-		if (psvc_quota_shared->waiting[i])
-			SetLatch(&ProcGlobal->allProcs[i].procLatch);
-	}
-}
-
-/* The coordinator answered: leased mode (logged when it is a change). */
-static void
-note_contact(void)
-{
-	PsvcQuotaMode old;
-
-	SpinLockAcquire(&psvc_quota_shared->mutex);
-	old = psvc_quota_shared->mode;
-	psvc_quota_shared->mode = PSVC_QUOTA_LEASED;
-	psvc_quota_shared->last_contact = GetCurrentTimestamp();
-	psvc_quota_shared->last_error[0] = '\0';
-	SpinLockRelease(&psvc_quota_shared->mutex);
-	if (old != PSVC_QUOTA_LEASED)
-	{
-		ereport(LOG,
-				(errmsg("partner_svc quota worker: leasing rate-limit budget from the coordinator")));
-		wake_waiters();
-	}
+	(void) psvc_quota_worker_running(NULL);
 }
 
 /*
@@ -174,56 +114,15 @@ one_line(char *msg)
 	*out = '\0';
 }
 
-/* True when msg ends with a full stop, question or exclamation mark. */
-static bool
-ends_sentence(const char *msg)
-{
-	size_t		len = strlen(msg);
-
-	return len > 0 && strchr(".?!", msg[len - 1]) != NULL;
-}
-
-/*
- * The coordinator did not answer: fallback mode, whose share may be used
- * one window plus the longest life of a lease after now (quota.c).
- */
+/* The limiter's fallback, with what was being done and the error in one line. */
 static void
 note_failure(const char *what, const char *err)
 {
-	PsvcQuotaMode old;
-	int64		now = psvc_rl_now();
-	int64		from;
-	char		msg[sizeof(psvc_quota_shared->last_error)];
+	char		msg[256];
 
 	snprintf(msg, sizeof(msg), "%s: %s", what, err ? err : "");
 	one_line(msg);
-
-	SpinLockAcquire(&psvc_quota_shared->mutex);
-	old = psvc_quota_shared->mode;
-	if (old != PSVC_QUOTA_FALLBACK)
-	{
-		psvc_quota_shared->lost_at = now;
-		psvc_quota_shared->fallback_from = now + psvc_quota_hold_us() +
-			psvc_rl_bucket_width() * PSVC_RL_BUCKETS;
-		/* backends read mode without the lock (quota.c) */
-		pg_write_barrier();
-		psvc_quota_shared->mode = PSVC_QUOTA_FALLBACK;
-	}
-	from = psvc_quota_shared->fallback_from;
-	strlcpy(psvc_quota_shared->last_error, msg,
-			sizeof(psvc_quota_shared->last_error));
-	SpinLockRelease(&psvc_quota_shared->mutex);
-
-	if (old != PSVC_QUOTA_FALLBACK)
-	{
-		ereport(LOG,
-				(errmsg("partner_svc quota worker: coordinator unreachable, falling back to %g of each rate limit",
-						psvc_guc_quota_fallback_share),
-				 errdetail("%s%s  The share is used from %s on; the worker keeps trying to reach the coordinator.",
-						   msg, ends_sentence(msg) ? "" : ".",
-						   timestamptz_to_str(psvc_rl_timestamp(from)))));
-		wake_waiters();
-	}
+	psvc_quota_note_failure(msg);
 }
 
 static void
@@ -246,7 +145,7 @@ wait_socket(int events, int64 deadline)
 	long		timeout;
 	int			rc;
 
-	if (got_sigterm || now >= deadline)
+	if (psvc_bgw_terminating() || now >= deadline)
 		return false;
 	timeout = (long) ((deadline - now + 999) / 1000);
 	rc = WaitLatchOrSocket(MyLatch,
@@ -255,7 +154,7 @@ wait_socket(int events, int64 deadline)
 	if (rc & WL_LATCH_SET)
 		ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
-	return !got_sigterm;
+	return !psvc_bgw_terminating();
 }
 
 /*
@@ -281,7 +180,7 @@ quota_notice_receiver(void *arg, const PGresult *res)
  * One attempt to connect with the given libpq parameters, within its own
  * deadline of partner_svc.connect_timeout.  Returns true with conn open
  * (non-blocking, its notices routed to the log); else false, conn NULL,
- * and why in err, or false with got_sigterm set.
+ * and why in err, or false with psvc_bgw_terminating() set.
  */
 static bool
 connect_attempt(const char *const *keys, const char *const *vals,
@@ -420,7 +319,7 @@ connect_coordinator(void)
 	nhosts = Max(Max(host_list_length(hosts), host_list_length(addrs)), 1);
 	initStringInfo(&errs);
 
-	for (int i = 0; i < nhosts && !got_sigterm; i++)
+	for (int i = 0; i < nhosts && !psvc_bgw_terminating(); i++)
 	{
 		const char **keys = palloc0(sizeof(char *) * (nopts + 2));
 		const char **vals = palloc0(sizeof(char *) * (nopts + 2));
@@ -458,10 +357,10 @@ connect_coordinator(void)
 			if (conn_string)
 				pfree(conn_string);
 			conn_string = MemoryContextStrdup(TopMemoryContext, psvc_guc_quota_coordinator);
-			note_contact();
+			psvc_quota_note_contact();
 			return true;
 		}
-		if (got_sigterm)
+		if (psvc_bgw_terminating())
 			break;
 		if (nhosts > 1)
 			appendStringInfo(&errs, "%shost \"%s\": ", errs.len > 0 ? "; " : "",
@@ -471,7 +370,7 @@ connect_coordinator(void)
 		appendStringInfoString(&errs, err);
 	}
 	PQconninfoFree(opts);
-	if (!got_sigterm)
+	if (!psvc_bgw_terminating())
 		note_failure("connecting to the quota coordinator", errs.data);
 	return false;
 }
@@ -490,146 +389,9 @@ append_array_text(StringInfo buf, const char *s)
 	appendStringInfoChar(buf, '"');
 }
 
-static int
-item_cmp(const void *a, const void *b)
-{
-	return strcmp(((const QuotaItem *) a)->qkey, ((const QuotaItem *) b)->qkey);
-}
-
-/*
- * Takes from every entry what is due to the coordinator.  Returns the
- * items, sorted by key (so the coordinator locks its rows in one order),
- * allocated in the current context.
- */
-static QuotaItem *
-collect(int *nitems)
-{
-	static int64 next_bulk = 0;
-	HASH_SEQ_STATUS seq;
-	PsvcRlEntry *e;
-	int64		now = psvc_rl_now();
-	int			n = 0;
-	int			cap;
-	QuotaItem  *items;
-	bool		bulk = now >= next_bulk;
-
-	LWLockAcquire(psvc_rl_shared->lock, LW_SHARED);
-	cap = Max((int) hash_get_num_entries(psvc_rl_key_table), 1);
-	items = palloc0(sizeof(QuotaItem) * cap);
-	hash_seq_init(&seq, psvc_rl_key_table);
-	while ((e = hash_seq_search(&seq)) != NULL)
-	{
-		QuotaItem  *it = &items[n];
-
-		if (n >= cap)
-		{
-			hash_seq_term(&seq);
-			break;
-		}
-		SpinLockAcquire(&e->mutex);
-		if (e->leased > 0 && now >= e->lease_until)
-		{
-			e->report_returned += e->leased;
-			e->leased = 0;
-		}
-		it->want = (e->lease_wanted && now >= e->lease_retry_at) ?
-			psvc_quota_lease_size(e->route_limit) : 0;
-
-		/*
-		 * Reports alone go at once for keys of small limits, whose
-		 * throughput the delay costs most; for large routes (leases of
-		 * more than one unit) with the next lease, or once a second.
-		 */
-		if (it->want > 0 || e->report_block > now ||
-			((bulk || psvc_quota_lease_size(e->route_limit) == 1) &&
-			 (e->report_moved > 0 || e->report_added > 0 ||
-			  e->report_returned > 0)))
-		{
-			it->key = e->key;
-			it->limit = e->route_limit;
-			it->moved = e->report_moved;
-			it->added = e->report_added;
-			it->returned = e->report_returned;
-			it->report_block = e->report_block;
-			it->block_ms = e->report_block > now ?
-				(int) Min((e->report_block - now) / 1000 + 1, INT_MAX) : 0;
-			e->report_moved = e->report_added = e->report_returned = 0;
-			e->report_block = 0;
-			if (it->want > 0)
-				e->lease_wanted = false;
-			/* the account's digest: one fleet budget per partner account */
-			it->qkey = psprintf("%s|%s|%s", e->key.account, e->key.route,
-								e->key.resource);
-			n++;
-		}
-		else if (e->report_block != 0 && e->report_block <= now)
-			e->report_block = 0;
-		SpinLockRelease(&e->mutex);
-	}
-	LWLockRelease(psvc_rl_shared->lock);
-
-	if (bulk)
-		next_bulk = now + BULK_REPORT_US;
-	if (n > 1)
-		qsort(items, n, sizeof(QuotaItem), item_cmp);
-	*nitems = n;
-	return items;
-}
-
-/*
- * Applies the coordinator's answers (ok) or puts everything back to be
- * sent again (!ok).  sent_at: monotonic time the statement was sent.
- */
-static void
-apply(QuotaItem *items, int n, bool ok, int64 sent_at)
-{
-	int64		now = psvc_rl_now();
-
-	LWLockAcquire(psvc_rl_shared->lock, LW_SHARED);
-	for (int i = 0; i < n; i++)
-	{
-		QuotaItem  *it = &items[i];
-		PsvcRlEntry *e = hash_search(psvc_rl_key_table, &it->key, HASH_FIND, NULL);
-
-		/* an evicted key: granted units stay counted until they expire */
-		if (e == NULL)
-			continue;
-		SpinLockAcquire(&e->mutex);
-		if (!ok)
-		{
-			e->report_moved += it->moved;
-			e->report_added += it->added;
-			e->report_returned += it->returned;
-			e->report_block = Max(e->report_block, it->report_block);
-			if (it->want > 0)
-				e->lease_wanted = true;
-		}
-		else
-		{
-			if (it->granted > 0)
-			{
-				/*
-				 * Units left of an older lease go back: they may start only
-				 * within their own lease's validity.
-				 */
-				e->report_returned += e->leased;
-				e->leased = it->granted;
-				e->lease_until = sent_at + psvc_quota_lease_valid_us();
-			}
-			if (it->want > 0 && it->granted == 0)
-				e->lease_retry_at = now + (int64) Max(it->retry_ms, 1) * 1000;
-			if (it->blocked_ms > 0)
-				e->blocked_until = Max(e->blocked_until,
-									   now + (int64) it->blocked_ms * 1000);
-		}
-		SpinLockRelease(&e->mutex);
-	}
-	LWLockRelease(psvc_rl_shared->lock);
-}
-
 /* Builds the nine parameters of LEASE_QUERY. */
 static void
-build_params(QuotaItem *items, int n, StringInfo p)
+build_params(PsvcQuotaItem *items, int n, StringInfo p)
 {
 	for (int a = 0; a < 7; a++)
 	{
@@ -661,7 +423,7 @@ build_params(QuotaItem *items, int n, StringInfo p)
  * *err set when the coordinator could not be asked or answered an error.
  */
 static bool
-exchange(QuotaItem *items, int n, const char **err)
+exchange(PsvcQuotaItem *items, int n, const char **err)
 {
 	StringInfoData p[9];
 	const char *values[9];
@@ -747,7 +509,7 @@ static bool
 cycle(void)
 {
 	int			n;
-	QuotaItem  *items = collect(&n);
+	PsvcQuotaItem  *items = psvc_quota_collect(&n);
 	int64		sent_at = psvc_rl_now();
 	const char *err = NULL;
 	bool		ok;
@@ -755,42 +517,13 @@ cycle(void)
 	if (n == 0)
 		return true;
 	ok = exchange(items, n, &err);
-	apply(items, n, ok, sent_at);
+	psvc_quota_apply(items, n, ok, sent_at);
 	if (ok)
-		note_contact();
+		psvc_quota_note_contact();
 	else
 		note_failure("asking the quota coordinator", err);
-	wake_waiters();
+	psvc_quota_wake_waiters();
 	return ok;
-}
-
-/* The setting was emptied: forget every lease and report, then exit. */
-static void
-forget_fleet(void)
-{
-	HASH_SEQ_STATUS seq;
-	PsvcRlEntry *e;
-
-	LWLockAcquire(psvc_rl_shared->lock, LW_SHARED);
-	hash_seq_init(&seq, psvc_rl_key_table);
-	while ((e = hash_seq_search(&seq)) != NULL)
-	{
-		SpinLockAcquire(&e->mutex);
-		e->leased = 0;
-		e->lease_wanted = false;
-		e->lease_retry_at = 0;
-		e->report_moved = e->report_added = e->report_returned = 0;
-		e->report_block = 0;
-		SpinLockRelease(&e->mutex);
-	}
-	LWLockRelease(psvc_rl_shared->lock);
-
-	SpinLockAcquire(&psvc_quota_shared->mutex);
-	psvc_quota_shared->mode = PSVC_QUOTA_CONNECTING;
-	psvc_quota_shared->last_error[0] = '\0';
-	psvc_quota_shared->last_contact = 0;
-	SpinLockRelease(&psvc_quota_shared->mutex);
-	wake_waiters();
 }
 
 void
@@ -800,30 +533,21 @@ psvc_quota_worker_main(Datum arg)
 	int64		next_connect = 0;
 	int			backoff_ms = BACKOFF_MIN_MS;
 
-	pqsignal(SIGTERM, quota_sigterm);
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	BackgroundWorkerUnblockSignals();
-
-	if (psvc_quota_shared == NULL || psvc_rl_shared == NULL)
+	psvc_bgw_signals_soft();
+	if (!psvc_quota_worker_running(MyLatch))
 		proc_exit(0);
 	before_shmem_exit(quota_worker_exit, (Datum) 0);
-	SpinLockAcquire(&psvc_quota_shared->mutex);
-	psvc_quota_shared->worker_state = 2;
-	psvc_quota_shared->worker_latch = MyLatch;
-	SpinLockRelease(&psvc_quota_shared->mutex);
 
 	cycle_cxt = AllocSetContextCreate(TopMemoryContext, "partner_svc quota worker",
 									  ALLOCSET_DEFAULT_SIZES);
 
-	while (!got_sigterm)
+	while (!psvc_bgw_terminating())
 	{
 		int64		now;
 		long		timeout = CYCLE_MS;
 
-		if (ConfigReloadPending)
+		if (psvc_bgw_reload())
 		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
 			if (conn != NULL && conn_string != NULL &&
 				strcmp(conn_string, psvc_guc_quota_coordinator) != 0)
 			{
@@ -833,7 +557,7 @@ psvc_quota_worker_main(Datum arg)
 		}
 		if (psvc_guc_quota_coordinator[0] == '\0')
 		{
-			forget_fleet();
+			psvc_quota_forget();
 			break;
 		}
 
@@ -857,7 +581,7 @@ psvc_quota_worker_main(Datum arg)
 			backoff_ms = Min(backoff_ms * 2, BACKOFF_MAX_MS);
 		}
 		MemoryContextSwitchTo(TopMemoryContext);
-		if (got_sigterm)
+		if (psvc_bgw_terminating())
 			break;
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
