@@ -34,7 +34,8 @@
 #     why (test/function_length.pl);
 #   - every foreign table of the catalogue is a value of option resource
 #     in docs/reference.md and has a section in docs/foreign-tables.md;
-#   - no test of the PostgreSQL version outside src/base/pg_compat.h;
+#   - no test of the PostgreSQL version outside src/base/pg_compat.h, and
+#     no pg_attribute_noreturn() (gone in 18) outside it either;
 #   - comments cite docs/ pages, never the specification documents;
 #   - the GUCs: every one is a row of the one table in src/base/guc.c (no
 #     DefineCustom*Variable elsewhere), each is documented in
@@ -218,6 +219,12 @@ done
 if grep -nE '^\s*#\s*(if|elif|ifdef|ifndef).*(PG_VERSION_NUM|PSVC_PG[0-9]+_GTE|PG_MODULE_MAGIC_EXT)' \
 	$(find src -name '*.[ch]' ! -path 'src/sandbox/*' ! -name pg_compat.h); then
 	bad "the lines above test the PostgreSQL version outside src/base/pg_compat.h"
+fi
+# an API one major retired, written where pg_compat.h's newer form belongs
+# (18 removed pg_attribute_noreturn(); the modules write pg_noreturn)
+if grep -nE '\bpg_attribute_noreturn\b' \
+	$(find src -name '*.[ch]' ! -path 'src/sandbox/*' ! -name pg_compat.h); then
+	bad "the lines above use pg_attribute_noreturn(), which PostgreSQL 18 removed: write pg_noreturn (src/base/pg_compat.h)"
 fi
 
 # --- no route of a partner service outside the operation catalogue ---

@@ -31,6 +31,8 @@
 
 #include "postmaster/bgworker.h"
 
+#include "pg_compat.h"
+
 /* A worker of partner_svc, as registered (library partner_svc). */
 typedef struct PsvcBgwSpec
 {
@@ -98,7 +100,7 @@ typedef struct PsvcBgwDbWait
 	void		(*failed) (const char *problem);
 } PsvcBgwDbWait;
 
-extern void psvc_bgw_wait_for_database(const PsvcBgwDbWait *wait) pg_attribute_noreturn();
+pg_noreturn extern void psvc_bgw_wait_for_database(const PsvcBgwDbWait *wait);
 /*
  * Connects to database as partner_svc.worker_role (default: the bootstrap
  * superuser); psvc_bgw_in_connect() is true meanwhile, for an exit
