@@ -184,6 +184,14 @@ extern const char *psvc_options_access_key(const PsvcServer *server,
 /* Wipes and frees the key a holds, if any; never raises. */
 extern void psvc_options_access_clear(PsvcServerAccess *a);
 
+/*
+ * The option name in options (a list of DefElem, an object's options or
+ * a validator's), or NULL; psvc_options_text: its value as text, or NULL.
+ * The one lookup of an option by name (server_options.c).
+ */
+struct DefElem;
+extern struct DefElem *psvc_options_find(List *options, const char *name);
+extern const char *psvc_options_text(List *options, const char *name);
 /* Bytes of a max_response_size value; 22023 when invalid. */
 extern int	psvc_options_parse_size(const char *value);
 /* The most a cache_ttl option may say: paging cursors live 24 hours. */

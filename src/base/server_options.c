@@ -153,8 +153,8 @@ psvc_options_explain(const PsvcServer *s, ExplainState *es)
 	pfree(buf.data);
 }
 
-static const char *
-option_value(List *options, const char *name)
+DefElem *
+psvc_options_find(List *options, const char *name)
 {
 	ListCell   *lc;
 
@@ -163,9 +163,17 @@ option_value(List *options, const char *name)
 		DefElem    *def = lfirst_node(DefElem, lc);
 
 		if (strcmp(def->defname, name) == 0)
-			return defGetString(def);
+			return def;
 	}
 	return NULL;
+}
+
+const char *
+psvc_options_text(List *options, const char *name)
+{
+	DefElem    *def = psvc_options_find(options, name);
+
+	return def ? defGetString(def) : NULL;
 }
 
 /*
@@ -279,32 +287,32 @@ parse_server(Oid serverid)
 
 	s->serverid = serverid;
 	s->servername = pstrdup(fs->servername);
-	s->service = option_value(fs->options, "service");
-	url = option_value(fs->options, "base_url");
-	s->tier = option_value(fs->options, "tier");
-	s->rate_limits = option_value(fs->options, "rate_limits");
-	size = option_value(fs->options, "max_response_size");
+	s->service = psvc_options_text(fs->options, "service");
+	url = psvc_options_text(fs->options, "base_url");
+	s->tier = psvc_options_text(fs->options, "tier");
+	s->rate_limits = psvc_options_text(fs->options, "rate_limits");
+	size = psvc_options_text(fs->options, "max_response_size");
 	s->max_response_size = size ? psvc_options_parse_size(size) : 0;
-	s->ssl_ca_file = option_value(fs->options, "ssl_ca_file");
-	s->ssl_cert_file = option_value(fs->options, "ssl_cert_file");
-	s->ssl_key_file = option_value(fs->options, "ssl_key_file");
-	s->proxy = option_value(fs->options, "proxy");
-	size = option_value(fs->options, "cache_ttl");
+	s->ssl_ca_file = psvc_options_text(fs->options, "ssl_ca_file");
+	s->ssl_cert_file = psvc_options_text(fs->options, "ssl_cert_file");
+	s->ssl_key_file = psvc_options_text(fs->options, "ssl_key_file");
+	s->proxy = psvc_options_text(fs->options, "proxy");
+	size = psvc_options_text(fs->options, "cache_ttl");
 	s->cache_ttl_ms = size ? psvc_options_parse_ttl(size) : -1;
-	s->auth = parse_auth(option_value(fs->options, "auth"));
-	s->auth_header = option_value(fs->options, "auth_header");
-	s->auth_prefix = option_value(fs->options, "auth_prefix");
-	s->auth_param = option_value(fs->options, "auth_param");
-	s->token_url = option_value(fs->options, "token_url");
-	s->scopes = option_value(fs->options, "scopes");
-	s->idempotency_header = option_value(fs->options, "idempotency_header");
-	size = option_value(fs->options, "async_capable");
+	s->auth = parse_auth(psvc_options_text(fs->options, "auth"));
+	s->auth_header = psvc_options_text(fs->options, "auth_header");
+	s->auth_prefix = psvc_options_text(fs->options, "auth_prefix");
+	s->auth_param = psvc_options_text(fs->options, "auth_param");
+	s->token_url = psvc_options_text(fs->options, "token_url");
+	s->scopes = psvc_options_text(fs->options, "scopes");
+	s->idempotency_header = psvc_options_text(fs->options, "idempotency_header");
+	size = psvc_options_text(fs->options, "async_capable");
 	if (size == NULL || !parse_bool(size, &s->async_capable))
 		s->async_capable = false;
 	for (int i = 0; i < PSVC_NSETTINGS; i++)
 	{
 		const PsvcGuc *def = psvc_guc_setting((PsvcSettingId) i);
-		const char *v = option_value(fs->options, def->name);
+		const char *v = psvc_options_text(fs->options, def->name);
 
 		s->settings[i] = v ? parse_setting(def, v, fs->servername) : -1;
 	}
@@ -383,15 +391,15 @@ mapping_key(Oid userid, Oid serverid, bool oauth2, bool *found)
 
 		if (!oauth2)
 		{
-			const char *v = option_value(options, "api_key");
+			const char *v = psvc_options_text(options, "api_key");
 
 			if (v)
 				key = pstrdup(v);
 		}
 		else
 		{
-			const char *id = option_value(options, "client_id");
-			const char *secret = option_value(options, "client_secret");
+			const char *id = psvc_options_text(options, "client_id");
+			const char *secret = psvc_options_text(options, "client_secret");
 
 			if (id && secret)
 				key = psprintf("%s\n%s", id, secret);
@@ -432,7 +440,7 @@ psvc_options_api_key(const PsvcServer *server)
 char *
 psvc_options_resource(const ForeignTable *ft)
 {
-	const char *r = option_value(ft->options, "resource");
+	const char *r = psvc_options_text(ft->options, "resource");
 
 	if (r == NULL)
 		ereport(ERROR,
@@ -494,7 +502,7 @@ psvc_options_parse_ttl(const char *value)
 int
 psvc_options_table_cache_ttl(const ForeignTable *ft)
 {
-	const char *v = option_value(ft->options, "cache_ttl");
+	const char *v = psvc_options_text(ft->options, "cache_ttl");
 
 	return v ? psvc_options_parse_ttl(v) : -1;
 }
@@ -502,7 +510,7 @@ psvc_options_table_cache_ttl(const ForeignTable *ft)
 bool
 psvc_options_table_async(const ForeignTable *ft, const PsvcServer *s)
 {
-	const char *v = option_value(ft->options, "async_capable");
+	const char *v = psvc_options_text(ft->options, "async_capable");
 	bool		b;
 
 	/* the validator let only booleans in */

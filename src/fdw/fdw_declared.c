@@ -79,21 +79,6 @@ decl_invalidate_all(Datum arg, int cacheid, uint32 hashvalue)
 	decl_invalidate_rel(arg, InvalidOid);
 }
 
-static const char *
-option_value(List *options, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, options)
-	{
-		DefElem    *d = lfirst_node(DefElem, lc);
-
-		if (strcmp(d->defname, name) == 0)
-			return defGetString(d);
-	}
-	return NULL;
-}
-
 /*
  * An operation of method and route on service, its path parameters the
  * names.  CurrentMemoryContext.
@@ -137,14 +122,14 @@ static void
 decl_column(PsvcColumnDef *c, Oid relid, Form_pg_attribute att)
 {
 	List	   *opts = GetForeignColumnOptions(relid, att->attnum);
-	const char *raw = option_value(opts, "raw");
-	const char *param = option_value(opts, "param");
-	const char *param_name = option_value(opts, "param_name");
-	const char *path = option_value(opts, "json_path");
+	const char *raw = psvc_options_text(opts, "raw");
+	const char *param = psvc_options_text(opts, "param");
+	const char *param_name = psvc_options_text(opts, "param_name");
+	const char *path = psvc_options_text(opts, "json_path");
 	bool		is_raw = false;
 
 	if (path == NULL)
-		path = option_value(opts, "field");
+		path = psvc_options_text(opts, "field");
 	if (raw != NULL)
 		(void) parse_bool(raw, &is_raw);
 	else if (strcmp(NameStr(att->attname), "raw") == 0 && param == NULL &&
@@ -177,16 +162,16 @@ decl_pager(List *o, PsvcPaging paging)
 	PsvcPager  *pg = palloc0(sizeof(PsvcPager));
 	const char *v;
 
-	pg->limit_param = pstrdup((v = option_value(o, "limit_param")) ? v : "limit");
+	pg->limit_param = pstrdup((v = psvc_options_text(o, "limit_param")) ? v : "limit");
 	if (pg->limit_param[0] == '\0' || paging == PSVC_PAGING_NONE)
 		pg->limit_param = NULL;
-	if ((v = option_value(o, "page_size")) != NULL)
+	if ((v = psvc_options_text(o, "page_size")) != NULL)
 		pg->page_size = pg_strtoint32(v);
-	pg->cursor_path = pstrdup((v = option_value(o, "cursor_path")) ? v : "pagination.next_cursor");
-	pg->cursor_param = pstrdup((v = option_value(o, "cursor_param")) ? v : "cursor");
-	pg->next_path = pstrdup((v = option_value(o, "next_path")) ? v : "next");
-	pg->offset_param = pstrdup((v = option_value(o, "offset_param")) ? v : "offset");
-	pg->page_param = pstrdup((v = option_value(o, "page_param")) ? v : "page");
+	pg->cursor_path = pstrdup((v = psvc_options_text(o, "cursor_path")) ? v : "pagination.next_cursor");
+	pg->cursor_param = pstrdup((v = psvc_options_text(o, "cursor_param")) ? v : "cursor");
+	pg->next_path = pstrdup((v = psvc_options_text(o, "next_path")) ? v : "next");
+	pg->offset_param = pstrdup((v = psvc_options_text(o, "offset_param")) ? v : "offset");
+	pg->page_param = pstrdup((v = psvc_options_text(o, "page_param")) ? v : "page");
 	return pg;
 }
 
@@ -224,7 +209,7 @@ decl_modify(const PsvcEndpoint *ep, List *o, int service, const char *relname)
 	PsvcModifyDef *m = palloc0(sizeof(PsvcModifyDef));
 	const char *v;
 
-	if ((v = option_value(o, "insert")) != NULL)
+	if ((v = psvc_options_text(o, "insert")) != NULL)
 	{
 		m->insert = decl_operation(service, relname, v, "insert");
 		if (m->insert->params[0] != NULL)
@@ -234,12 +219,12 @@ decl_modify(const PsvcEndpoint *ep, List *o, int service, const char *relname)
 							relname, m->insert->params[0]->name),
 					 errdetail("An insert route takes no {name}: the new row is its body.")));
 	}
-	if ((v = option_value(o, "update")) != NULL)
+	if ((v = psvc_options_text(o, "update")) != NULL)
 	{
 		m->update = decl_operation(service, relname, v, "update");
 		m->key_field = decl_key_field(ep, m->update, "update", relname);
 	}
-	if ((v = option_value(o, "delete")) != NULL)
+	if ((v = psvc_options_text(o, "delete")) != NULL)
 	{
 		const char *key;
 
@@ -282,9 +267,9 @@ decl_build(const ForeignTable *ft, const PsvcServer *srv, Relation rel)
 	const char *v;
 	int			n = 0;
 
-	list = decl_operation(service, relname, option_value(ft->options, "endpoint"),
+	list = decl_operation(service, relname, psvc_options_text(ft->options, "endpoint"),
 						  "endpoint");
-	v = option_value(ft->options, "paging");
+	v = psvc_options_text(ft->options, "paging");
 	list->paging = v ? psvc_paging_find(v) : PSVC_PAGING_NONE;
 	if ((int) list->paging < 0)
 		list->paging = PSVC_PAGING_NONE;
@@ -293,7 +278,7 @@ decl_build(const ForeignTable *ft, const PsvcServer *srv, Relation rel)
 	ep->declared = true;
 	ep->resource = pstrdup(relname);
 	ep->description = list->description;
-	v = option_value(ft->options, "items");
+	v = psvc_options_text(ft->options, "items");
 	ep->items_key = v != NULL && v[0] != '\0' ? pstrdup(v) : NULL;
 
 	cols = palloc0(sizeof(PsvcColumnDef) * Max(desc->natts, 1));
@@ -339,7 +324,7 @@ decl_build(const ForeignTable *ft, const PsvcServer *srv, Relation rel)
 bool
 psvc_fdw_is_declared(const ForeignTable *ft)
 {
-	return option_value(ft->options, "endpoint") != NULL;
+	return psvc_options_text(ft->options, "endpoint") != NULL;
 }
 
 const PsvcEndpoint *

@@ -798,25 +798,10 @@ find_option(const char *name, Oid catalog)
 	return NULL;
 }
 
-static DefElem *
-find_def(List *options, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, options)
-	{
-		DefElem    *def = lfirst_node(DefElem, lc);
-
-		if (strcmp(def->defname, name) == 0)
-			return def;
-	}
-	return NULL;
-}
-
 static void
 require_option(List *options, const char *name, Oid catalog)
 {
-	if (find_def(options, name) != NULL)
+	if (psvc_options_find(options, name) != NULL)
 		return;
 
 	if (catalog == ForeignServerRelationId)
@@ -855,13 +840,13 @@ static const AuthOptionRule auth_option_rules[] = {
 static void
 check_auth_options(List *options)
 {
-	DefElem    *auth = find_def(options, "auth");
+	DefElem    *auth = psvc_options_find(options, "auth");
 	const char *style = auth ? defGetString(auth) : "bearer";
 
 	for (int i = 0; i < lengthof(auth_option_rules); i++)
 	{
 		const AuthOptionRule *r = &auth_option_rules[i];
-		bool		given = find_def(options, r->option) != NULL;
+		bool		given = psvc_options_find(options, r->option) != NULL;
 		bool		mine = strcmp(style, r->style) == 0;
 
 		if (given && !mine)
@@ -883,8 +868,8 @@ check_auth_options(List *options)
 static void
 check_mapping_options(List *options)
 {
-	bool		id = find_def(options, "client_id") != NULL;
-	bool		secret = find_def(options, "client_secret") != NULL;
+	bool		id = psvc_options_find(options, "client_id") != NULL;
+	bool		secret = psvc_options_find(options, "client_secret") != NULL;
 
 	if (id != secret)
 		ereport(ERROR,
@@ -908,8 +893,8 @@ check_server_options(List *options)
 	require_option(options, "service", ForeignServerRelationId);
 	require_option(options, "base_url", ForeignServerRelationId);
 
-	if (find_def(options, "ssl_key_file") != NULL &&
-		find_def(options, "ssl_cert_file") == NULL)
+	if (psvc_options_find(options, "ssl_key_file") != NULL &&
+		psvc_options_find(options, "ssl_cert_file") == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("option \"ssl_key_file\" requires option \"ssl_cert_file\""),
@@ -917,8 +902,8 @@ check_server_options(List *options)
 
 	check_auth_options(options);
 
-	service = defGetString(find_def(options, "service"));
-	tier = find_def(options, "tier");
+	service = defGetString(psvc_options_find(options, "service"));
+	tier = psvc_options_find(options, "tier");
 	if (tier != NULL && (psvc_service_find(service) < 0 ||
 						 !psvc_services[psvc_service_find(service)].tiers))
 		ereport(ERROR,
@@ -951,7 +936,7 @@ psvc_options_validator(PG_FUNCTION_ARGS)
 			report_unknown_option(def->defname, catalog);
 
 		/* CREATE and ALTER catch repeats; a direct call might not. */
-		if (find_def(options, def->defname) != def)
+		if (psvc_options_find(options, def->defname) != def)
 			ereport(ERROR,
 					(errcode(ERRCODE_SYNTAX_ERROR),
 					 errmsg("conflicting or redundant options"),
@@ -968,7 +953,7 @@ psvc_options_validator(PG_FUNCTION_ARGS)
 	else if (catalog == ForeignTableRelationId)
 	{
 		psvc_options_check_declared_table(options);
-		if (find_def(options, "endpoint") == NULL)
+		if (psvc_options_find(options, "endpoint") == NULL)
 			require_option(options, "resource", catalog);
 	}
 	else if (catalog == AttributeRelationId)

@@ -29,6 +29,7 @@
 
 #include "catalog.h"
 #include "fdw.h"
+#include "options.h"
 #include "pg_compat.h"
 
 static const char *const read_methods[] = {"GET", NULL};
@@ -48,21 +49,6 @@ static const struct
 	{"offset_param", PSVC_PAGING_OFFSET},
 	{"page_param", PSVC_PAGING_PAGE},
 };
-
-static DefElem *
-find_def(List *options, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, options)
-	{
-		DefElem    *def = lfirst_node(DefElem, lc);
-
-		if (strcmp(def->defname, name) == 0)
-			return def;
-	}
-	return NULL;
-}
 
 pg_noreturn static void
 report_value(DefElem *def, const char *detail, const char *hint)
@@ -196,8 +182,8 @@ report_conflict(const char *name, const char *detail, const char *hint)
 void
 psvc_options_check_declared_table(List *options)
 {
-	DefElem    *endpoint = find_def(options, "endpoint");
-	DefElem    *paging_def = find_def(options, "paging");
+	DefElem    *endpoint = psvc_options_find(options, "endpoint");
+	DefElem    *paging_def = psvc_options_find(options, "paging");
 	static const char *const endpoint_only[] = {
 		"items", "paging", "cursor_path", "cursor_param", "next_path",
 		"offset_param", "page_param", "limit_param", "page_size",
@@ -205,14 +191,14 @@ psvc_options_check_declared_table(List *options)
 	};
 	PsvcPaging	paging;
 
-	if (endpoint != NULL && find_def(options, "resource") != NULL)
+	if (endpoint != NULL && psvc_options_find(options, "resource") != NULL)
 		report_conflict("endpoint",
 						"A foreign table reads either a resource of the catalogue or a declared endpoint, not both.",
 						"Drop the option \"resource\" to declare the route with \"endpoint\".");
 	if (endpoint == NULL)
 	{
 		for (int i = 0; endpoint_only[i]; i++)
-			if (find_def(options, endpoint_only[i]) != NULL)
+			if (psvc_options_find(options, endpoint_only[i]) != NULL)
 				report_conflict(endpoint_only[i],
 								psprintf("Option \"%s\" describes a declared route; this table has no option \"endpoint\".",
 										 endpoint_only[i]),
@@ -222,7 +208,7 @@ psvc_options_check_declared_table(List *options)
 	paging = paging_def ? psvc_paging_find(defGetString(paging_def)) : PSVC_PAGING_NONE;
 	for (int i = 0; i < lengthof(paging_params); i++)
 		if (paging_params[i].paging != paging &&
-			find_def(options, paging_params[i].option) != NULL)
+			psvc_options_find(options, paging_params[i].option) != NULL)
 			report_conflict(paging_params[i].option,
 							psprintf("Option \"%s\" belongs to paging '%s'; this table's paging is '%s'.",
 									 paging_params[i].option,
@@ -231,10 +217,10 @@ psvc_options_check_declared_table(List *options)
 							NULL);
 	if (paging == PSVC_PAGING_NONE)
 	{
-		if (find_def(options, "limit_param") != NULL)
+		if (psvc_options_find(options, "limit_param") != NULL)
 			report_conflict("limit_param", "A route without paging is sent no page size.",
 							"Give the table a paging style with the option \"paging\".");
-		if (find_def(options, "page_size") != NULL)
+		if (psvc_options_find(options, "page_size") != NULL)
 			report_conflict("page_size", "A route without paging is sent no page size.",
 							"Give the table a paging style with the option \"paging\".");
 	}
@@ -243,20 +229,20 @@ psvc_options_check_declared_table(List *options)
 void
 psvc_options_check_declared_column(List *options)
 {
-	DefElem    *param = find_def(options, "param");
-	DefElem    *raw = find_def(options, "raw");
+	DefElem    *param = psvc_options_find(options, "param");
+	DefElem    *raw = psvc_options_find(options, "raw");
 	bool		is_raw = false;
 
-	if (find_def(options, "param_name") != NULL && param == NULL)
+	if (psvc_options_find(options, "param_name") != NULL && param == NULL)
 		report_conflict("param_name", "Option \"param_name\" names the parameter a column with option \"param\" is sent as.",
 						"Add the option \"param\" ('path' or 'query').");
 	if (raw != NULL)
 		(void) parse_bool(defGetString(raw), &is_raw);
-	if (is_raw && (param != NULL || find_def(options, "json_path") != NULL ||
-				   find_def(options, "field") != NULL))
+	if (is_raw && (param != NULL || psvc_options_find(options, "json_path") != NULL ||
+				   psvc_options_find(options, "field") != NULL))
 		report_conflict("raw", "A raw column holds the whole item: it has no member and is sent nowhere.",
 						NULL);
-	if (find_def(options, "json_path") != NULL && find_def(options, "field") != NULL)
+	if (psvc_options_find(options, "json_path") != NULL && psvc_options_find(options, "field") != NULL)
 		report_conflict("json_path", "Options \"json_path\" and \"field\" both name the column's member.",
 						"Keep one of them.");
 }
